@@ -1,0 +1,69 @@
+// Package cli implements the tollgate command: it parses arguments, loads
+// configuration and wires the packages together. Nothing imports it but
+// cmd/tollgate.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Version is set at build time with -ldflags "-X github.com/tollgate/tollgate/internal/cli.Version=…".
+var Version = "dev"
+
+const usage = `tollgate: an LLM API gateway speaking the Anthropic Messages and OpenAI Chat Completions APIs.
+
+Usage:
+  tollgate serve [--config FILE] [--addr HOST:PORT]   run the gateway
+  tollgate check-config --config FILE                 validate a config and print its routes
+  tollgate version                                    print the version
+
+Without --config (or TOLLGATE_CONFIG) serve runs the built-in echo model.
+`
+
+// Main runs the command line args (without the program name) and returns
+// the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(args[1:], stderr)
+	case "check-config":
+		err = checkConfig(args[1:], stdout)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "tollgate", Version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "tollgate: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "tollgate:", err)
+		}
+		return 1
+	}
+	return 0
+}
+
+func newFlagSet(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs
+}
+
+// configPath is --config, else $TOLLGATE_CONFIG, else "" (zero-config).
+func configPath(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return os.Getenv("TOLLGATE_CONFIG")
+}

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/gateway"
+	"github.com/tollgate/tollgate/internal/provider"
+	"github.com/tollgate/tollgate/internal/route"
+)
+
+func serve(args []string, stderr io.Writer) error {
+	fs := newFlagSet("serve", stderr)
+	cfgFlag := fs.String("config", "", "configuration file (default $TOLLGATE_CONFIG; none: the built-in echo model)")
+	addrFlag := fs.String("addr", "", "listen address HOST:PORT (overrides server.addr; default "+config.DefaultAddr+")")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	cfg := config.Default()
+	if path := configPath(*cfgFlag); path != "" {
+		var err error
+		if cfg, err = config.Load(path); err != nil {
+			return err
+		}
+	}
+	if *addrFlag != "" {
+		cfg.Server.Addr = *addrFlag
+	}
+	logger := newLogger(cfg, stderr)
+
+	masterKey := cfg.Auth.MasterKey
+	if masterKey == "" {
+		masterKey = os.Getenv("TOLLGATE_MASTER_KEY")
+	}
+	if masterKey == "" {
+		// Nobody chose a key: make one, show it once, and stay on loopback
+		// so a forgotten test instance is not an open relay.
+		masterKey = generateKey()
+		host, port, _ := net.SplitHostPort(cfg.Server.Addr)
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			logger.Warn("no master key configured: binding to loopback only", "requested_addr", cfg.Server.Addr)
+			cfg.Server.Addr = net.JoinHostPort("127.0.0.1", port)
+		}
+		fmt.Fprintf(stderr, "\n  No master key configured; generated one for this run:\n\n    %s\n\n  Set auth.master_key or TOLLGATE_MASTER_KEY to choose your own.\n\n", masterKey)
+	}
+
+	handler, closeIdle, err := build(cfg, masterKey, logger)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("tollgate listening", "addr", ln.Addr().String(), "version", Version, "models", len(cfg.Models))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	stop() // a second signal kills at once
+	logger.Info("shutting down: draining in-flight requests", "drain_timeout", cfg.Server.DrainTimeout.String())
+	drainCtx, cancel := context.WithTimeout(context.Background(), cfg.Server.DrainTimeout)
+	defer cancel()
+	err = srv.Shutdown(drainCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		logger.Warn("drain time over: closing remaining connections")
+		err = srv.Close()
+	}
+	closeIdle()
+	logger.Info("stopped")
+	return err
+}
+
+// build constructs providers, routes and the gateway handler.
+func build(cfg *config.Config, masterKey string, logger *slog.Logger) (http.Handler, func(), error) {
+	providers := make(map[string]provider.Provider, len(cfg.Providers))
+	var closers []func()
+	for _, pc := range cfg.Providers {
+		switch pc.Type {
+		case config.TypeEcho:
+			providers[pc.Name] = provider.NewEcho(pc.Name)
+		default:
+			h, err := provider.NewHTTP(pc)
+			if err != nil {
+				return nil, nil, err
+			}
+			providers[pc.Name] = h
+			closers = append(closers, h.CloseIdleConnections)
+		}
+	}
+	routes, err := route.New(cfg, providers)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := gateway.New(gateway.Options{
+		Routes:       routes,
+		Auth:         auth.New(masterKey),
+		MaxBodyBytes: cfg.Server.MaxBodyBytes,
+		Logger:       logger,
+	})
+	closeIdle := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	return g.Handler(), closeIdle, nil
+}
+
+func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+	if cfg.Server.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, nil))
+	}
+	return slog.New(slog.NewJSONHandler(w, nil))
+}
+
+// generateKey returns a random master key: "sk-tg-" and 32 random bytes.
+func generateKey() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return "sk-tg-" + base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,156 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var (
+	configType = reflect.TypeFor[Config]()
+	errEOF     = io.EOF
+)
+
+// interpolateNode expands ${ENV} references in every scalar value below n.
+// Keys and comments are left alone, so a commented-out ${VAR} never fails.
+func interpolateNode(n *yaml.Node, path string, lookup func(string) (string, bool)) error {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := interpolateNode(c, path, lookup); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := interpolateNode(n.Content[i+1], joinPath(path, n.Content[i].Value), lookup); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if err := interpolateNode(c, fmt.Sprintf("%s[%d]", path, i), lookup); err != nil {
+				return err
+			}
+		}
+	case yaml.ScalarNode:
+		v, err := Interpolate(n.Value, lookup)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if v != n.Value {
+			n.Value = v
+			// An expanded value is always a string unless it was plainly typed
+			// (e.g. max_body_bytes: ${MAX}); re-resolve the tag from the text.
+			if n.Style == 0 {
+				n.Tag = ""
+			}
+		}
+	}
+	return nil
+}
+
+// checkKnownFields rejects mapping keys that the target struct does not
+// declare, naming the full path ("providers[0].timeouts.conect").
+func checkKnownFields(n *yaml.Node, t reflect.Type) error {
+	return checkNode(n, t, "")
+}
+
+func checkNode(n *yaml.Node, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := checkNode(c, t, path); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		if t.Kind() != reflect.Struct {
+			if t.Kind() == reflect.Map {
+				return nil
+			}
+			return fmt.Errorf("%s: expected %s, found a mapping (line %d)", nonEmpty(path), kindName(t), n.Line)
+		}
+		seen := make(map[string]bool)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			kpath := joinPath(path, key)
+			if seen[key] {
+				return fmt.Errorf("%s: duplicate key (line %d)", kpath, n.Content[i].Line)
+			}
+			seen[key] = true
+			f, ok := fieldByTag(t, key)
+			if !ok {
+				return fmt.Errorf("%s: unknown field (line %d); known fields: %s", kpath, n.Content[i].Line, strings.Join(tagNames(t), ", "))
+			}
+			if err := checkNode(n.Content[i+1], f.Type, kpath); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() != reflect.Slice {
+			return fmt.Errorf("%s: expected %s, found a list (line %d)", nonEmpty(path), kindName(t), n.Line)
+		}
+		for i, c := range n.Content {
+			if err := checkNode(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case yaml.ScalarNode:
+		if (t.Kind() == reflect.Struct || t.Kind() == reflect.Slice) && n.Tag != "!!null" {
+			return fmt.Errorf("%s: expected %s, found %q (line %d)", nonEmpty(path), kindName(t), n.Value, n.Line)
+		}
+	}
+	return nil
+}
+
+func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func tagNames(t reflect.Type) []string {
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct:
+		return "a mapping"
+	case reflect.Slice:
+		return "a list"
+	default:
+		return "a " + t.Kind().String()
+	}
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func nonEmpty(path string) string {
+	if path == "" {
+		return "(top level)"
+	}
+	return path
+}

@@ -1,0 +1,152 @@
+// Package gateway serves the data plane: /v1/messages,
+// /v1/messages/count_tokens, /v1/chat/completions and /v1/models. It is the
+// only package that joins authentication, routing, providers and metering.
+//
+// A request is read (size-limited), authenticated, scanned once (validating
+// its JSON and reading model and stream without decoding the rest), routed
+// to a target, and sent on the lane that fits: when the target speaks the
+// client's dialect, the pass-through lane forwards the client's bytes with
+// only the model rewritten and relays the answer as it arrives.
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/route"
+)
+
+// Options configure a Gateway.
+type Options struct {
+	Routes       *route.Table
+	Auth         *auth.Authenticator
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+}
+
+// Gateway is the data-plane handler. It is safe for concurrent use.
+type Gateway struct {
+	routes  *route.Table
+	auth    *auth.Authenticator
+	maxBody int64
+	log     *slog.Logger
+	started time.Time
+}
+
+// New returns a Gateway.
+func New(o Options) *Gateway {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, started: time.Now()}
+}
+
+// handlerFunc is a data-plane handler: it returns an error instead of
+// writing one, and the adapter renders it in the client's dialect.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, x *exchange) error
+
+// Handler returns the HTTP handler for every data-plane route.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/messages", g.endpoint(api.Anthropic, http.MethodPost, g.messages))
+	mux.Handle("/v1/messages/count_tokens", g.endpoint(api.Anthropic, http.MethodPost, g.countTokens))
+	mux.Handle("/v1/chat/completions", g.endpoint(api.OpenAI, http.MethodPost, g.chatCompletions))
+	mux.Handle("/v1/models", g.endpoint(0, http.MethodGet, g.listModels))
+	mux.Handle("/v1/models/{id...}", g.endpoint(0, http.MethodGet, g.getModel))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	mux.Handle("/", g.endpoint(0, "", func(w http.ResponseWriter, r *http.Request, x *exchange) error {
+		return newError(http.StatusNotFound, kindNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	}))
+	return mux
+}
+
+// dialectFor picks the error envelope for routes that serve both dialects:
+// the Anthropic one when the client sends anthropic-version or called a
+// /v1/messages path, the OpenAI one otherwise.
+func dialectFor(r *http.Request) api.Dialect {
+	if r.Header.Get("Anthropic-Version") != "" || len(r.URL.Path) >= 12 && r.URL.Path[:12] == "/v1/messages" {
+		return api.Anthropic
+	}
+	return api.OpenAI
+}
+
+// endpoint adapts a handlerFunc: it assigns the request id, checks the
+// method and the key, renders a returned error, and logs the exchange.
+// A zero dialect means "decide per request" (dialectFor); an empty method
+// means any method.
+func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		x := &exchange{id: newRequestID(), dialect: d, start: time.Now()}
+		if x.dialect == 0 {
+			x.dialect = dialectFor(r)
+		}
+		w.Header().Set("Tollgate-Request-Id", x.id)
+		defer func() {
+			p := recover()
+			if p == nil {
+				x.log(r.Context(), g.log, r.Method, r.URL.Path)
+				return
+			}
+			if p == http.ErrAbortHandler {
+				// The relay cut a response whose upstream failed after the
+				// status was sent; net/http closes the connection quietly.
+				if x.err == nil {
+					x.err = errors.New("response aborted")
+				}
+				x.log(r.Context(), g.log, r.Method, r.URL.Path)
+				panic(p)
+			}
+			// A bug: keep serving, answer 500 if nothing was sent yet, and
+			// log the stack, never the client's body.
+			x.err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			if x.status == 0 && !x.clientGone {
+				x.status = http.StatusInternalServerError
+				writeError(w, x.dialect, x.id, &Error{Status: http.StatusInternalServerError, Kind: kindInternal, Message: "internal error"})
+			}
+			x.log(r.Context(), g.log, r.Method, r.URL.Path)
+		}()
+		err := g.serve(w, r, x, method, h)
+		if err == nil {
+			return
+		}
+		if x.err == nil {
+			x.err = err
+		}
+		if x.status != 0 || x.clientGone {
+			return // the response is already under way, or nobody is listening
+		}
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Status: http.StatusInternalServerError, Kind: kindInternal, Message: "internal error", Err: err}
+		}
+		x.status = e.Status
+		writeError(w, x.dialect, x.id, e)
+	})
+}
+
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, method string, h handlerFunc) error {
+	if method != "" && r.Method != method {
+		e := newError(http.StatusMethodNotAllowed, kindMethodNotAllowed,
+			"method "+r.Method+" is not allowed on "+r.URL.Path+"; use "+method)
+		e.Header = http.Header{"Allow": {method}}
+		return e
+	}
+	if _, err := g.auth.Check(r); err != nil {
+		status, k := http.StatusUnauthorized, kindAuthentication
+		if errors.Is(err, auth.ErrBothKeys) {
+			status, k = http.StatusBadRequest, kindInvalidRequest
+		}
+		return &Error{Status: status, Kind: k, Message: err.Error()}
+	}
+	return h(w, r, x)
+}

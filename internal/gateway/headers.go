@@ -1,0 +1,43 @@
+package gateway
+
+import "net/http"
+
+// forwardedHeaders are the client headers the pass-through lane sends
+// upstream. Everything else — the client's own key first of all — stays at
+// the gateway; the provider adds its credential.
+var forwardedHeaders = map[bool][]string{
+	true:  {"Anthropic-Version", "Anthropic-Beta", "User-Agent", "Accept"}, // Anthropic upstreams
+	false: {"User-Agent", "Accept"},                                        // OpenAI-compatible upstreams
+}
+
+func upstreamHeader(r *http.Request, anthropicUpstream bool) http.Header {
+	names := forwardedHeaders[anthropicUpstream]
+	h := make(http.Header, len(names)+3)
+	for _, k := range names {
+		if v := r.Header[k]; len(v) > 0 {
+			h[k] = v
+		}
+	}
+	return h
+}
+
+// droppedResponseHeaders are upstream response headers not relayed: hop-by-
+// hop headers (RFC 9110 §7.6.1), and headers about the upstream's own
+// connection or site rather than the API answer.
+var droppedResponseHeaders = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Proxy-Authenticate": true,
+	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Content-Length": true, // set by the relay when the body is relayed unchanged
+	"Date":           true, // the gateway's own server sets it
+	"Set-Cookie":     true, "Alt-Svc": true,
+}
+
+// copyResponseHeader relays upstream response headers (request-id,
+// retry-after, rate-limit headers, provider extras) to the client.
+func copyResponseHeader(dst, src http.Header) {
+	for k, v := range src {
+		if !droppedResponseHeaders[k] {
+			dst[k] = v
+		}
+	}
+}

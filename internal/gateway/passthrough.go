@@ -1,0 +1,366 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/provider"
+	"github.com/tollgate/tollgate/internal/route"
+	"github.com/tollgate/tollgate/internal/sse"
+)
+
+const (
+	relayBufSize = 32 << 10
+	// maxEventBytes bounds one SSE event (and a buffered JSON answer) from an
+	// upstream; the official SDKs accept data lines up to 32 MiB.
+	maxEventBytes = 32 << 20
+)
+
+var relayBufPool = sync.Pool{New: func() any { b := make([]byte, relayBufSize); return &b }}
+
+// forward sends the request to the model's target and relays the answer.
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned, ep provider.Endpoint) error {
+	t := m.Targets[0]
+	x.provider, x.upstreamModel = t.Provider.Name(), t.Model
+	if !t.Provider.Speaks(x.dialect) {
+		return &Error{Status: http.StatusNotImplemented, Kind: kindNotImplemented, Param: "model", Message: fmt.Sprintf(
+			"model %q is served by provider %q, which does not speak the %s protocol, and cross-protocol translation is not available in this version; call it through its own protocol",
+			x.model, x.provider, x.dialect)}
+	}
+	x.lane = "passthrough"
+	req := &provider.Request{
+		Endpoint: ep, Dialect: x.dialect, Model: t.Model, Stream: s.stream,
+		Header: upstreamHeader(r, x.dialect == api.Anthropic),
+	}
+	// Only "model" changes: the upstream gets every other byte the client sent.
+	req.Body = provider.Body{body[:s.modelStart], t.QuotedModel, body[s.modelEnd:]}
+	strip := false
+	if x.dialect == api.OpenAI && s.stream && !s.includeUsage {
+		// The gateway meters every request, so it asks for usage and hides
+		// it from the client again (openAITap.strip).
+		b, err := withIncludeUsage(req.Body.Bytes(), s.streamOptionsObject)
+		if err != nil {
+			return err
+		}
+		req.Body, strip = provider.Body{b}, true
+	}
+
+	upStart := time.Now()
+	resp, err := t.Provider.Do(r.Context(), req)
+	if err != nil {
+		x.upstream = time.Since(upStart)
+		return g.upstreamFailure(r, x, err)
+	}
+	defer resp.Body.Close()
+	x.upstreamStatus = resp.StatusCode
+	defer func() { x.upstream = time.Since(upStart) }()
+
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusPaymentRequired:
+		// The upstream refused the gateway's own credential or account. A
+		// 401 would tell the client its key is bad, and SDKs would not retry.
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return &Error{Status: http.StatusBadGateway, Kind: kindUpstream, Code: "upstream_auth_failed",
+			Header:  http.Header{"X-Should-Retry": {"false"}},
+			Message: fmt.Sprintf("upstream provider %q rejected the gateway's credential (status %d); the operator must fix its configuration", x.provider, resp.StatusCode),
+			Err:     fmt.Errorf("upstream status %d", resp.StatusCode)}
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return g.relayBody(w, x, resp, false) // upstream errors are relayed as they are
+	case ep != provider.CountTokens && isEventStream(resp.Header):
+		var tap streamTap = &anthropicTap{}
+		if x.dialect == api.OpenAI {
+			tap = &openAITap{strip: strip}
+		}
+		return g.relayStream(w, r, x, resp, tap)
+	default:
+		return g.relayBody(w, x, resp, ep != provider.CountTokens)
+	}
+}
+
+// withIncludeUsage sets stream_options.include_usage in an OpenAI request.
+func withIncludeUsage(body []byte, hasObject bool) ([]byte, error) {
+	var err error
+	if hasObject {
+		body, err = sjson.SetBytes(body, "stream_options.include_usage", true)
+	} else {
+		body, err = sjson.SetRawBytes(body, "stream_options", []byte(`{"include_usage":true}`))
+	}
+	if err != nil {
+		return nil, &Error{Status: http.StatusInternalServerError, Kind: kindInternal, Message: "internal error preparing the upstream request", Err: err}
+	}
+	return body, nil
+}
+
+// upstreamFailure turns a failed exchange (no response) into the client's error.
+func (g *Gateway) upstreamFailure(r *http.Request, x *exchange, err error) error {
+	if r.Context().Err() != nil {
+		x.clientGone = true
+		return fmt.Errorf("client went away: %w", err)
+	}
+	if provider.IsTimeout(err) {
+		return &Error{Status: http.StatusGatewayTimeout, Kind: kindTimeout, Err: err,
+			Message: fmt.Sprintf("upstream provider %q did not answer in time", x.provider)}
+	}
+	return &Error{Status: http.StatusBadGateway, Kind: kindUpstream, Err: err,
+		Message: fmt.Sprintf("upstream provider %q could not be reached", x.provider)}
+}
+
+func isEventStream(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	if ct == "text/event-stream" {
+		return true
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "text/event-stream"
+}
+
+// relayBody relays a whole (non-stream) answer as it arrives. With meter
+// set it keeps the bytes and reads usage from the finished JSON.
+func (g *Gateway) relayBody(w http.ResponseWriter, x *exchange, resp *http.Response, meter bool) error {
+	h := w.Header()
+	copyResponseHeader(h, resp.Header)
+	if resp.ContentLength >= 0 {
+		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	}
+	x.status, x.firstByte = resp.StatusCode, time.Since(x.start)
+	w.WriteHeader(resp.StatusCode)
+
+	bp := relayBufPool.Get().(*[]byte)
+	buf := (*bp)[:0]
+	defer func() {
+		if cap(buf) == relayBufSize {
+			*bp = buf[:relayBufSize]
+			relayBufPool.Put(bp)
+		}
+	}()
+	for {
+		if len(buf) == cap(buf) {
+			if !meter || cap(buf) >= maxEventBytes {
+				buf = buf[:0] // keep relaying, stop keeping
+				meter = false
+			} else {
+				buf = append(buf, 0)[:len(buf)]
+			}
+		}
+		n, rerr := resp.Body.Read(buf[len(buf):cap(buf)])
+		if n > 0 {
+			if _, err := w.Write(buf[len(buf) : len(buf)+n]); err != nil {
+				x.clientGone = true
+				return fmt.Errorf("writing to client: %w", err)
+			}
+			buf = buf[:len(buf)+n]
+			if !meter {
+				buf = buf[:0]
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			// The status is out; all that is left is to cut the response so
+			// the client cannot take a truncated body for a whole one.
+			x.err = fmt.Errorf("upstream body interrupted: %w", rerr)
+			panic(http.ErrAbortHandler)
+		}
+	}
+	if meter {
+		if u := gjson.GetBytes(buf, "usage"); u.IsObject() {
+			if x.dialect == api.Anthropic {
+				x.usage.MergeAnthropic(u.Raw)
+			} else {
+				x.usage.SetOpenAI(u.Raw)
+			}
+		}
+	}
+	return nil
+}
+
+// relayStream relays an SSE answer event by event, flushing as events
+// arrive, with tap reading usage on the way. The status is not sent until
+// the first event has arrived and is not an error: until then a failure is
+// still an ordinary JSON error response. After that, a cut, failed or idle
+// upstream ends the stream with a protocol error event, never with a
+// made-up normal ending.
+func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, tap streamTap) error {
+	bp := relayBufPool.Get().(*[]byte)
+	buf := *bp
+	defer func() {
+		if len(buf) == relayBufSize {
+			relayBufPool.Put(bp)
+		}
+	}()
+	rc := http.NewResponseController(w)
+	committed := false
+	n := 0
+	for {
+		if n == len(buf) {
+			if len(buf) >= maxEventBytes {
+				return g.endStream(w, rc, r, x, tap, committed, errEventTooLarge)
+			}
+			nb := make([]byte, 2*len(buf))
+			copy(nb, buf[:n])
+			buf = nb
+		}
+		nr, rerr := resp.Body.Read(buf[n:])
+		n += nr
+		if !committed {
+			ev, found := firstDataEvent(buf[:n])
+			if !found && rerr == nil {
+				continue
+			}
+			if found {
+				if status, body, isErr := tap.startError(ev); isErr {
+					// P4: an error as the first event becomes a JSON error.
+					x.usage = tap.usage()
+					return g.writeUpstreamError(w, x, resp, status, body)
+				}
+			}
+			if !found {
+				return g.endStream(w, rc, r, x, tap, false, rerr)
+			}
+			h := w.Header()
+			copyResponseHeader(h, resp.Header)
+			h.Set("Cache-Control", "no-cache")
+			h.Set("X-Accel-Buffering", "no") // tell buffering proxies in front not to hold events
+			x.status, x.firstByte = resp.StatusCode, time.Since(x.start)
+			w.WriteHeader(resp.StatusCode)
+			committed = true
+		}
+		consumed, err := writeEvents(w, buf[:n], tap)
+		if err != nil {
+			x.clientGone = true
+			x.usage = tap.usage()
+			return fmt.Errorf("writing to client: %w", err)
+		}
+		if consumed > 0 {
+			rc.Flush()
+			n = copy(buf, buf[consumed:n])
+		}
+		if rerr != nil {
+			if rerr == io.EOF && tap.ended() {
+				x.usage = tap.usage()
+				return nil
+			}
+			return g.endStream(w, rc, r, x, tap, true, rerr)
+		}
+	}
+}
+
+var (
+	errEventTooLarge     = errors.New("upstream event larger than 32 MiB")
+	errStreamEndedEarly  = errors.New("upstream stream ended before its final event")
+	errNoEventBeforeStop = errors.New("upstream closed the stream before sending any event")
+)
+
+// endStream ends a stream that did not finish normally. Before the status
+// is sent it answers with a JSON error; after, with a protocol error event.
+func (g *Gateway) endStream(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, x *exchange, tap streamTap, committed bool, cause error) error {
+	x.usage = tap.usage()
+	if r.Context().Err() != nil {
+		x.clientGone = true
+		return fmt.Errorf("client went away: %w", cause)
+	}
+	msg := "upstream stream interrupted"
+	switch {
+	case cause == io.EOF && committed:
+		cause = errStreamEndedEarly
+		msg = "upstream stream ended before its final event"
+	case cause == io.EOF:
+		cause = errNoEventBeforeStop
+		msg = "upstream closed the stream before sending any event"
+	case cause == errEventTooLarge:
+		msg = "upstream sent an event larger than 32 MiB"
+	case provider.IsTimeout(cause):
+		msg = "upstream stream timed out: " + cause.Error()
+	}
+	if !committed {
+		k, status := kindUpstream, http.StatusBadGateway
+		if provider.IsTimeout(cause) {
+			k, status = kindTimeout, http.StatusGatewayTimeout
+		}
+		return &Error{Status: status, Kind: k, Message: msg + " (provider " + strconv.Quote(x.provider) + ")", Err: cause}
+	}
+	x.err = cause
+	if _, err := w.Write(tap.errorEvent(msg)); err != nil {
+		x.clientGone = true
+	}
+	rc.Flush()
+	return nil
+}
+
+// writeUpstreamError answers with an upstream error that arrived as the
+// first stream event, as an ordinary JSON error response.
+func (g *Gateway) writeUpstreamError(w http.ResponseWriter, x *exchange, resp *http.Response, status int, body []byte) error {
+	h := w.Header()
+	copyResponseHeader(h, resp.Header)
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	x.status, x.firstByte = status, time.Since(x.start)
+	x.err = fmt.Errorf("upstream stream began with an error event (status %d)", status)
+	w.WriteHeader(status)
+	w.Write(body)
+	return nil
+}
+
+// firstDataEvent returns the first complete event in b that carries data.
+func firstDataEvent(b []byte) ([]byte, bool) {
+	for len(b) > 0 {
+		k := sse.Split(b)
+		if k == 0 {
+			return nil, false
+		}
+		if hasDataField(b[:k]) {
+			return b[:k], true
+		}
+		b = b[k:]
+	}
+	return nil, false
+}
+
+// writeEvents passes the complete events at the start of b through tap and
+// writes what it keeps, in as few writes as possible. It returns how many
+// bytes of b it consumed.
+func writeEvents(w io.Writer, b []byte, tap streamTap) (int, error) {
+	consumed, from := 0, 0
+	for {
+		k := sse.Split(b[consumed:])
+		if k == 0 {
+			break
+		}
+		ev := b[consumed : consumed+k]
+		if out := tap.observe(ev); !sameBytes(out, ev) {
+			if consumed > from {
+				if _, err := w.Write(b[from:consumed]); err != nil {
+					return consumed, err
+				}
+			}
+			if len(out) > 0 {
+				if _, err := w.Write(out); err != nil {
+					return consumed, err
+				}
+			}
+			from = consumed + k
+		}
+		consumed += k
+	}
+	if consumed > from {
+		if _, err := w.Write(b[from:consumed]); err != nil {
+			return consumed, err
+		}
+	}
+	return consumed, nil
+}
+
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}

@@ -1,0 +1,198 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/tidwall/gjson"
+)
+
+// scanned is what the gateway reads from a request body before routing it.
+// The body itself is never decoded into structs on the pass-through lane.
+type scanned struct {
+	model      []byte // unquoted model name; aliases body unless it had escapes
+	modelStart int    // byte offsets of the model value (quotes included)
+	modelEnd   int
+	hasModel   bool
+
+	stream       bool
+	maxTokens    bool // max_tokens present (required on /v1/messages)
+	messages     int  // -1 absent, 0 empty array, 1 non-empty array
+	includeUsage bool // stream_options.include_usage is true
+
+	streamOptionsObject bool // stream_options is an object
+}
+
+// scanError is a client error found while scanning; param names the field.
+type scanError struct {
+	param string
+	msg   string
+}
+
+func (e *scanError) Error() string { return e.msg }
+
+var decoderPool = sync.Pool{New: func() any { return new(decoderBuf) }}
+
+type decoderBuf struct {
+	dec jsontext.Decoder
+	buf bytes.Buffer
+}
+
+// scanBody validates body as one JSON object in a single pass, rejects
+// duplicate top-level names (a body must not be routed and billed as one
+// model while the upstream, whose parser may keep the last duplicate, runs
+// another), and extracts the routing fields. Nested values are validated
+// but not decoded.
+func scanBody(body []byte) (scanned, error) {
+	s := scanned{messages: -1}
+	db := decoderPool.Get().(*decoderBuf)
+	defer decoderPool.Put(db)
+	// A bytes.Buffer lets the decoder parse body in place, without a copy.
+	db.buf = *bytes.NewBuffer(body)
+	db.dec.Reset(&db.buf, jsontext.AllowDuplicateNames(true))
+	d := &db.dec
+	defer func() { // drop the references to body before pooling
+		db.buf = bytes.Buffer{}
+		db.dec.Reset(&db.buf)
+	}()
+
+	tok, err := d.ReadToken()
+	if err != nil {
+		return s, syntaxError(body, err)
+	}
+	if tok.Kind() != '{' {
+		return s, &scanError{msg: "request body must be a JSON object"}
+	}
+	var names [][]byte // top-level names seen, for the duplicate check
+	for d.PeekKind() != '}' {
+		name, err := d.ReadValue()
+		if err != nil {
+			return s, syntaxError(body, err)
+		}
+		key := unquote(name)
+		for _, prev := range names {
+			if bytes.Equal(prev, key) {
+				return s, &scanError{param: string(key), msg: fmt.Sprintf("duplicate top-level field %q in request body", key)}
+			}
+		}
+		names = append(names, key)
+		switch string(key) {
+		case "model":
+			v, err := d.ReadValue()
+			if err != nil {
+				return s, syntaxError(body, err)
+			}
+			if v.Kind() != '"' {
+				return s, &scanError{param: "model", msg: "model: expected a string"}
+			}
+			s.hasModel = true
+			s.modelEnd = int(d.InputOffset())
+			s.modelStart = s.modelEnd - len(v)
+			s.model = unquote(v)
+		case "stream":
+			v, err := d.ReadValue()
+			if err != nil {
+				return s, syntaxError(body, err)
+			}
+			switch v.Kind() {
+			case 't':
+				s.stream = true
+			case 'f', 'n':
+			default:
+				return s, &scanError{param: "stream", msg: "stream: expected a boolean"}
+			}
+		case "max_tokens":
+			v, err := d.ReadValue()
+			if err != nil {
+				return s, syntaxError(body, err)
+			}
+			switch v.Kind() {
+			case '0':
+				s.maxTokens = true
+			case 'n':
+			default:
+				return s, &scanError{param: "max_tokens", msg: "max_tokens: expected an integer"}
+			}
+		case "messages":
+			v, err := d.ReadValue()
+			if err != nil {
+				return s, syntaxError(body, err)
+			}
+			if v.Kind() != '[' {
+				return s, &scanError{param: "messages", msg: "messages: expected an array"}
+			}
+			s.messages = 0
+			if len(bytes.TrimLeft(v[1:], " \t\r\n")) > 0 && bytes.TrimLeft(v[1:], " \t\r\n")[0] != ']' {
+				s.messages = 1
+			}
+		case "stream_options":
+			v, err := d.ReadValue()
+			if err != nil {
+				return s, syntaxError(body, err)
+			}
+			s.streamOptionsObject = v.Kind() == '{'
+			s.includeUsage = includeUsage(v)
+		default:
+			if err := d.SkipValue(); err != nil {
+				return s, syntaxError(body, err)
+			}
+		}
+	}
+	if _, err := d.ReadToken(); err != nil { // the closing '}'
+		return s, syntaxError(body, err)
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = errors.New("unexpected data after the top-level object")
+		}
+		return s, syntaxError(body, err)
+	}
+	return s, nil
+}
+
+// includeUsage reports whether a stream_options object asks for usage. The
+// value was validated by the scan, so gjson can read it directly.
+func includeUsage(v jsontext.Value) bool {
+	return v.Kind() == '{' && gjson.GetBytes(v, "include_usage").Type == gjson.True
+}
+
+// unquote returns the contents of a JSON string value. It aliases v unless
+// the string has escapes.
+func unquote(v jsontext.Value) []byte {
+	if len(v) < 2 {
+		return nil
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1]
+	}
+	out, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return v[1 : len(v)-1]
+	}
+	return out
+}
+
+// syntaxError turns a decoder error into a client error that says where.
+func syntaxError(body []byte, err error) error {
+	var se *jsontext.SyntacticError
+	offset := -1
+	msg := err.Error()
+	if errors.As(err, &se) {
+		offset = int(se.ByteOffset)
+		msg = se.Err.Error()
+	} else if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
+		offset = len(body)
+		msg = "unexpected end of input"
+	}
+	if offset < 0 {
+		return &scanError{msg: "malformed JSON in request body: " + msg}
+	}
+	offset = min(offset, len(body))
+	line := 1 + bytes.Count(body[:offset], []byte("\n"))
+	col := offset - bytes.LastIndexByte(body[:offset], '\n')
+	return &scanError{msg: fmt.Sprintf("malformed JSON in request body at line %d, column %d (byte %d): %s", line, col, offset, msg)}
+}

@@ -1,0 +1,32 @@
+// Package jsonx is tollgate's one door to typed JSON encoding: the JSON v2
+// implementation (strict about duplicate names and invalid UTF-8, no HTML
+// escaping). When encoding/json/v2 becomes stable only this file changes.
+//
+// Pass-through bytes never go through here: they are read with gjson and
+// edited with byte splices so that they reach the upstream unchanged.
+package jsonx
+
+import (
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Value is raw, already-encoded JSON kept as it is.
+type Value = jsontext.Value
+
+// Marshal encodes v compactly, with map keys in sorted order.
+func Marshal(v any) ([]byte, error) { return json.Marshal(v, json.Deterministic(true)) }
+
+// Unmarshal decodes data into v, rejecting duplicate names and invalid UTF-8.
+func Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// AppendQuote appends s as a JSON string.
+func AppendQuote(dst []byte, s string) []byte {
+	out, err := jsontext.AppendQuote(dst, s)
+	if err != nil { // invalid UTF-8: quote the repaired string instead
+		out, _ = jsontext.AppendQuote(dst, strings.ToValidUTF8(s, "\uFFFD"))
+	}
+	return out
+}

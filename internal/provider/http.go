@@ -1,0 +1,209 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/config"
+)
+
+// ErrIdleTimeout is the cause of an exchange aborted because the upstream
+// sent nothing for longer than its idle timeout.
+var ErrIdleTimeout = errors.New("upstream idle timeout")
+
+// errTotalTimeout is the cause of an exchange that outlived its total timeout.
+var errTotalTimeout = errors.New("upstream total timeout")
+
+// defaultAnthropicVersion is sent when the client gave none (count_tokens
+// probes, tests); clients of /v1/messages must send their own.
+const defaultAnthropicVersion = "2023-06-01"
+
+// HTTP is an upstream reached over HTTP: the Anthropic Messages API or an
+// OpenAI-compatible Chat Completions API. It is safe for concurrent use.
+type HTTP struct {
+	name     string
+	dialect  api.Dialect
+	urls     map[Endpoint]string
+	apiKey   string
+	client   *http.Client
+	idle     time.Duration
+	total    time.Duration
+	closeIdl func()
+}
+
+var _ Provider = (*HTTP)(nil)
+
+// NewHTTP builds the upstream for an openai or anthropic provider.
+func NewHTTP(p config.Provider) (*HTTP, error) {
+	h := &HTTP{
+		name:   p.Name,
+		apiKey: p.APIKey,
+		idle:   p.Timeouts.Idle,
+		total:  p.Timeouts.Total,
+		urls:   make(map[Endpoint]string),
+	}
+	base := strings.TrimRight(p.BaseURL, "/")
+	switch p.Type {
+	case config.TypeAnthropic:
+		h.dialect = api.Anthropic
+		h.urls[Messages] = base + "/v1/messages"
+		h.urls[CountTokens] = base + "/v1/messages/count_tokens"
+	case config.TypeOpenAI:
+		h.dialect = api.OpenAI
+		h.urls[ChatCompletions] = base + "/chat/completions"
+	default:
+		return nil, fmt.Errorf("provider %q: type %q is not an HTTP upstream", p.Name, p.Type)
+	}
+	dialer := &net.Dialer{Timeout: p.Timeouts.Connect, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   1024, // the default of 2 would reconnect under any concurrency
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   p.Timeouts.Connect,
+		ResponseHeaderTimeout: p.Timeouts.FirstByte,
+		ExpectContinueTimeout: time.Second,
+		// The gateway reads and relays raw bytes; a transparent gunzip would
+		// hide them from the usage tap and change what the client gets.
+		DisableCompression: true,
+	}
+	// No Client.Timeout: it would kill long streams. Timeouts are per phase.
+	h.client = &http.Client{Transport: tr, CheckRedirect: noRedirects}
+	h.closeIdl = tr.CloseIdleConnections
+	return h, nil
+}
+
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// Name implements Provider.
+func (h *HTTP) Name() string { return h.name }
+
+// Speaks implements Provider.
+func (h *HTTP) Speaks(d api.Dialect) bool { return d == h.dialect }
+
+// CloseIdleConnections closes pooled upstream connections.
+func (h *HTTP) CloseIdleConnections() { h.closeIdl() }
+
+// Do implements Provider.
+func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
+	url, ok := h.urls[r.Endpoint]
+	if !ok {
+		return nil, fmt.Errorf("provider %q does not serve this endpoint", h.name)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stopTotal := func() bool { return false }
+	if h.total > 0 {
+		t := time.AfterFunc(h.total, func() { cancel(errTotalTimeout) })
+		stopTotal = t.Stop
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if err != nil {
+		cancel(nil)
+		return nil, err
+	}
+	req.Body = r.Body.Reader()
+	req.ContentLength = r.Body.Len()
+	req.GetBody = func() (io.ReadCloser, error) { return r.Body.Reader(), nil }
+	for k, v := range r.Header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	switch h.dialect {
+	case api.Anthropic:
+		if h.apiKey != "" {
+			req.Header.Set("X-Api-Key", h.apiKey)
+		}
+		if req.Header.Get("Anthropic-Version") == "" {
+			req.Header.Set("Anthropic-Version", defaultAnthropicVersion)
+		}
+	case api.OpenAI:
+		if h.apiKey != "" {
+			req.Header.Set("Authorization", "Bearer "+h.apiKey)
+		}
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		stopTotal()
+		if cause := context.Cause(ctx); cause == errTotalTimeout {
+			err = &TimeoutError{Phase: "total", Err: err}
+		}
+		cancel(nil)
+		return nil, err
+	}
+	resp.Body = newIdleBody(resp.Body, h.idle, ctx, cancel, stopTotal)
+	return resp, nil
+}
+
+// TimeoutError is an upstream exchange that ran out of time in one phase.
+type TimeoutError struct {
+	Phase string // "connect", "first_byte", "idle" or "total"
+	Err   error
+}
+
+func (e *TimeoutError) Error() string { return "upstream " + e.Phase + " timeout: " + e.Err.Error() }
+func (e *TimeoutError) Unwrap() error { return e.Err }
+func (e *TimeoutError) Timeout() bool { return true }
+
+// IsTimeout reports whether err means the upstream took too long.
+func IsTimeout(err error) bool {
+	var ne interface{ Timeout() bool }
+	return errors.Is(err, ErrIdleTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		(errors.As(err, &ne) && ne.Timeout())
+}
+
+// idleBody aborts the exchange when no bytes arrive for the idle timeout.
+type idleBody struct {
+	body      io.ReadCloser
+	idle      time.Duration
+	timer     *time.Timer
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	stopTotal func() bool
+	once      sync.Once
+}
+
+func newIdleBody(body io.ReadCloser, idle time.Duration, ctx context.Context, cancel context.CancelCauseFunc, stopTotal func() bool) *idleBody {
+	b := &idleBody{body: body, idle: idle, ctx: ctx, cancel: cancel, stopTotal: stopTotal}
+	if idle > 0 {
+		b.timer = time.AfterFunc(idle, func() { cancel(ErrIdleTimeout) })
+	}
+	return b
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if b.timer != nil && n > 0 {
+		b.timer.Reset(b.idle)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		switch context.Cause(b.ctx) {
+		case ErrIdleTimeout:
+			err = &TimeoutError{Phase: "idle", Err: ErrIdleTimeout}
+		case errTotalTimeout:
+			err = &TimeoutError{Phase: "total", Err: err}
+		}
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	err := b.body.Close()
+	b.once.Do(func() {
+		if b.timer != nil {
+			b.timer.Stop()
+		}
+		b.stopTotal()
+		b.cancel(nil)
+	})
+	return err
+}

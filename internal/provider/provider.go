@@ -1,0 +1,117 @@
+// Package provider sends requests to upstream LLM APIs. A Provider is small:
+// it says which dialects it speaks and performs one exchange; translation,
+// routing and metering belong elsewhere.
+package provider
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/tollgate/tollgate/internal/api"
+)
+
+// Endpoint is the API operation a request is for.
+type Endpoint uint8
+
+const (
+	Messages        Endpoint = iota + 1 // POST /v1/messages (Anthropic)
+	CountTokens                         // POST /v1/messages/count_tokens (Anthropic)
+	ChatCompletions                     // POST /chat/completions (OpenAI)
+)
+
+// Provider is one configured upstream.
+type Provider interface {
+	// Name is the provider's configured name.
+	Name() string
+	// Speaks reports whether the provider accepts requests in dialect d
+	// natively (so the pass-through lane can be used).
+	Speaks(d api.Dialect) bool
+	// Do performs one exchange. The response body must be closed. Reading it
+	// may fail with ErrIdleTimeout when the upstream goes silent. Cancelling
+	// ctx aborts the exchange.
+	Do(ctx context.Context, req *Request) (*http.Response, error)
+}
+
+// Request is one upstream request, already in the provider's dialect.
+type Request struct {
+	Endpoint Endpoint
+	Dialect  api.Dialect
+	// Model is the upstream model id (already spliced into Body).
+	Model string
+	// Body is sent as it is.
+	Body Body
+	// Header holds the client headers allowed through; the provider adds
+	// its own credential and content type.
+	Header http.Header
+	// Stream is whether the client asked for a stream.
+	Stream bool
+}
+
+// Body is a request body sent as its parts back to back, so the gateway can
+// splice a rewritten model name into the client's bytes without copying the
+// rest of them.
+type Body [][]byte
+
+// Len is the total length in bytes.
+func (b Body) Len() int64 {
+	var n int64
+	for _, p := range b {
+		n += int64(len(p))
+	}
+	return n
+}
+
+// Bytes returns the body as one slice (copying only when it has several parts).
+func (b Body) Bytes() []byte {
+	if len(b) == 1 {
+		return b[0]
+	}
+	out := make([]byte, 0, b.Len())
+	for _, p := range b {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// Reader returns a new reader over the body.
+func (b Body) Reader() io.ReadCloser { return &bodyReader{parts: b} }
+
+// bodyReader reads a Body without modifying it, so GetBody can start over.
+type bodyReader struct {
+	parts [][]byte
+	i     int // current part
+	off   int // offset in the current part
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && r.i < len(r.parts) {
+		c := copy(p[n:], r.parts[r.i][r.off:])
+		n += c
+		if r.off += c; r.off == len(r.parts[r.i]) {
+			r.i, r.off = r.i+1, 0
+		}
+	}
+	if n == 0 && r.i >= len(r.parts) {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// WriteTo writes the remaining parts straight to w, skipping an
+// intermediate copy.
+func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for ; r.i < len(r.parts); r.i, r.off = r.i+1, 0 {
+		n, err := w.Write(r.parts[r.i][r.off:])
+		total += int64(n)
+		if err != nil {
+			r.off += n
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func (r *bodyReader) Close() error { return nil }

@@ -1,0 +1,65 @@
+// Package route resolves a public model name or alias to its targets.
+package route
+
+import (
+	"fmt"
+
+	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/provider"
+)
+
+// Model is a public model and the targets that can serve it, in order.
+type Model struct {
+	Name    string
+	Aliases []string
+	Targets []Target
+}
+
+// Target is one (provider, upstream model) pair.
+type Target struct {
+	Provider provider.Provider
+	// Model is the id sent upstream in place of the client's model name.
+	Model string
+	// QuotedModel is Model as a JSON string, ready to splice into a body.
+	QuotedModel []byte
+}
+
+// Table maps model names and aliases to models. It is immutable after New
+// and safe for concurrent use.
+type Table struct {
+	byName map[string]*Model
+	models []*Model
+}
+
+// New builds the table from configuration and the constructed providers.
+func New(cfg *config.Config, providers map[string]provider.Provider) (*Table, error) {
+	t := &Table{byName: make(map[string]*Model)}
+	for _, mc := range cfg.Models {
+		m := &Model{Name: mc.Name, Aliases: mc.Aliases}
+		for _, tc := range mc.Targets {
+			p, ok := providers[tc.Provider]
+			if !ok {
+				return nil, fmt.Errorf("model %q: unknown provider %q", mc.Name, tc.Provider)
+			}
+			upstream := tc.Model
+			if upstream == "" {
+				upstream = mc.Name // echo targets answer under the public name
+			}
+			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream)})
+		}
+		t.models = append(t.models, m)
+		t.byName[m.Name] = m
+		for _, a := range m.Aliases {
+			t.byName[a] = m
+		}
+	}
+	return t, nil
+}
+
+// Lookup finds a model by name or alias; nil when unknown. It does not
+// allocate.
+func (t *Table) Lookup(name []byte) *Model { return t.byName[string(name)] }
+
+// Models lists the models in configuration order.
+func (t *Table) Models() []*Model { return t.models }
