@@ -93,4 +93,3 @@ func (u *Usage) SetOpenAI(usage string) {
 		Reasoning:    obj.Get("completion_tokens_details.reasoning_tokens").Int(),
 	}
 }
-
