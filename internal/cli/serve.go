@@ -60,7 +60,7 @@ func serve(args []string, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "\n  No master key configured; generated one for this run:\n\n    %s\n\n  Set auth.master_key or TOLLGATE_MASTER_KEY to choose your own.\n\n", masterKey)
 	}
 
-	handler, closeIdle, err := build(cfg, masterKey, logger)
+	handler, closeIdle, err := Build(cfg, masterKey, logger)
 	if err != nil {
 		return err
 	}
@@ -99,8 +99,10 @@ func serve(args []string, stderr io.Writer) error {
 	return err
 }
 
-// build constructs providers, routes and the gateway handler.
-func build(cfg *config.Config, masterKey string, logger *slog.Logger) (http.Handler, func(), error) {
+// Build constructs providers, routes and the gateway handler for cfg; the
+// returned func closes idle upstream connections. Tests use it to run the
+// gateway in process.
+func Build(cfg *config.Config, masterKey string, logger *slog.Logger) (http.Handler, func(), error) {
 	providers := make(map[string]provider.Provider, len(cfg.Providers))
 	var closers []func()
 	for _, pc := range cfg.Providers {

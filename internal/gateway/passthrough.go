@@ -280,8 +280,10 @@ func (g *Gateway) endStream(w http.ResponseWriter, rc *http.ResponseController, 
 		msg = "upstream closed the stream before sending any event"
 	case cause == errEventTooLarge:
 		msg = "upstream sent an event larger than 32 MiB"
+	case errors.Is(cause, provider.ErrIdleTimeout):
+		msg = "upstream sent nothing for longer than its idle timeout"
 	case provider.IsTimeout(cause):
-		msg = "upstream stream timed out: " + cause.Error()
+		msg = "upstream stream timed out"
 	}
 	if !committed {
 		k, status := kindUpstream, http.StatusBadGateway

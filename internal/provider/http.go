@@ -150,7 +150,12 @@ type TimeoutError struct {
 	Err   error
 }
 
-func (e *TimeoutError) Error() string { return "upstream " + e.Phase + " timeout: " + e.Err.Error() }
+func (e *TimeoutError) Error() string {
+	if e.Err == ErrIdleTimeout {
+		return ErrIdleTimeout.Error()
+	}
+	return "upstream " + e.Phase + " timeout: " + e.Err.Error()
+}
 func (e *TimeoutError) Unwrap() error { return e.Err }
 func (e *TimeoutError) Timeout() bool { return true }
 
