@@ -1,0 +1,167 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+func TestInterpolate(t *testing.T) {
+	vars := env(map[string]string{"A": "alpha", "EMPTY": "", "D": "$x"})
+	tests := []struct {
+		in, want, wantErr string
+	}{
+		{in: "plain", want: "plain"},
+		{in: "${A}", want: "alpha"},
+		{in: "x-${A}-${A}", want: "x-alpha-alpha"},
+		{in: "${MISSING:-fallback}", want: "fallback"},
+		{in: "${EMPTY:-fallback}", want: "fallback"},
+		{in: "${EMPTY}", want: ""},
+		{in: "${A:-unused}", want: "alpha"},
+		{in: "${MISSING:-}", want: ""},
+		{in: "$${A}", want: "${A}"},
+		{in: "pa$$word$", want: "pa$$word$"},
+		{in: "${D}", want: "$x"}, // values are not expanded again
+		{in: "${MISSING}", wantErr: "environment variable MISSING is not set"},
+		{in: "${A", wantErr: "unterminated"},
+		{in: "${1A}", wantErr: "invalid variable name"},
+		{in: "${}", wantErr: "invalid variable name"},
+	}
+	for _, tc := range tests {
+		got, err := Interpolate(tc.in, vars)
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Interpolate(%q) error = %v, want %q", tc.in, err, tc.wantErr)
+			}
+		case err != nil:
+			t.Errorf("Interpolate(%q) error = %v", tc.in, err)
+		case got != tc.want:
+			t.Errorf("Interpolate(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func FuzzInterpolate(f *testing.F) {
+	for _, s := range []string{"${A}", "$${A}", "${A:-d}", "a$b", "${", "${A}${B:-x}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := Interpolate(s, env(map[string]string{"A": "v"}))
+		if err == nil && !strings.Contains(s, "$") && out != s {
+			t.Fatalf("Interpolate(%q) = %q changed text without $", s, out)
+		}
+	})
+}
+
+const full = `
+server:   { addr: 127.0.0.1:9090, max_body_bytes: 1024, drain_timeout: 5s }
+auth:     { master_key: "${MASTER}" }
+providers:
+  - { name: oai, type: openai, base_url: "https://api.openai.com/v1", api_key: "${OPENAI_API_KEY}" }
+  - name: ant
+    type: anthropic
+    api_key: "${ANTHROPIC_API_KEY:-none}"
+    timeouts: { connect: 2s, first_byte: 30s, idle: 10s, total: 1h }
+  - { name: demo, type: echo }
+  # - { name: off, type: openai, api_key: "${NOT_SET_BUT_COMMENTED}" }
+models:
+  - name: claude-sonnet-4-5
+    aliases: [anthropic/claude-sonnet-4.5]
+    targets: [ { provider: ant, model: claude-sonnet-4-5-20250929 } ]
+  - { name: gpt, targets: [ { provider: oai, model: gpt-4o } ] }
+  - { name: echo, targets: [ { provider: demo } ] }
+`
+
+func TestParseFull(t *testing.T) {
+	c, err := Parse([]byte(full), env(map[string]string{"MASTER": "mk", "OPENAI_API_KEY": "sk-o"}))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if c.Server.Addr != "127.0.0.1:9090" || c.Server.MaxBodyBytes != 1024 || c.Server.DrainTimeout != 5*time.Second {
+		t.Errorf("server = %+v", c.Server)
+	}
+	if c.Auth.MasterKey != "mk" {
+		t.Errorf("master key = %q", c.Auth.MasterKey)
+	}
+	ant := c.ProviderByName("ant")
+	if ant.APIKey != "none" || ant.BaseURL != "https://api.anthropic.com" {
+		t.Errorf("ant = %+v (default base_url and ${VAR:-default})", ant)
+	}
+	if want := (Timeouts{Connect: 2 * time.Second, FirstByte: 30 * time.Second, Idle: 10 * time.Second, Total: time.Hour}); ant.Timeouts != want {
+		t.Errorf("ant timeouts = %+v, want %+v", ant.Timeouts, want)
+	}
+	oai := c.ProviderByName("oai")
+	if oai.APIKey != "sk-o" || oai.Timeouts.Idle != DefaultIdleTimeout || oai.Timeouts.Total != 0 {
+		t.Errorf("oai = %+v (defaults: no total timeout)", oai)
+	}
+	if len(c.Models) != 3 || c.Models[0].Aliases[0] != "anthropic/claude-sonnet-4.5" || c.Models[2].Targets[0].Model != "" {
+		t.Errorf("models = %+v", c.Models)
+	}
+}
+
+func TestParseErrorsNameTheField(t *testing.T) {
+	vars := env(map[string]string{"MASTER": "mk", "OPENAI_API_KEY": "sk"})
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"missing env var", full, ""}, // placeholder replaced below
+		{"unknown top-level key", "servr: {}\n" + minimal, "servr: unknown field"},
+		{"unknown nested key", strings.Replace(minimal, "type: echo", "type: echo, timeouts: { conect: 1s }", 1), "providers[0].timeouts.conect: unknown field"},
+		{"unknown model key", strings.Replace(minimal, "targets:", "target: x, targets:", 1), "models[0].target: unknown field"},
+		{"duplicate model name", minimal + "  - { name: echo, targets: [ { provider: demo } ] }\n", "models[1].name: \"echo\" is already declared at models[0].name"},
+		{"alias clashes with a name", strings.Replace(minimal, "name: echo,", "name: echo, aliases: [a, echo],", 1), "models[0].aliases[1]: \"echo\" is already declared"},
+		{"unknown provider in target", strings.Replace(minimal, "provider: demo", "provider: nope", 1), "models[0].targets[0].provider: unknown provider \"nope\""},
+		{"unknown provider type", strings.Replace(minimal, "type: echo", "type: gemini", 1), "providers[0].type: unknown provider type \"gemini\""},
+		{"missing upstream model", "providers: [ { name: o, type: openai, base_url: \"http://x/v1\" } ]\nmodels: [ { name: m, targets: [ { provider: o } ] } ]\n", "models[0].targets[0].model: is required"},
+		{"bad base_url", "providers: [ { name: o, type: openai, base_url: \"ftp://x\" } ]\nmodels: [ { name: m, targets: [ { provider: o, model: x } ] } ]\n", "providers[0].base_url"},
+		{"bad duration", strings.Replace(minimal, "type: echo", "type: echo, timeouts: { idle: soon }", 1), "decoding"},
+		{"negative timeout", strings.Replace(minimal, "type: echo", "type: echo, timeouts: { idle: -1s }", 1), "providers[0].timeouts.idle: must not be negative"},
+		{"no targets", "providers: [ { name: demo, type: echo } ]\nmodels: [ { name: m, targets: [] } ]\n", "models[0].targets: at least one target"},
+		{"no models", "providers: [ { name: demo, type: echo } ]\n", "models: at least one model"},
+		{"targets not a list", strings.Replace(minimal, "targets: [ { provider: demo } ]", "targets: demo", 1), "models[0].targets: expected a list"},
+		{"bad addr", "server: { addr: nowhere }\n" + minimal, "server.addr"},
+		{"empty file", "", "empty configuration"},
+		{"not YAML", "models: [", "parsing YAML"},
+	}
+	tests[0].yaml = strings.Replace(full, "${OPENAI_API_KEY}", "${NOT_SET}", 1)
+	tests[0].want = "providers[0].api_key: environment variable NOT_SET is not set"
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml), vars)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Parse error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+const minimal = `providers:
+  - { name: demo, type: echo }
+models:
+  - { name: echo, targets: [ { provider: demo } ] }
+`
+
+func TestDefaultIsValid(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Default() is invalid: %v", err)
+	}
+	if c.Server.Addr != "127.0.0.1:8080" || c.Models[0].Name != "echo" || c.Providers[0].Type != TypeEcho {
+		t.Errorf("Default() = %+v", c)
+	}
+}
+
+func TestInterpolatedNumberKeepsItsType(t *testing.T) {
+	c, err := Parse([]byte("server:\n  max_body_bytes: ${MAX}\n"+minimal), env(map[string]string{"MAX": "2048"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.MaxBodyBytes != 2048 {
+		t.Errorf("max_body_bytes = %d, want 2048", c.Server.MaxBodyBytes)
+	}
+}

@@ -1,0 +1,214 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/provider"
+	"github.com/tollgate/tollgate/internal/route"
+)
+
+// chatBody returns an OpenAI request of about size bytes.
+func chatBody(size int, stream bool) []byte {
+	head := `{"model":"bench","stream":` + strconv.FormatBool(stream) + `,"temperature":0.2,"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"`
+	tail := `"}],"max_tokens":256}`
+	return []byte(head + strings.Repeat("lorem ipsum ", max(0, size-len(head)-len(tail))/12) + tail)
+}
+
+// anthropicStream is a 50-delta Messages stream like a real answer.
+func anthropicStream() []byte {
+	var b bytes.Buffer
+	b.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude\",\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":472,\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":3000,\"output_tokens\":2}}}\n\n")
+	b.WriteString("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&b, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"word%d \"}}\n\n", i)
+	}
+	b.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
+	b.WriteString("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":51}}\n\n")
+	b.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	return b.Bytes()
+}
+
+// openAIStream is a 50-chunk Chat Completions stream with include_usage on.
+func openAIStream() []byte {
+	var b bytes.Buffer
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&b, "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word%d \"},\"finish_reason\":null}],\"usage\":null}\n\n", i)
+	}
+	b.WriteString("data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}\n\n")
+	b.WriteString("data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt\",\"choices\":[],\"usage\":{\"prompt_tokens\":20,\"completion_tokens\":50,\"total_tokens\":70}}\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}
+
+// BenchmarkRequestRewrite is the request half of the pass-through lane:
+// scan (validate, find model) and send the body with the model spliced in.
+func BenchmarkRequestRewrite(b *testing.B) {
+	quoted := []byte(`"gpt-4o-2024-08-06"`)
+	for _, size := range []int{1 << 10, 100 << 10} {
+		body := chatBody(size, false)
+		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				s, err := scanBody(body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				pb := provider.Body{body[:s.modelStart], quoted, body[s.modelEnd:]}
+				r := pb.Reader()
+				r.(io.WriterTo).WriteTo(io.Discard)
+			}
+		})
+	}
+}
+
+// BenchmarkStreamTap is the response half: split a 50-event stream into
+// events, tap usage, and write them out.
+func BenchmarkStreamTap(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		stream []byte
+		tap    func() streamTap
+	}{
+		{"anthropic-50", anthropicStream(), func() streamTap { return &anthropicTap{} }},
+		{"openai-50", openAIStream(), func() streamTap { return &openAITap{} }},
+		{"openai-50-strip", openAIStream(), func() streamTap { return &openAITap{strip: true} }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(tc.stream)))
+			tap := tc.tap()
+			for b.Loop() {
+				n, err := writeEvents(io.Discard, tc.stream, tap)
+				if err != nil || n != len(tc.stream) {
+					b.Fatalf("consumed %d of %d: %v", n, len(tc.stream), err)
+				}
+			}
+			if tap.usage().Output == 0 {
+				b.Fatal("no usage tapped")
+			}
+		})
+	}
+}
+
+// cannedProvider answers every request with the same bytes, in process, so
+// the handler benchmark measures the gateway and not a network.
+type cannedProvider struct {
+	contentType string
+	body        []byte
+}
+
+func (p *cannedProvider) Name() string            { return "canned" }
+func (p *cannedProvider) Speaks(api.Dialect) bool { return true }
+func (p *cannedProvider) Do(_ context.Context, r *provider.Request) (*http.Response, error) {
+	io.Copy(io.Discard, r.Body.Reader())
+	return &http.Response{
+		StatusCode:    200,
+		Header:        http.Header{"Content-Type": {p.contentType}},
+		Body:          io.NopCloser(bytes.NewReader(p.body)),
+		ContentLength: int64(len(p.body)),
+	}, nil
+}
+
+func benchGateway(b *testing.B, p provider.Provider) http.Handler {
+	cfg := &config.Config{Models: []config.Model{{Name: "bench", Targets: []config.Target{{Provider: "canned", Model: "gpt-4o-2024-08-06"}}}}}
+	routes, err := route.New(cfg, map[string]provider.Provider{"canned": p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return New(Options{Routes: routes, Auth: auth.New("sk-bench"), MaxBodyBytes: 32 << 20}).Handler()
+}
+
+// nopWriter is a ResponseWriter that discards, so the benchmark measures
+// the handler rather than a recorder's buffering.
+type nopWriter struct{ h http.Header }
+
+func (w *nopWriter) Header() http.Header         { return w.h }
+func (w *nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *nopWriter) WriteHeader(int)             {}
+func (w *nopWriter) Flush()                      {}
+
+// BenchmarkHandler is the whole pass-through request in process: auth,
+// read, scan, splice, relay with tap, log (to a discarding logger).
+func BenchmarkHandler(b *testing.B) {
+	completion := []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, how can I help?"},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":8,"total_tokens":28}}`)
+	for _, tc := range []struct {
+		name string
+		body []byte
+		p    provider.Provider
+	}{
+		{"small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", completion}},
+		{"large-100KB", chatBody(100<<10, false), &cannedProvider{"application/json", completion}},
+		{"stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", openAIStream()}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := benchGateway(b, tc.p)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(tc.body)))
+			for b.Loop() {
+				req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(tc.body))
+				req.Header.Set("Authorization", "Bearer sk-bench")
+				w := &nopWriter{h: make(http.Header)}
+				h.ServeHTTP(w, req)
+			}
+		})
+	}
+}
+
+func TestStreamTapAllocs(t *testing.T) {
+	for name, tc := range map[string]struct {
+		stream []byte
+		tap    streamTap
+	}{
+		"anthropic": {anthropicStream(), &anthropicTap{}},
+		"openai":    {openAIStream(), &openAITap{}},
+	} {
+		writeEvents(io.Discard, tc.stream, tc.tap) // warm scratch buffers
+		if n := testing.AllocsPerRun(50, func() { writeEvents(io.Discard, tc.stream, tc.tap) }); n != 0 {
+			t.Errorf("%s: tapping a 50-event stream allocates %v times, want 0", name, n)
+		}
+	}
+}
+
+// FuzzStreamTap feeds arbitrary upstream bytes in arbitrary pieces: the
+// relay never panics, and without stripping the client gets exactly the
+// complete events the upstream sent, byte for byte.
+func FuzzStreamTap(f *testing.F) {
+	f.Add(anthropicStream(), uint8(7), false)
+	f.Add(openAIStream(), uint8(13), true)
+	f.Add([]byte("data: {\"usage\": {\"prompt_tokens\": 1}}\r\n\r\ndata: [DONE]\r\r"), uint8(1), true)
+	f.Fuzz(func(t *testing.T, stream []byte, piece uint8, openai bool) {
+		var tap streamTap = &anthropicTap{}
+		if openai {
+			tap = &openAITap{}
+		}
+		step := int(piece%64) + 1
+		var buf, out bytes.Buffer
+		consumedTotal := 0
+		for i := 0; i < len(stream); i += step {
+			buf.Write(stream[i:min(i+step, len(stream))])
+			n, err := writeEvents(&out, buf.Bytes(), tap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf.Next(n)
+			consumedTotal += n
+		}
+		if !bytes.Equal(out.Bytes(), stream[:consumedTotal]) {
+			t.Fatalf("relayed bytes differ from the upstream's:\n got %q\nwant %q", out.Bytes(), stream[:consumedTotal])
+		}
+		_ = tap.usage()
+		tap.errorEvent("x")
+	})
+}

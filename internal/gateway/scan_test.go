@@ -1,0 +1,98 @@
+package gateway
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+func TestScanBody(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		want    scanned
+		wantErr string
+	}{
+		{name: "anthropic", body: `{"model":"m1","max_tokens":5,"messages":[{"role":"user","content":"x"}],"stream":true}`,
+			want: scanned{model: []byte("m1"), hasModel: true, stream: true, maxTokens: true, messages: 1}},
+		{name: "openai with options", body: ` { "messages" : [ {} ] , "stream_options": {"include_usage": true}, "model": "gpt" } `,
+			want: scanned{model: []byte("gpt"), hasModel: true, messages: 1, includeUsage: true, streamOptionsObject: true}},
+		{name: "include_usage false", body: `{"model":"m","messages":[1],"stream_options":{"include_usage":false}}`,
+			want: scanned{model: []byte("m"), hasModel: true, messages: 1, streamOptionsObject: true}},
+		{name: "escaped model", body: `{"model":"a\/b\u00e9","messages":[]}`,
+			want: scanned{model: []byte("a/bé"), hasModel: true, messages: 0}},
+		{name: "null stream and max_tokens", body: `{"model":"m","stream":null,"max_tokens":null}`,
+			want: scanned{model: []byte("m"), hasModel: true, messages: -1}},
+		{name: "nested duplicates allowed", body: `{"model":"m","metadata":{"a":1,"a":2}}`,
+			want: scanned{model: []byte("m"), hasModel: true, messages: -1}},
+		{name: "top-level duplicate", body: `{"model":"m","x":1,"x":2}`, wantErr: `duplicate top-level field "x"`},
+		{name: "not an object", body: `"str"`, wantErr: "JSON object"},
+		{name: "trailing comma", body: `{"model":"m",}`, wantErr: "line 1, column 13"},
+		{name: "second value", body: `{} {}`, wantErr: "malformed JSON"},
+		{name: "bad nested value", body: `{"model":"m","messages":[tru]}`, wantErr: "malformed JSON"},
+		{name: "messages not an array", body: `{"messages":{}}`, wantErr: "messages: expected an array"},
+		{name: "model not a string", body: `{"model":null}`, wantErr: "model: expected a string"},
+		{name: "stream not a bool", body: `{"stream":1}`, wantErr: "stream: expected a boolean"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := scanBody([]byte(tc.body))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("scanBody error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("scanBody: %v", err)
+			}
+			if got.hasModel {
+				if q := tc.body[got.modelStart:got.modelEnd]; gjson.Parse(q).String() != string(tc.want.model) {
+					t.Errorf("model offsets cover %q, want the model value", q)
+				}
+			}
+			got.modelStart, got.modelEnd = 0, 0
+			if string(got.model) != string(tc.want.model) || got.hasModel != tc.want.hasModel || got.stream != tc.want.stream ||
+				got.maxTokens != tc.want.maxTokens || got.messages != tc.want.messages || got.includeUsage != tc.want.includeUsage ||
+				got.streamOptionsObject != tc.want.streamOptionsObject {
+				t.Errorf("scanBody = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzScanBody(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"x"}]}`,
+		`{"model":"a\"b","stream":true,"stream_options":{"include_usage":true}}`,
+		`{"x":[1,{"y":null}],"model":"\u00e9"}`, `{}`, `[]`, `{"model":"m","model":"n"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		s, err := scanBody(body)
+		if err != nil {
+			if _, ok := err.(*scanError); !ok {
+				t.Fatalf("scanBody returned a non-client error: %v", err)
+			}
+			return
+		}
+		if !json.Valid(body) {
+			t.Fatalf("scanBody accepted invalid JSON %q", body)
+		}
+		if !s.hasModel {
+			return
+		}
+		// Splicing a new model in must give valid JSON carrying that model.
+		out := append(append(append([]byte{}, body[:s.modelStart]...), `"new-model"`...), body[s.modelEnd:]...)
+		if !json.Valid(out) {
+			t.Fatalf("splice of %q gave invalid JSON %q", body, out)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(out, &m); err != nil || string(m["model"]) != `"new-model"` {
+			t.Fatalf("splice of %q gave model %s (%v)", body, m["model"], err)
+		}
+	})
+}
