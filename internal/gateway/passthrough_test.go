@@ -380,32 +380,35 @@ func TestPassthroughUpstreamUnreachableAndSlow(t *testing.T) {
 			t.Errorf("got %d %s, want 502 api_error", resp.StatusCode, body)
 		}
 	})
-	t.Run("first byte timeout: 504", func(t *testing.T) {
-		up := upstreamtest.New(func(upstreamtest.Received) upstreamtest.Reply {
-			time.Sleep(300 * time.Millisecond)
-			return upstreamtest.Reply{Body: []byte(`{}`)}
+	for _, tc := range []struct {
+		name, timeouts, path, body, wantType string
+		headers                              []string
+		anthropic                            bool
+	}{
+		{"first byte timeout: 504", `, timeouts: { first_byte: 50ms }`, "/v1/chat/completions",
+			`{"model":"gpt-x","messages":[{"role":"user","content":"x"}]}`, "server_error", openAIAuth, false},
+		{"total timeout: 504", `, timeouts: { total: 50ms }`, "/v1/messages",
+			`{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, "timeout_error", anthropicAuth, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := upstreamtest.New(func(upstreamtest.Received) upstreamtest.Reply {
+				time.Sleep(300 * time.Millisecond)
+				return upstreamtest.Reply{Body: []byte(`{}`)}
+			})
+			var e *env
+			if tc.anthropic {
+				e = newEnv(t, up, nil, tc.timeouts)
+			} else {
+				e = newEnv(t, nil, up, tc.timeouts)
+			}
+			resp := e.do("POST", tc.path, tc.body, tc.headers...)
+			body := readAll(t, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 504 || gjson.GetBytes(body, "error.type").String() != tc.wantType {
+				t.Errorf("got %d %s, want 504 %s", resp.StatusCode, body, tc.wantType)
+			}
 		})
-		e := newEnv(t, nil, up, `, timeouts: { first_byte: 50ms }`)
-		resp := e.do("POST", "/v1/chat/completions", `{"model":"gpt-x","messages":[{"role":"user","content":"x"}]}`, openAIAuth...)
-		body := readAll(t, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 504 || gjson.GetBytes(body, "error.code").String() != "timeout" {
-			t.Errorf("got %d %s, want 504 timeout", resp.StatusCode, body)
-		}
-	})
-	t.Run("total timeout: 504", func(t *testing.T) {
-		up := upstreamtest.New(func(upstreamtest.Received) upstreamtest.Reply {
-			time.Sleep(300 * time.Millisecond)
-			return upstreamtest.Reply{Body: []byte(`{}`)}
-		})
-		e := newEnv(t, up, nil, `, timeouts: { total: 50ms }`)
-		resp := e.do("POST", "/v1/messages", `{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, anthropicAuth...)
-		body := readAll(t, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 504 || gjson.GetBytes(body, "error.type").String() != "timeout_error" {
-			t.Errorf("got %d %s, want 504 timeout_error", resp.StatusCode, body)
-		}
-	})
+	}
 }
 
 // A client that goes away cancels the upstream request at once.

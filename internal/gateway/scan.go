@@ -81,61 +81,14 @@ func scanBody(body []byte) (scanned, error) {
 		}
 		names = append(names, key)
 		switch string(key) {
-		case "model":
+		case "model", "stream", "max_tokens", "messages", "stream_options":
 			v, err := d.ReadValue()
 			if err != nil {
 				return s, syntaxError(body, err)
 			}
-			if v.Kind() != '"' {
-				return s, &scanError{param: "model", msg: "model: expected a string"}
+			if err := s.take(string(key), v, int(d.InputOffset())); err != nil {
+				return s, err
 			}
-			s.hasModel = true
-			s.modelEnd = int(d.InputOffset())
-			s.modelStart = s.modelEnd - len(v)
-			s.model = unquote(v)
-		case "stream":
-			v, err := d.ReadValue()
-			if err != nil {
-				return s, syntaxError(body, err)
-			}
-			switch v.Kind() {
-			case 't':
-				s.stream = true
-			case 'f', 'n':
-			default:
-				return s, &scanError{param: "stream", msg: "stream: expected a boolean"}
-			}
-		case "max_tokens":
-			v, err := d.ReadValue()
-			if err != nil {
-				return s, syntaxError(body, err)
-			}
-			switch v.Kind() {
-			case '0':
-				s.maxTokens = true
-			case 'n':
-			default:
-				return s, &scanError{param: "max_tokens", msg: "max_tokens: expected an integer"}
-			}
-		case "messages":
-			v, err := d.ReadValue()
-			if err != nil {
-				return s, syntaxError(body, err)
-			}
-			if v.Kind() != '[' {
-				return s, &scanError{param: "messages", msg: "messages: expected an array"}
-			}
-			s.messages = 0
-			if len(bytes.TrimLeft(v[1:], " \t\r\n")) > 0 && bytes.TrimLeft(v[1:], " \t\r\n")[0] != ']' {
-				s.messages = 1
-			}
-		case "stream_options":
-			v, err := d.ReadValue()
-			if err != nil {
-				return s, syntaxError(body, err)
-			}
-			s.streamOptionsObject = v.Kind() == '{'
-			s.includeUsage = includeUsage(v)
 		default:
 			if err := d.SkipValue(); err != nil {
 				return s, syntaxError(body, err)
@@ -152,6 +105,47 @@ func scanBody(body []byte) (scanned, error) {
 		return s, syntaxError(body, err)
 	}
 	return s, nil
+}
+
+// take records one routing field; end is the offset just past its value.
+func (s *scanned) take(key string, v jsontext.Value, end int) error {
+	switch key {
+	case "model":
+		if v.Kind() != '"' {
+			return &scanError{param: "model", msg: "model: expected a string"}
+		}
+		s.hasModel = true
+		s.modelStart, s.modelEnd = end-len(v), end
+		s.model = unquote(v)
+	case "stream":
+		switch v.Kind() {
+		case 't':
+			s.stream = true
+		case 'f', 'n':
+		default:
+			return &scanError{param: "stream", msg: "stream: expected a boolean"}
+		}
+	case "max_tokens":
+		switch v.Kind() {
+		case '0':
+			s.maxTokens = true
+		case 'n':
+		default:
+			return &scanError{param: "max_tokens", msg: "max_tokens: expected an integer"}
+		}
+	case "messages":
+		if v.Kind() != '[' {
+			return &scanError{param: "messages", msg: "messages: expected an array"}
+		}
+		s.messages = 0
+		if rest := bytes.TrimLeft(v[1:], " \t\r\n"); len(rest) > 0 && rest[0] != ']' {
+			s.messages = 1
+		}
+	case "stream_options":
+		s.streamOptionsObject = v.Kind() == '{'
+		s.includeUsage = includeUsage(v)
+	}
+	return nil
 }
 
 // includeUsage reports whether a stream_options object asks for usage. The
