@@ -1,0 +1,663 @@
+package translate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/jsonx"
+)
+
+// jsonToolName is the forced tool that emulates structured output on
+// Anthropic models without output_config.format.
+const jsonToolName = "json_tool_call"
+
+// advisoryChatParams are Chat Completions parameters with no Anthropic
+// counterpart whose loss leaves a valid answer: dropped and reported.
+var advisoryChatParams = map[string]bool{
+	"presence_penalty": true, "frequency_penalty": true, "logit_bias": true, "seed": true,
+	"prediction": true, "store": true, "metadata": true, "service_tier": true,
+	"prompt_cache_key": true, "verbosity": true, "prompt_cache_retention": true,
+	"web_search_options": true,
+}
+
+// ChatToMessages translates a Chat Completions request into a Messages
+// request for an Anthropic upstream serving upstreamModel.
+func ChatToMessages(in *openai.ChatRequest, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*anthropic.MessagesRequest, *Plan, error) {
+	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
+	p.IncludeUsage = in.StreamOptions != nil && in.StreamOptions.IncludeUsage
+	out := &anthropic.MessagesRequest{Model: upstreamModel, Stream: in.Stream}
+
+	if err := o2aTopLevel(in, out, p); err != nil {
+		return nil, nil, err
+	}
+	if err := o2aMessages(in, out, p); err != nil {
+		return nil, nil, err
+	}
+	if err := o2aTools(in, out, p); err != nil {
+		return nil, nil, err
+	}
+	if err := o2aResponseFormat(in, out, p); err != nil {
+		return nil, nil, err
+	}
+	if err := o2aThinking(in, out, p); err != nil {
+		return nil, nil, err
+	}
+	declareReferencedTools(out)
+	return out, p, nil
+}
+
+func o2aTopLevel(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+	if in.N != nil && *in.N > 1 {
+		if err := p.contract("n", "tollgate cannot produce more than 1 choice with an Anthropic upstream"); err != nil {
+			return err
+		}
+	}
+	if (in.Logprobs != nil && *in.Logprobs) || in.TopLogprobs != nil {
+		if err := p.contract("logprobs", "Anthropic models do not return log probabilities"); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(in.Modalities, "audio") || len(in.Audio) > 0 {
+		if err := p.contract("modalities", "Anthropic models do not produce audio"); err != nil {
+			return err
+		}
+	}
+	switch {
+	case in.MaxCompletionTokens != nil:
+		out.MaxTokens = *in.MaxCompletionTokens
+	case in.MaxTokens != nil:
+		out.MaxTokens = *in.MaxTokens
+	default:
+		// OpenAI's "no limit" is the model's limit; Anthropic needs a number.
+		out.MaxTokens = p.Caps.maxOutput()
+		if !in.Stream && p.Caps.NonStreamMaxTokens > 0 {
+			out.MaxTokens = min(out.MaxTokens, p.Caps.NonStreamMaxTokens)
+		}
+	}
+	if out.MaxTokens < 1 {
+		return badRequest("max_tokens", "max_tokens: must be at least 1")
+	}
+	if t := in.Temperature; t != nil {
+		switch {
+		case *t < 0:
+			return badRequest("temperature", "temperature: must be between 0 and 2")
+		case *t > 1:
+			one := 1.0 // Anthropic's range is 0–1; its own compatibility layer caps too
+			out.Temperature = &one
+			p.adjust("temperature")
+		default:
+			out.Temperature = t
+		}
+	}
+	out.TopP = in.TopP
+	if out.Temperature != nil && out.TopP != nil && p.Caps.TemperatureTopPExclusive {
+		out.TopP = nil
+		p.drop("top_p")
+	}
+	out.TopK = in.TopK
+	for _, s := range in.Stop.Values {
+		if strings.TrimSpace(s) == "" {
+			p.drop("stop") // Anthropic rejects whitespace-only stop sequences
+			continue
+		}
+		out.StopSequences = append(out.StopSequences, s)
+	}
+	if id := cmpOr(in.SafetyIdentifier, in.User); id != "" {
+		out.Metadata = &anthropic.Metadata{UserID: opaqueUserID(id)}
+	}
+	if len(in.Extra) > 0 {
+		var m map[string]jsontext.Value
+		if err := jsonx.Unmarshal(in.Extra, &m); err == nil {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				why := "unknown parameter, not translated"
+				if advisoryChatParams[k] {
+					why = "Anthropic models have no such parameter"
+				}
+				if err := p.advisory(k, why); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// opaqueUserID forwards ids as they are, but hashes values that look like
+// an e-mail address or a phone number: Anthropic refuses personal data in
+// metadata.user_id.
+func opaqueUserID(id string) string {
+	digits := 0
+	for _, c := range id {
+		if c >= '0' && c <= '9' {
+			digits++
+		}
+	}
+	if strings.Contains(id, "@") || (digits >= 7 && strings.Trim(id, "+0123456789 -()") == "") {
+		sum := sha256.Sum256([]byte(id))
+		return hex.EncodeToString(sum[:])
+	}
+	return id
+}
+
+// o2aMessages hoists system/developer messages into system and converts
+// the conversation (§1.4).
+func o2aMessages(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+	var sys []anthropic.Block
+	var msgs []anthropic.Message
+	fnCalls := 0 // legacy function_call ids
+	for i, m := range in.Messages {
+		path := fmt.Sprintf("messages[%d]", i)
+		switch m.Role {
+		case "system", "developer":
+			for _, part := range textParts(m.Content) {
+				if part.Text != "" {
+					sys = append(sys, anthropic.Block{Type: "text", Text: part.Text, CacheControl: part.CacheControl})
+				}
+			}
+		case "user":
+			blocks, err := o2aUserBlocks(m.Content, path, p)
+			if err != nil {
+				return err
+			}
+			msgs = appendBlocks(msgs, "user", blocks)
+		case "assistant":
+			blocks, err := o2aAssistantBlocks(m, path, &fnCalls, p)
+			if err != nil {
+				return err
+			}
+			msgs = appendBlocks(msgs, "assistant", blocks)
+		case "tool", "function":
+			id := m.ToolCallID
+			if m.Role == "function" {
+				id = "toolu_fc_" + strconv.Itoa(fnCalls)
+			}
+			res := anthropic.Block{Type: "tool_result", ToolUseID: sanitizeID(id)}
+			if m.Content.IsString {
+				if m.Content.Text != "" {
+					res.Content = &anthropic.Content{Blocks: []anthropic.Block{{Type: "text", Text: m.Content.Text}}, FromString: true}
+				}
+			} else if parts := textParts(m.Content); len(parts) > 0 {
+				c := &anthropic.Content{}
+				for _, part := range parts {
+					if part.Text != "" {
+						c.Blocks = append(c.Blocks, anthropic.Block{Type: "text", Text: part.Text})
+					}
+				}
+				if len(c.Blocks) > 0 {
+					res.Content = c
+				}
+			}
+			msgs = appendBlocks(msgs, "user", []anthropic.Block{res})
+		default:
+			return badRequest(path+".role", "%s.role: unknown role %q", path, m.Role)
+		}
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role == "user" {
+			if len(m.Content.Blocks) == 0 {
+				return badRequest("messages", "messages: a user message has no content")
+			}
+			// Tool results must open the user message that follows the calls.
+			slices.SortStableFunc(m.Content.Blocks, func(a, b anthropic.Block) int {
+				return boolRank(a.Type != "tool_result") - boolRank(b.Type != "tool_result")
+			})
+		}
+	}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
+		// A final assistant message is a prefill, which must not end in white space.
+		blocks := msgs[n-1].Content.Blocks
+		if k := len(blocks) - 1; blocks[k].Type == "text" {
+			blocks[k].Text = strings.TrimRight(blocks[k].Text, " \t\r\n")
+			if blocks[k].Text == "" {
+				msgs[n-1].Content.Blocks = blocks[:k]
+				if k == 0 {
+					msgs = msgs[:n-1]
+				}
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		return badRequest("messages", "messages: at least one user or assistant message is required")
+	}
+	out.Messages = msgs
+	if len(sys) > 0 {
+		out.System = anthropic.Content{Blocks: sys}
+	}
+	return nil
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// appendBlocks adds blocks as a message of role, merged into a directly
+// preceding message of the same role (Anthropic combines consecutive turns;
+// merging keeps tool results of one turn together).
+func appendBlocks(msgs []anthropic.Message, role string, blocks []anthropic.Block) []anthropic.Message {
+	if len(blocks) == 0 {
+		return msgs
+	}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == role {
+		msgs[n-1].Content.Blocks = append(msgs[n-1].Content.Blocks, blocks...)
+		return msgs
+	}
+	return append(msgs, anthropic.Message{Role: role, Content: anthropic.Content{Blocks: blocks}})
+}
+
+// textParts returns the content as text parts (a string is one part).
+func textParts(c openai.MessageContent) []openai.Part {
+	if c.IsString {
+		return []openai.Part{{Type: "text", Text: c.Text}}
+	}
+	var out []openai.Part
+	for _, part := range c.Parts {
+		if part.Type == "text" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
+
+func o2aUserBlocks(c openai.MessageContent, path string, p *Plan) ([]anthropic.Block, error) {
+	if c.IsString {
+		if c.Text == "" {
+			return nil, nil
+		}
+		return []anthropic.Block{{Type: "text", Text: c.Text}}, nil
+	}
+	var out []anthropic.Block
+	for j, part := range c.Parts {
+		ppath := fmt.Sprintf("%s.content[%d]", path, j)
+		switch part.Type {
+		case "text":
+			if part.Text != "" {
+				out = append(out, anthropic.Block{Type: "text", Text: part.Text, CacheControl: part.CacheControl})
+			}
+		case "image_url":
+			if part.ImageURL == nil {
+				return nil, badRequest(ppath, "%s: image_url part without an image_url", ppath)
+			}
+			b, err := imageBlock(part.ImageURL.URL, ppath, p)
+			if err != nil {
+				return nil, err
+			}
+			if part.ImageURL.Detail != "" {
+				p.drop("detail")
+			}
+			b.CacheControl = part.CacheControl
+			out = append(out, b)
+		case "file":
+			f := part.File
+			if f == nil || f.FileData == "" {
+				return nil, p.contract(ppath, "only inline file_data can be sent to an Anthropic model (file_id refers to OpenAI's file store)")
+			}
+			mt, data, ok := parseDataURL(f.FileData)
+			if !ok || mt != "application/pdf" {
+				return nil, badRequest(ppath, "%s: file_data must be a data: URL of a PDF", ppath)
+			}
+			out = append(out, anthropic.Block{Type: "document", Source: &anthropic.Source{Type: "base64", MediaType: mt, Data: data}})
+		case "input_audio":
+			if err := p.contract(ppath, "Anthropic models do not accept audio input"); err != nil {
+				return nil, err
+			}
+		default:
+			if err := p.contract(ppath, fmt.Sprintf("content parts of type %q cannot be sent to an Anthropic model", part.Type)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func imageBlock(url, path string, p *Plan) (anthropic.Block, error) {
+	if mt, data, ok := parseDataURL(url); ok {
+		if !imageTypes[mt] {
+			return anthropic.Block{}, badRequest(path, "%s: image type %q is not supported (jpeg, png, gif, webp are)", path, mt)
+		}
+		return anthropic.Block{Type: "image", Source: &anthropic.Source{Type: "base64", MediaType: mt, Data: data}}, nil
+	}
+	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
+		if p.Caps.NoURLImages {
+			return anthropic.Block{}, p.contract(path, "this model's upstream takes inline (base64) images only")
+		}
+		return anthropic.Block{Type: "image", Source: &anthropic.Source{Type: "url", URL: url}}, nil
+	}
+	return anthropic.Block{}, badRequest(path, "%s: image_url must be a data: URL or an http(s) URL", path)
+}
+
+// parseDataURL splits "data:<type>;base64,<data>".
+func parseDataURL(s string) (mediaType, data string, ok bool) {
+	rest, ok := strings.CutPrefix(s, "data:")
+	if !ok {
+		return "", "", false
+	}
+	meta, data, ok := strings.Cut(rest, ",")
+	if !ok {
+		return "", "", false
+	}
+	mediaType, ok = strings.CutSuffix(meta, ";base64")
+	return mediaType, data, ok
+}
+
+func o2aAssistantBlocks(m openai.ChatMessage, path string, fnCalls *int, p *Plan) ([]anthropic.Block, error) {
+	var out []anthropic.Block
+	// Thinking first. Only signed thinking can go back to Anthropic, and
+	// never a tollgate-made signature.
+	for _, tb := range m.ThinkingBlocks {
+		switch {
+		case tb.Type == "thinking" && tb.Signature != "" && !IsSynthetic(tb.Signature):
+			out = append(out, anthropic.Block{Type: "thinking", Thinking: tb.Thinking, Signature: tb.Signature})
+		case tb.Type == "redacted_thinking" && tb.Data != "":
+			out = append(out, anthropic.Block{Type: "redacted_thinking", Data: tb.Data})
+		}
+	}
+	if len(m.ThinkingBlocks) == 0 && m.ReasoningSig != "" && !IsSynthetic(m.ReasoningSig) {
+		out = append(out, anthropic.Block{Type: "thinking", Thinking: cmpOr(m.ReasoningContent, m.Reasoning), Signature: m.ReasoningSig})
+	}
+	for _, part := range textParts(m.Content) {
+		if strings.TrimSpace(part.Text) != "" { // an empty text block is a 400 upstream
+			out = append(out, anthropic.Block{Type: "text", Text: part.Text})
+		}
+	}
+	for j, tc := range m.ToolCalls {
+		input, err := toolInput(tc.Function.Arguments, fmt.Sprintf("%s.tool_calls[%d]", path, j))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, anthropic.Block{Type: "tool_use", ID: sanitizeID(tc.ID), Name: tc.Function.Name, Input: input})
+	}
+	if fc := m.FunctionCall; fc != nil {
+		*fnCalls++
+		input, err := toolInput(fc.Arguments, path+".function_call")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, anthropic.Block{Type: "tool_use", ID: "toolu_fc_" + strconv.Itoa(*fnCalls), Name: fc.Name, Input: input})
+	}
+	return out, nil
+}
+
+// toolInput parses tool-call arguments into a tool_use input object. Bad
+// arguments are refused here, naming the call, rather than dropped (which
+// would orphan its tool result and fail far from the cause).
+func toolInput(args, path string) (jsontext.Value, error) {
+	if strings.TrimSpace(args) == "" {
+		return jsontext.Value("{}"), nil
+	}
+	v := jsontext.Value(args)
+	if !v.IsValid() || v.Kind() != '{' {
+		return nil, badRequest(path, "%s: function.arguments must be a JSON object, got %.80q", path, args)
+	}
+	return v, nil
+}
+
+// o2aTools converts tools, tool_choice and parallel_tool_calls (§1.5).
+func o2aTools(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+	defs := in.Tools
+	for _, f := range in.Functions {
+		defs = append(defs, openai.Tool{Type: "function", Function: f})
+	}
+	for i, t := range defs {
+		if t.Type != "function" {
+			if err := p.contract(fmt.Sprintf("tools[%d]", i), fmt.Sprintf("tools of type %q cannot be used with an Anthropic model", t.Type)); err != nil {
+				return err
+			}
+			continue
+		}
+		at := anthropic.Tool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: inputSchema(t.Function.Parameters)}
+		if t.Function.Strict != nil {
+			if p.Caps.StrictTools {
+				at.Strict = t.Function.Strict
+			} else {
+				p.drop("strict")
+			}
+		}
+		out.Tools = append(out.Tools, at)
+	}
+	choice := in.ToolChoice
+	if len(choice) == 0 {
+		choice = in.FunctionCall
+	}
+	var tc *anthropic.ToolChoice
+	if len(choice) > 0 {
+		var err error
+		if tc, err = o2aToolChoice(choice, out); err != nil {
+			return err
+		}
+	}
+	if in.ParallelToolCalls != nil && !*in.ParallelToolCalls && len(out.Tools) > 0 {
+		if tc == nil {
+			tc = &anthropic.ToolChoice{Type: "auto"}
+		}
+		if tc.Type != "none" {
+			tc.DisableParallelToolUse = true
+		}
+	}
+	out.ToolChoice = tc
+	return nil
+}
+
+// inputSchema keeps the parameters schema verbatim, adding what Anthropic
+// requires (an object schema).
+func inputSchema(params jsontext.Value) jsontext.Value {
+	if len(params) == 0 || string(params) == "null" {
+		return jsontext.Value(`{"type":"object","properties":{}}`)
+	}
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if jsonx.Unmarshal(params, &probe) == nil && probe.Type == "" && params.Kind() == '{' {
+		// Add "type":"object" without re-encoding the rest.
+		rest := strings.TrimSpace(string(params[1:]))
+		if rest == "}" {
+			return jsontext.Value(`{"type":"object"}`)
+		}
+		return jsontext.Value(`{"type":"object",` + rest)
+	}
+	return params
+}
+
+func o2aToolChoice(choice jsontext.Value, out *anthropic.MessagesRequest) (*anthropic.ToolChoice, error) {
+	if choice.Kind() == '"' {
+		var s string
+		jsonx.Unmarshal(choice, &s)
+		switch s {
+		case "auto":
+			return &anthropic.ToolChoice{Type: "auto"}, nil
+		case "required":
+			return &anthropic.ToolChoice{Type: "any"}, nil
+		case "none":
+			return &anthropic.ToolChoice{Type: "none"}, nil // tools are kept: history may use them
+		}
+		return nil, badRequest("tool_choice", "tool_choice: unknown value %q", s)
+	}
+	var obj struct {
+		Type     string `json:"type"`
+		Name     string `json:"name"` // legacy function_call {"name"}
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+		AllowedTools struct {
+			Mode  string `json:"mode"`
+			Tools []struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tools"`
+		} `json:"allowed_tools"`
+	}
+	if err := jsonx.Unmarshal(choice, &obj); err != nil {
+		return nil, badRequest("tool_choice", "tool_choice: %v", err)
+	}
+	switch {
+	case obj.Type == "function" && obj.Function.Name != "":
+		return &anthropic.ToolChoice{Type: "tool", Name: obj.Function.Name}, nil
+	case obj.Type == "" && obj.Name != "":
+		return &anthropic.ToolChoice{Type: "tool", Name: obj.Name}, nil
+	case obj.Type == "allowed_tools":
+		allowed := map[string]bool{}
+		for _, t := range obj.AllowedTools.Tools {
+			allowed[t.Function.Name] = true
+		}
+		out.Tools = slices.DeleteFunc(out.Tools, func(t anthropic.Tool) bool { return !allowed[t.Name] })
+		if obj.AllowedTools.Mode == "required" {
+			return &anthropic.ToolChoice{Type: "any"}, nil
+		}
+		return &anthropic.ToolChoice{Type: "auto"}, nil
+	}
+	return nil, badRequest("tool_choice", "tool_choice: unsupported value %s", choice)
+}
+
+// o2aResponseFormat maps response_format to output_config.format, or
+// emulates it with a forced tool on models without it (§1.9).
+func o2aResponseFormat(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+	if len(in.ResponseFormat) == 0 {
+		return nil
+	}
+	var rf struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Name   string         `json:"name"`
+			Schema jsontext.Value `json:"schema"`
+		} `json:"json_schema"`
+	}
+	if err := jsonx.Unmarshal(in.ResponseFormat, &rf); err != nil {
+		return badRequest("response_format", "response_format: %v", err)
+	}
+	var schema jsontext.Value
+	switch rf.Type {
+	case "text", "":
+		return nil
+	case "json_schema":
+		schema = rf.JSONSchema.Schema
+		if len(schema) == 0 {
+			return badRequest("response_format.json_schema.schema", "response_format.json_schema.schema: required")
+		}
+	case "json_object":
+		schema = jsontext.Value(`{"type":"object","additionalProperties":true,"properties":{}}`)
+	default:
+		return badRequest("response_format.type", "response_format.type: unknown value %q", rf.Type)
+	}
+	if p.Caps.OutputFormat && rf.Type == "json_schema" {
+		format, _ := jsonx.Marshal(map[string]any{"type": "json_schema", "schema": schema})
+		out.OutputConfig = &anthropic.OutputConfig{Format: format}
+		return nil
+	}
+	out.Tools = append(out.Tools, anthropic.Tool{Name: jsonToolName, Description: "Respond with a JSON object.", InputSchema: schema})
+	out.ToolChoice = &anthropic.ToolChoice{Type: "tool", Name: jsonToolName}
+	p.JSONTool = true
+	return nil
+}
+
+// reasoningBudgets are the budgets used for reasoning_effort on models
+// with budget thinking; budgetEffort inverts them.
+var reasoningBudgets = map[string]int64{
+	"minimal": 1024, "low": 1024, "medium": 8192, "high": 24576, "xhigh": 32768, "max": 32768,
+}
+
+// o2aThinking maps reasoning_effort (or a raw thinking extension) to
+// Anthropic thinking (§1.8.1).
+func o2aThinking(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+	if len(in.Thinking) > 0 && string(in.Thinking) != "null" {
+		var t anthropic.Thinking
+		if err := jsonx.Unmarshal(in.Thinking, &t); err != nil {
+			return badRequest("thinking", "thinking: %v", err)
+		}
+		out.Thinking = &t // explicit: forwarded as sent, parameters untouched
+		return nil
+	}
+	effort := in.ReasoningEffort
+	if effort == "" || effort == "none" {
+		return nil
+	}
+	if _, ok := reasoningBudgets[effort]; !ok {
+		return badRequest("reasoning_effort", "reasoning_effort: unknown value %q", effort)
+	}
+	if p.Caps.Thinking == ThinkingNone {
+		return p.advisory("reasoning_effort", "this model does not think")
+	}
+	if tc := out.ToolChoice; tc != nil && (tc.Type == "any" || tc.Type == "tool") {
+		// Anthropic refuses forced tool use with thinking; the tool choice is the contract.
+		p.drop("reasoning_effort")
+		return nil
+	}
+	switch p.Caps.Thinking {
+	case ThinkingAdaptive:
+		e := effort
+		if e == "minimal" {
+			e = "low"
+		}
+		out.Thinking = &anthropic.Thinking{Type: "adaptive"}
+		if out.OutputConfig == nil {
+			out.OutputConfig = &anthropic.OutputConfig{}
+		}
+		out.OutputConfig.Effort = e
+	default:
+		budget := reasoningBudgets[effort]
+		out.Thinking = &anthropic.Thinking{Type: "enabled", BudgetTokens: budget}
+		if out.MaxTokens <= budget {
+			// The budget counts inside max_tokens; keep the client's room for the answer.
+			out.MaxTokens = budget + max(out.MaxTokens, 1024)
+			p.adjust("max_tokens")
+		}
+	}
+	// Thinking refuses non-default sampling; tollgate added it, so it clears them.
+	if out.Temperature != nil {
+		out.Temperature = nil
+		p.drop("temperature")
+	}
+	if out.TopP != nil {
+		out.TopP = nil
+		p.drop("top_p")
+	}
+	if out.TopK != nil {
+		out.TopK = nil
+		p.drop("top_k")
+	}
+	return nil
+}
+
+// declareReferencedTools adds a stub definition for every tool the history
+// uses but the request does not declare: Anthropic refuses such history.
+// A request that declared no tools at all must not start calling the stubs,
+// so it also gets tool_choice none (unless the client chose).
+func declareReferencedTools(out *anthropic.MessagesRequest) {
+	hadTools := len(out.Tools) > 0
+	declared := map[string]bool{}
+	for _, t := range out.Tools {
+		declared[t.Name] = true
+	}
+	for _, m := range out.Messages {
+		for _, b := range m.Content.Blocks {
+			if b.Type == "tool_use" && !declared[b.Name] {
+				declared[b.Name] = true
+				out.Tools = append(out.Tools, anthropic.Tool{Name: b.Name, InputSchema: jsontext.Value(`{"type":"object","properties":{}}`)})
+			}
+		}
+	}
+	if !hadTools && len(out.Tools) > 0 && out.ToolChoice == nil {
+		out.ToolChoice = &anthropic.ToolChoice{Type: "none"}
+	}
+}

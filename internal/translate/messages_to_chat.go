@@ -1,0 +1,497 @@
+package translate
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/jsonx"
+)
+
+// MessagesToChat translates an Anthropic Messages request into a Chat
+// Completions request for an OpenAI-compatible upstream serving
+// upstreamModel. The Plan carries what the response side needs.
+func MessagesToChat(in *anthropic.MessagesRequest, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*openai.ChatRequest, *Plan, error) {
+	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
+	out := &openai.ChatRequest{Model: upstreamModel, Stream: in.Stream}
+
+	if err := a2oTopLevel(in, out, p); err != nil {
+		return nil, nil, err
+	}
+	msgs, err := a2oMessages(in, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	out.Messages = msgs
+	if err := a2oTools(in, out, p); err != nil {
+		return nil, nil, err
+	}
+	if err := a2oThinking(in, out, p); err != nil {
+		return nil, nil, err
+	}
+	return out, p, nil
+}
+
+func a2oTopLevel(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
+	// Both sides count reasoning inside the output limit: copy as is.
+	mt := in.MaxTokens
+	if p.Caps.LegacyMaxTokens {
+		out.MaxTokens = &mt
+	} else {
+		out.MaxCompletionTokens = &mt
+	}
+	if in.Stream && !p.Caps.NoStreamUsage {
+		// Anthropic clients always get usage; ask for it.
+		out.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	}
+	if n := len(in.StopSequences); n > 0 {
+		if n > p.Caps.maxStop() {
+			return badRequest("stop_sequences", "stop_sequences: the upstream accepts at most %d stop sequences, got %d", p.Caps.maxStop(), n)
+		}
+		out.Stop = openai.Strings{Values: in.StopSequences, Set: true}
+	}
+	out.Temperature = in.Temperature // Anthropic's 0–1 is within OpenAI's 0–2: never rescale
+	out.TopP = in.TopP
+	if in.TopK != nil {
+		if p.Caps.AcceptsTopK {
+			out.TopK = in.TopK
+		} else if err := p.advisory("top_k", "the upstream has no top_k"); err != nil {
+			return err
+		}
+	}
+	if in.Metadata != nil && in.Metadata.UserID != "" {
+		out.User = in.Metadata.UserID
+	}
+	if len(in.MCPServers) > 0 && string(in.MCPServers) != "[]" {
+		return p.contract("mcp_servers", "MCP servers run on Anthropic's side and cannot be used with this model's upstream")
+	}
+	if len(in.Container) > 0 && string(in.Container) != "null" {
+		return p.contract("container", "code-execution containers run on Anthropic's side and cannot be used with this model's upstream")
+	}
+	for _, a := range []struct {
+		param   string
+		present bool
+	}{
+		{"service_tier", in.ServiceTier != ""}, {"inference_geo", in.InferenceGeo != ""},
+		{"cache_control", len(in.CacheControl) > 0}, {"context_management", len(in.ContextMgmt) > 0},
+	} {
+		if a.present {
+			if err := p.advisory(a.param, "not supported by this model's upstream"); err != nil {
+				return err
+			}
+		}
+	}
+	if format := outputFormat(in); len(format) > 0 {
+		rf, err := a2oResponseFormat(format)
+		if err != nil {
+			return err
+		}
+		out.ResponseFormat = rf
+	}
+	return unknownMembers(in.Extra, p)
+}
+
+func outputFormat(in *anthropic.MessagesRequest) jsontext.Value {
+	if in.OutputConfig != nil && len(in.OutputConfig.Format) > 0 {
+		return in.OutputConfig.Format
+	}
+	return in.OutputFormat
+}
+
+// a2oResponseFormat maps output_config.format {type: json_schema, schema}
+// to response_format.
+func a2oResponseFormat(format jsontext.Value) (jsontext.Value, error) {
+	var f struct {
+		Type   string         `json:"type"`
+		Schema jsontext.Value `json:"schema"`
+	}
+	if err := jsonx.Unmarshal(format, &f); err != nil || f.Type != "json_schema" || len(f.Schema) == 0 {
+		return nil, badRequest("output_config.format", "output_config.format: expected {\"type\":\"json_schema\",\"schema\":{…}}")
+	}
+	return jsonx.Marshal(map[string]any{
+		"type":        "json_schema",
+		"json_schema": map[string]any{"name": "output", "schema": f.Schema, "strict": true},
+	})
+}
+
+// unknownMembers reports top-level members the translator does not know.
+func unknownMembers(extra jsontext.Value, p *Plan) error {
+	if len(extra) == 0 {
+		return nil
+	}
+	var m map[string]jsontext.Value
+	if err := jsonx.Unmarshal(extra, &m); err != nil {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if err := p.advisory(k, "unknown parameter, not translated"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// a2oMessages converts system and messages (§1.3).
+func a2oMessages(in *anthropic.MessagesRequest, p *Plan) ([]openai.ChatMessage, error) {
+	var out []openai.ChatMessage
+	if sys := in.System.Blocks; len(sys) > 0 {
+		var texts []string
+		for _, b := range sys {
+			if len(b.CacheControl) > 0 {
+				if err := p.advisory("cache_control", "the upstream has no prompt-cache breakpoints"); err != nil {
+					return nil, err
+				}
+			}
+			if b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+		}
+		if len(texts) > 0 {
+			// Separate blocks stay separate paragraphs rather than glued sentences.
+			out = append(out, openai.ChatMessage{Role: "system", Content: textContent(strings.Join(texts, "\n\n"))})
+		}
+	}
+	for i, m := range in.Messages {
+		var err error
+		switch m.Role {
+		case "user":
+			out, err = a2oUserMessage(out, i, m.Content.Blocks, p)
+		case "assistant":
+			out, err = a2oAssistantMessage(out, i, m.Content.Blocks, p)
+		default:
+			err = badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role: must be user or assistant, got %q", i, m.Role)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if n := len(in.Messages); n > 0 && in.Messages[n-1].Role == "assistant" {
+		// Chat Completions cannot continue a prefilled answer; the turn is
+		// sent as history.
+		p.drop("assistant_prefill")
+	}
+	return out, nil
+}
+
+func textContent(s string) openai.MessageContent {
+	return openai.MessageContent{IsString: true, Text: s}
+}
+
+func a2oUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, p *Plan) ([]openai.ChatMessage, error) {
+	// Tool results first: OpenAI needs tool messages right after the
+	// assistant message that made the calls.
+	var carried []openai.Part // images from tool results, sent in one user message after them
+	for j, b := range blocks {
+		if b.Type != "tool_result" {
+			continue
+		}
+		text, media, err := toolResultContent(b, fmt.Sprintf("messages[%d].content[%d]", i, j), p)
+		if err != nil {
+			return nil, err
+		}
+		carried = append(carried, media...)
+		out = append(out, openai.ChatMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: textContent(text)})
+	}
+	if len(carried) > 0 {
+		out = appendUser(out, carried)
+	}
+	var parts []openai.Part
+	for j, b := range blocks {
+		path := fmt.Sprintf("messages[%d].content[%d]", i, j)
+		if len(b.CacheControl) > 0 {
+			if err := p.advisory("cache_control", "the upstream has no prompt-cache breakpoints"); err != nil {
+				return nil, err
+			}
+		}
+		switch b.Type {
+		case "tool_result":
+		case "text":
+			if b.Text != "" {
+				parts = append(parts, openai.Part{Type: "text", Text: b.Text})
+			}
+		case "image", "document":
+			part, err := mediaPart(b, path, p)
+			if err != nil {
+				return nil, err
+			}
+			if part != nil {
+				parts = append(parts, *part)
+			}
+		default:
+			if err := p.contract(path, fmt.Sprintf("content blocks of type %q cannot be sent to this model's upstream", b.Type)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(parts) > 0 {
+		out = appendUser(out, parts)
+	}
+	return out, nil
+}
+
+// appendUser adds parts as a user message, merged into a directly
+// preceding user message (some chat templates require alternation).
+func appendUser(out []openai.ChatMessage, parts []openai.Part) []openai.ChatMessage {
+	if n := len(out); n > 0 && out[n-1].Role == "user" {
+		prev := &out[n-1]
+		if prev.Content.IsString {
+			prev.Content = openai.MessageContent{Parts: []openai.Part{{Type: "text", Text: prev.Content.Text}}}
+		}
+		prev.Content.Parts = append(prev.Content.Parts, parts...)
+		return out
+	}
+	if len(parts) == 1 && parts[0].Type == "text" {
+		return append(out, openai.ChatMessage{Role: "user", Content: textContent(parts[0].Text)})
+	}
+	return append(out, openai.ChatMessage{Role: "user", Content: openai.MessageContent{Parts: parts}})
+}
+
+// toolResultContent flattens a tool_result into the text of a tool message;
+// images and documents cannot travel in a tool message, so they come back
+// as parts for a user message that follows, with a placeholder in the text.
+func toolResultContent(b anthropic.Block, path string, p *Plan) (string, []openai.Part, error) {
+	var texts []string
+	var media []openai.Part
+	if b.Content != nil {
+		for k, c := range b.Content.Blocks {
+			switch c.Type {
+			case "text":
+				texts = append(texts, c.Text)
+			case "image", "document":
+				part, err := mediaPart(c, fmt.Sprintf("%s.content[%d]", path, k), p)
+				if err != nil {
+					return "", nil, err
+				}
+				if part != nil {
+					media = append(media, *part)
+					texts = append(texts, "[image omitted: see next message]")
+				}
+			default:
+				if err := p.contract(path, fmt.Sprintf("tool results with %q content cannot be sent to this model's upstream", c.Type)); err != nil {
+					return "", nil, err
+				}
+			}
+		}
+	}
+	text := strings.Join(texts, "\n")
+	if b.IsError && !strings.HasPrefix(text, "Error") {
+		// OpenAI has no error flag on tool results: say it in the text.
+		text = "Error: " + text
+	}
+	return text, media, nil
+}
+
+// mediaPart converts an image or document block to a content part.
+func mediaPart(b anthropic.Block, path string, p *Plan) (*openai.Part, error) {
+	s := b.Source
+	if s == nil {
+		return nil, badRequest(path, "%s: %s block without a source", path, b.Type)
+	}
+	switch {
+	case b.Type == "image" && s.Type == "base64":
+		return &openai.Part{Type: "image_url", ImageURL: &openai.ImageURL{URL: "data:" + s.MediaType + ";base64," + s.Data}}, nil
+	case b.Type == "image" && s.Type == "url":
+		return &openai.Part{Type: "image_url", ImageURL: &openai.ImageURL{URL: s.URL}}, nil
+	case b.Type == "document" && s.Type == "text":
+		return &openai.Part{Type: "text", Text: s.Data}, nil
+	case b.Type == "document" && s.Type == "base64" && s.MediaType == "application/pdf":
+		if !p.Caps.FileParts {
+			return nil, p.contract(path, "PDF documents are not supported by this model's upstream")
+		}
+		name := b.Title
+		if name == "" {
+			name = "document.pdf"
+		}
+		return &openai.Part{Type: "file", File: &openai.File{Filename: name, FileData: "data:application/pdf;base64," + s.Data}}, nil
+	default:
+		return nil, p.contract(path, fmt.Sprintf("%s sources of type %q cannot be sent to this model's upstream", b.Type, s.Type))
+	}
+}
+
+func a2oAssistantMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, p *Plan) ([]openai.ChatMessage, error) {
+	var text strings.Builder
+	var reasoning strings.Builder
+	m := openai.ChatMessage{Role: "assistant"}
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text) // joined with "": the model's own bytes
+		case "tool_use":
+			args := string(b.Input)
+			if strings.TrimSpace(args) == "" {
+				args = "{}"
+			}
+			m.ToolCalls = append(m.ToolCalls, openai.ToolCall{
+				ID: b.ID, Type: "function",
+				Function: openai.FunctionCall{Name: p.upstreamToolName(b.Name), Arguments: args},
+			})
+		case "thinking":
+			reasoning.WriteString(b.Thinking)
+		case "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result",
+			"code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result",
+			"mcp_tool_use", "mcp_tool_result", "container_upload":
+			// Produced and consumed on Anthropic's side: nothing upstream can use.
+			p.drop(b.Type)
+		default:
+			if err := p.contract(fmt.Sprintf("messages[%d]", i), fmt.Sprintf("assistant content blocks of type %q cannot be sent to this model's upstream", b.Type)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if text.Len() > 0 {
+		m.Content = textContent(text.String())
+	} else {
+		m.Content = openai.MessageContent{Null: true} // never "": it would come back as an empty text block
+	}
+	if reasoning.Len() > 0 && p.Caps.Reasoning == ReasoningDeepSeek {
+		// DeepSeek's thinking mode refuses tool-call turns without their reasoning.
+		m.ReasoningContent = reasoning.String()
+	}
+	if text.Len() == 0 && len(m.ToolCalls) == 0 && m.ReasoningContent == "" {
+		return out, nil
+	}
+	if n := len(out); n > 0 && out[n-1].Role == "assistant" {
+		prev := &out[n-1]
+		if !m.Content.Null {
+			if prev.Content.Null {
+				prev.Content = m.Content
+			} else {
+				prev.Content.Text += m.Content.Text
+			}
+		}
+		prev.ToolCalls = append(prev.ToolCalls, m.ToolCalls...)
+		prev.ReasoningContent += m.ReasoningContent
+		return out, nil
+	}
+	return append(out, m), nil
+}
+
+// a2oTools converts tools and tool_choice (§1.5).
+func a2oTools(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
+	var serverTools []string
+	for i, t := range in.Tools {
+		if t.Type != "" && t.Type != "custom" {
+			serverTools = append(serverTools, t.Name)
+			if err := p.advisory(fmt.Sprintf("tools[%d]", i), fmt.Sprintf("server tool %q runs on Anthropic's side", t.Type)); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(t.CacheControl) > 0 {
+			if err := p.advisory("cache_control", "the upstream has no prompt-cache breakpoints"); err != nil {
+				return err
+			}
+		}
+		params := t.InputSchema
+		if len(params) == 0 {
+			params = jsontext.Value(`{"type":"object","properties":{}}`)
+		}
+		out.Tools = append(out.Tools, openai.Tool{Type: "function", Function: openai.Function{
+			Name: p.upstreamToolName(t.Name), Description: t.Description, Parameters: params, Strict: t.Strict,
+		}})
+	}
+	tc := in.ToolChoice
+	if tc == nil {
+		return nil
+	}
+	var choice string
+	switch tc.Type {
+	case "auto", "":
+		choice = `"auto"`
+	case "any":
+		choice = `"required"`
+	case "none":
+		choice = `"none"`
+	case "tool":
+		for _, s := range serverTools {
+			if s == tc.Name {
+				return p.contract("tool_choice", fmt.Sprintf("forced server tool %q cannot run on this model's upstream", tc.Name))
+			}
+		}
+		name, _ := jsonx.Marshal(p.upstreamToolName(tc.Name))
+		choice = `{"type":"function","function":{"name":` + string(name) + `}}`
+	default:
+		return badRequest("tool_choice.type", "tool_choice.type: unknown value %q", tc.Type)
+	}
+	if len(out.Tools) == 0 && tc.Type != "none" {
+		return nil // OpenAI rejects a tool_choice without tools
+	}
+	out.ToolChoice = jsontext.Value(choice)
+	if tc.DisableParallelToolUse && len(out.Tools) > 0 {
+		f := false
+		out.ParallelToolCalls = &f
+	}
+	return nil
+}
+
+// a2oThinking maps thinking and output_config.effort to the upstream's
+// reasoning dialect (§1.8.2).
+func a2oThinking(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
+	effort := ""
+	if in.OutputConfig != nil {
+		effort = in.OutputConfig.Effort
+	}
+	t := in.Thinking
+	switch {
+	case t == nil && effort == "":
+		return nil
+	case t != nil && t.Type == "disabled":
+		if p.Caps.Reasoning == ReasoningDeepSeek {
+			out.Thinking = jsontext.Value(`{"type":"disabled"}`)
+			return nil
+		}
+		if p.Caps.AcceptsReasoningNone && p.Caps.Reasoning == ReasoningOpenAI {
+			out.ReasoningEffort = "none"
+		}
+		return nil
+	case t != nil && t.Type == "enabled":
+		effort = budgetEffort(t.BudgetTokens)
+	case t != nil && t.Type == "adaptive" && effort == "":
+		if p.Caps.Reasoning == ReasoningDeepSeek {
+			out.Thinking = jsontext.Value(`{"type":"enabled"}`)
+		}
+		return nil // the upstream's default effort
+	case t != nil && t.Type != "adaptive":
+		return badRequest("thinking.type", "thinking.type: unknown value %q", t.Type)
+	}
+	if effort == "max" || effort == "xhigh" {
+		effort = "high"
+		if p.Caps.AcceptsXHigh {
+			effort = "xhigh"
+		}
+	}
+	switch p.Caps.Reasoning {
+	case ReasoningOpenAI:
+		out.ReasoningEffort = effort
+	case ReasoningDeepSeek:
+		out.Thinking = jsontext.Value(`{"type":"enabled"}`)
+	case ReasoningOpenRouter:
+		out.Reasoning, _ = jsonx.Marshal(map[string]string{"effort": effort})
+	case ReasoningQwen:
+		on := true
+		out.EnableThinking = &on
+	case ReasoningNone:
+		return p.advisory("thinking", "this model's upstream has no reasoning control")
+	}
+	return nil
+}
+
+// budgetEffort buckets a thinking budget into an effort level; the buckets
+// invert the budgets chosen for reasoning_effort (chat_to_messages.go).
+func budgetEffort(budget int64) string {
+	switch {
+	case budget <= 1024:
+		return "low"
+	case budget <= 8192:
+		return "medium"
+	case budget <= 24576:
+		return "high"
+	default:
+		return "xhigh"
+	}
+}

@@ -1,0 +1,104 @@
+package translate
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+)
+
+// OpenAI function names must match ^[a-zA-Z0-9_-]{1,64}$.
+const maxToolName = 64
+
+func validToolName(s string) bool {
+	if s == "" || len(s) > maxToolName {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !idChar(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func idChar(c byte) bool {
+	return c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// upstreamToolName maps a client tool name to one an OpenAI upstream
+// accepts: unchanged when valid, else "<first 55 chars, sanitised>_<8 hex of
+// SHA-256>". The mapping is deterministic, so history and definitions agree,
+// and recorded in the plan so answers carry the client's name.
+func (p *Plan) upstreamToolName(name string) string {
+	if validToolName(name) {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	short := sanitizeID(name)
+	if len(short) > 55 {
+		short = short[:55]
+	}
+	short += "_" + hex.EncodeToString(sum[:4])
+	if p.toolNames == nil {
+		p.toolNames = make(map[string]string)
+	}
+	p.toolNames[short] = name
+	return short
+}
+
+// sanitizeID makes a tool id acceptable to Anthropic (^[a-zA-Z0-9_-]+$) by
+// replacing every other byte with "_". It is deterministic, so a tool call
+// id and the tool result that answers it map to the same value.
+func sanitizeID(id string) string {
+	if id == "" {
+		return "toolu_" + randomHex(12)
+	}
+	ok := true
+	for i := 0; i < len(id); i++ {
+		if !idChar(id[i]) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return id
+	}
+	b := []byte(id)
+	for i, c := range b {
+		if !idChar(c) {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// SignaturePrefix marks thinking signatures made by tollgate for reasoning
+// that came from an OpenAI-compatible upstream. Anthropic would reject them,
+// so blocks carrying one are never sent to an Anthropic upstream.
+const SignaturePrefix = "tollgate.v1."
+
+// Signer makes synthetic thinking signatures: SDK types require a
+// signature on every thinking block.
+type Signer struct{ key []byte }
+
+// NewSigner returns a Signer keyed with secret.
+func NewSigner(secret []byte) *Signer { return &Signer{key: secret} }
+
+// Sign returns the synthetic signature of a thinking text.
+func (s *Signer) Sign(thinking string) string {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte(thinking))
+	return SignaturePrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))[:32]
+}
+
+// IsSynthetic reports whether sig is a tollgate-made signature.
+func IsSynthetic(sig string) bool { return strings.HasPrefix(sig, SignaturePrefix) }

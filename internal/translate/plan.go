@@ -1,0 +1,90 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Plan is what a request translation decided that the response side must
+// know: names to restore, which modes are on, what was dropped. It is made
+// per request and is not safe for concurrent use.
+type Plan struct {
+	// ClientModel is the model name the client asked for; answers carry it.
+	ClientModel string
+	// Stream is whether the client asked for a stream.
+	Stream bool
+	// IncludeUsage: the OpenAI client asked for a usage chunk.
+	IncludeUsage bool
+	// JSONTool: structured output was emulated with a forced tool whose
+	// input is the answer.
+	JSONTool bool
+	// Caps of the target.
+	Caps Caps
+	// InputEstimate is a local estimate of the prompt's tokens, shown in
+	// message_start until the upstream's exact count arrives.
+	InputEstimate int64
+
+	toolNames map[string]string // upstream tool name → client tool name
+	dropped   []string
+	adjusted  []string
+	policy    Policy
+	signer    *Signer
+}
+
+// Dropped lists the request parameters that were not sent upstream.
+func (p *Plan) Dropped() []string { return p.dropped }
+
+// Adjusted lists the request parameters whose value was changed.
+func (p *Plan) Adjusted() []string { return p.adjusted }
+
+func (p *Plan) drop(param string) {
+	if !slices.Contains(p.dropped, param) {
+		p.dropped = append(p.dropped, param)
+	}
+}
+
+func (p *Plan) adjust(param string) {
+	if !slices.Contains(p.adjusted, param) {
+		p.adjusted = append(p.adjusted, param)
+	}
+}
+
+// advisory handles an advisory parameter that cannot be sent upstream:
+// dropped and reported, or refused under PolicyStrict.
+func (p *Plan) advisory(param, why string) error {
+	if p.policy == PolicyStrict {
+		return &RequestError{Param: param, Message: fmt.Sprintf("%s: %s", param, why)}
+	}
+	p.drop(param)
+	return nil
+}
+
+// contract handles a parameter whose loss would change what the client
+// gets: refused, or dropped and reported under PolicyLenient.
+func (p *Plan) contract(param, why string) error {
+	if p.policy == PolicyLenient {
+		p.drop(param)
+		return nil
+	}
+	return &RequestError{Param: param, Message: fmt.Sprintf("%s: %s", param, why)}
+}
+
+// clientToolName restores a tool name shortened for the upstream.
+func (p *Plan) clientToolName(upstream string) string {
+	if n, ok := p.toolNames[upstream]; ok {
+		return n
+	}
+	return upstream
+}
+
+// RequestError is a client request that cannot be translated (HTTP 400).
+type RequestError struct {
+	Param   string
+	Message string
+}
+
+func (e *RequestError) Error() string { return e.Message }
+
+func badRequest(param, format string, args ...any) error {
+	return &RequestError{Param: param, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,293 @@
+package translate
+
+import (
+	"strconv"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/meter"
+	"github.com/tollgate/tollgate/internal/sse"
+)
+
+// maxContentBlocks bounds the block indexes an upstream may use.
+const maxContentBlocks = 1000
+
+// upstreamBlock is what an Anthropic content block becomes for the client.
+type upstreamBlock uint8
+
+const (
+	ublockIgnored  upstreamBlock = iota // server tools and their results, unknown types
+	ublockText                          // text → delta.content
+	ublockThinking                      // thinking → delta.reasoning_content
+	ublockTool                          // tool_use → delta.tool_calls
+	ublockJSON                          // the structured-output tool → delta.content
+)
+
+// MessagesToChatStream turns an Anthropic upstream's event stream into
+// Chat Completions chunks (TRANSLATION.md §3.3): one id on every chunk, the
+// role once, tool-call indexes dense per message whatever blocks come
+// before, exactly one finish_reason chunk, a usage chunk only when the
+// client asked, and [DONE] only after a normal end. It is created per
+// request and is not safe for concurrent use.
+type MessagesToChatStream struct {
+	p       *Plan
+	state   streamState
+	out     []byte
+	f       sse.Fields
+	created int64
+
+	prefix []byte // a chunk up to its delta object
+	suffix []byte // what follows the delta in an ordinary chunk
+
+	blocks   []upstreamBlock
+	toolIdx  []int // block index → OpenAI tool-call index
+	nextTool int
+
+	stop  string
+	usage meter.Usage
+}
+
+// NewMessagesToChatStream starts a translated stream for p; created is the
+// unix time shown on every chunk.
+func NewMessagesToChatStream(p *Plan, created int64) *MessagesToChatStream {
+	return &MessagesToChatStream{p: p, created: created}
+}
+
+// Usage is the usage the upstream reported so far, in buckets.
+func (s *MessagesToChatStream) Usage() meter.Usage { return s.usage }
+
+// Ended reports whether the client's stream has been closed.
+func (s *MessagesToChatStream) Ended() bool { return s.state >= stateDone }
+
+// StartError reports whether ev, the upstream's first event, is an error
+// event; if so it returns the status and OpenAI error body to answer with.
+func (s *MessagesToChatStream) StartError(ev []byte) (int, []byte, bool) {
+	s.f.Parse(ev)
+	if string(s.f.Name) != "error" {
+		return 0, nil, false
+	}
+	status, body, _ := AnthropicErrorToOpenAI(0, s.f.Data)
+	return status, body, true
+}
+
+// Feed takes one complete upstream SSE event and returns the client bytes
+// it produces (valid until the next call).
+func (s *MessagesToChatStream) Feed(ev []byte) []byte {
+	s.out = s.out[:0]
+	if s.state >= stateDone {
+		return nil
+	}
+	s.f.Parse(ev)
+	if s.f.Data == nil {
+		return nil
+	}
+	data := unsafeString(s.f.Data)
+	name := unsafeString(s.f.Name)
+	if name == "" {
+		name = gjson.Get(data, "type").Str
+	}
+	switch name {
+	case "message_start":
+		s.usage.MergeAnthropic(gjson.Get(data, "message.usage").Raw)
+		s.begin(gjson.Get(data, "message.id").Str)
+	case "content_block_start":
+		s.begin("")
+		s.blockStart(gjson.Get(data, "index"), gjson.Get(data, "content_block"))
+	case "content_block_delta":
+		s.begin("")
+		s.blockDelta(int(gjson.Get(data, "index").Int()), gjson.Get(data, "delta"))
+	case "message_delta":
+		if r := gjson.Get(data, "delta.stop_reason"); r.Type == gjson.String {
+			s.stop = r.Str
+		}
+		s.usage.MergeAnthropic(gjson.Get(data, "usage").Raw) // cumulative; only present fields overwrite
+	case "message_stop":
+		s.finalize()
+	case "ping":
+		if s.state == stateStreaming {
+			s.out = append(s.out, ": ping\n\n"...) // a comment, not an empty chunk
+		}
+	case "error":
+		_, body, _ := AnthropicErrorToOpenAI(0, s.f.Data)
+		s.fail(body)
+	}
+	// content_block_stop and unknown events produce nothing.
+	return s.out
+}
+
+// Close ends the stream when the upstream's body ends or fails before
+// message_stop: an error chunk and no [DONE], never a made-up finish.
+func (s *MessagesToChatStream) Close(eof bool, msg string) ([]byte, bool) {
+	s.out = s.out[:0]
+	if s.state >= stateDone {
+		return nil, s.state == stateDone
+	}
+	s.fail(openai.MarshalError(openai.ErrServer, msg, "", "upstream_stream_interrupted"))
+	return s.out, false
+}
+
+// ErrorEvent encodes an OpenAI error chunk.
+func (s *MessagesToChatStream) ErrorEvent(msg string) []byte {
+	return sse.AppendEvent(nil, "", openai.MarshalError(openai.ErrServer, msg, "", "upstream_stream_interrupted"))
+}
+
+func (s *MessagesToChatStream) begin(msgID string) {
+	if s.state != stateBefore {
+		return
+	}
+	s.state = stateStreaming
+	p := append([]byte(nil), `{"id":`...)
+	p = jsonx.AppendQuote(p, chatID(msgID))
+	p = append(p, `,"object":"chat.completion.chunk","created":`...)
+	p = strconv.AppendInt(p, s.created, 10)
+	p = append(p, `,"model":`...)
+	p = jsonx.AppendQuote(p, s.p.ClientModel)
+	s.prefix = append(p, `,"choices":[{"index":0,"delta":`...)
+	s.suffix = []byte(`,"logprobs":null,"finish_reason":null}]`)
+	if s.p.IncludeUsage {
+		s.suffix = append(s.suffix, `,"usage":null`...)
+	}
+	s.suffix = append(s.suffix, '}')
+	s.chunk(`{"role":"assistant","content":""}`)
+}
+
+// chunk emits one chunk with the given delta object.
+func (s *MessagesToChatStream) chunk(delta string) {
+	b := append(s.out, "data: "...)
+	b = append(b, s.prefix...)
+	b = append(b, delta...)
+	b = append(b, s.suffix...)
+	s.out = append(b, "\n\n"...)
+}
+
+// chunkRaw emits a chunk whose delta is prefix + quoted + close, splicing
+// the upstream's JSON string without unescaping it.
+func (s *MessagesToChatStream) chunkRaw(prefix, quoted, close string) {
+	b := append(s.out, "data: "...)
+	b = append(b, s.prefix...)
+	b = append(b, prefix...)
+	b = append(b, quoted...)
+	b = append(b, close...)
+	b = append(b, s.suffix...)
+	s.out = append(b, "\n\n"...)
+}
+
+func (s *MessagesToChatStream) blockStart(index, block gjson.Result) {
+	i := int(index.Int())
+	if !index.Exists() || i < 0 || i >= maxContentBlocks {
+		return
+	}
+	for len(s.blocks) <= i {
+		s.blocks = append(s.blocks, ublockIgnored)
+		s.toolIdx = append(s.toolIdx, -1)
+	}
+	switch block.Get("type").Str {
+	case "text":
+		s.blocks[i] = ublockText
+		if t := block.Get("text"); t.Type == gjson.String && t.Raw != `""` {
+			s.chunkRaw(`{"content":`, t.Raw, `}`)
+		}
+	case "thinking":
+		s.blocks[i] = ublockThinking
+		if t := block.Get("thinking"); t.Type == gjson.String && t.Raw != `""` {
+			s.chunkRaw(`{"reasoning_content":`, t.Raw, `}`)
+		}
+	case "redacted_thinking":
+		if s.p.Caps.ExposeThinkingBlocks {
+			s.chunkRaw(`{"thinking_blocks":[{"type":"redacted_thinking","data":`, block.Get("data").Raw, `}]}`)
+		}
+	case "tool_use":
+		name := block.Get("name").Str
+		if s.p.JSONTool && name == jsonToolName {
+			s.blocks[i] = ublockJSON
+			return
+		}
+		s.blocks[i] = ublockTool
+		k := s.nextTool
+		s.nextTool++
+		s.toolIdx[i] = k
+		args := `""`
+		// Synthetic upstreams may put the whole input in the start event.
+		if in := block.Get("input"); in.IsObject() && len(in.Map()) > 0 {
+			args = string(jsonx.AppendQuote(nil, in.Raw))
+		}
+		b := []byte(`{"tool_calls":[{"index":`)
+		b = strconv.AppendInt(b, int64(k), 10)
+		b = append(b, `,"id":`...)
+		b = jsonx.AppendQuote(b, block.Get("id").Str)
+		b = append(b, `,"type":"function","function":{"name":`...)
+		b = jsonx.AppendQuote(b, s.p.clientToolName(name))
+		b = append(b, `,"arguments":`...)
+		b = append(b, args...)
+		b = append(b, `}}]}`...)
+		s.chunk(string(b))
+	}
+}
+
+func (s *MessagesToChatStream) blockDelta(i int, d gjson.Result) {
+	if i < 0 || i >= len(s.blocks) {
+		return // a delta for a block never started
+	}
+	switch d.Get("type").Str {
+	case "text_delta":
+		if s.blocks[i] == ublockText {
+			if t := d.Get("text"); t.Raw != `""` && t.Type == gjson.String {
+				s.chunkRaw(`{"content":`, t.Raw, `}`)
+			}
+		}
+	case "thinking_delta":
+		if t := d.Get("thinking"); t.Raw != `""` && t.Type == gjson.String {
+			s.chunkRaw(`{"reasoning_content":`, t.Raw, `}`)
+		}
+	case "signature_delta":
+		if s.p.Caps.ExposeThinkingBlocks {
+			s.chunkRaw(`{"thinking_blocks":[{"type":"thinking","signature":`, d.Get("signature").Raw, `}]}`)
+		}
+	case "input_json_delta":
+		pj := d.Get("partial_json")
+		if pj.Type != gjson.String || pj.Raw == `""` {
+			return
+		}
+		switch s.blocks[i] {
+		case ublockTool:
+			pre := `{"tool_calls":[{"index":` + strconv.Itoa(s.toolIdx[i]) + `,"function":{"arguments":`
+			s.chunkRaw(pre, pj.Raw, `}}]}`)
+		case ublockJSON:
+			s.chunkRaw(`{"content":`, pj.Raw, `}`)
+		}
+	}
+	// citations_delta and unknown deltas are dropped.
+}
+
+func (s *MessagesToChatStream) finalize() {
+	s.begin("")
+	finish := finishReason(s.stop, s.p.JSONTool)
+	b := append(s.out, "data: "...)
+	b = append(b, s.prefix...)
+	b = append(b, `{},"logprobs":null,"finish_reason":"`...)
+	b = append(b, finish...)
+	b = append(b, `"}]`...)
+	if s.p.IncludeUsage {
+		b = append(b, `,"usage":null`...)
+	}
+	b = append(b, "}\n\n"...)
+	s.out = b
+	if s.p.IncludeUsage {
+		// The one usage chunk: empty choices, just before [DONE].
+		usage, _ := jsonx.Marshal(openAIUsage(s.usage))
+		u := append([]byte(nil), s.prefix[:len(s.prefix)-len(`{"index":0,"delta":`)]...)
+		u = append(u, `],"usage":`...)
+		u = append(u, usage...)
+		u = append(u, '}')
+		s.out = sse.AppendEvent(s.out, "", u)
+	}
+	s.out = append(s.out, "data: [DONE]\n\n"...)
+	s.state = stateDone
+}
+
+func (s *MessagesToChatStream) fail(body []byte) {
+	s.out = sse.AppendEvent(s.out, "", body)
+	s.state = stateFailed
+}
