@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/tollgate/tollgate/internal/gateway"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
+	"github.com/tollgate/tollgate/internal/translate"
 )
 
 func serve(args []string, stderr io.Writer) error {
@@ -127,6 +129,8 @@ func Build(cfg *config.Config, masterKey string, logger *slog.Logger) (http.Hand
 		Auth:         auth.New(masterKey),
 		MaxBodyBytes: cfg.Server.MaxBodyBytes,
 		Logger:       logger,
+		// Derived from the master key so that replicas sharing it agree.
+		Signer: translate.NewSigner(signingKey(masterKey)),
 	})
 	closeIdle := func() {
 		for _, c := range closers {
@@ -141,6 +145,12 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, nil))
 	}
 	return slog.New(slog.NewJSONHandler(w, nil))
+}
+
+// signingKey derives the thinking-signature key from the master key.
+func signingKey(masterKey string) []byte {
+	sum := sha256.Sum256([]byte("tollgate thinking signature\x00" + masterKey))
+	return sum[:]
 }
 
 // generateKey returns a random master key: "sk-tg-" and 32 random bytes.

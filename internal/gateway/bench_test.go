@@ -209,6 +209,6 @@ func FuzzStreamTap(f *testing.F) {
 			t.Fatalf("relayed bytes differ from the upstream's:\n got %q\nwant %q", out.Bytes(), stream[:consumedTotal])
 		}
 		_ = tap.usage()
-		tap.errorEvent("x")
+		tap.finish(true, "x")
 	})
 }

@@ -48,9 +48,7 @@ func TestBadInputs(t *testing.T) {
 		{"messages: stream not a bool", "POST", "/v1/messages", `{"model":"echo","max_tokens":10,"stream":"yes","messages":[{"role":"user","content":"hi"}]}`, anthropicAuth, 400, "invalid_request_error", "stream"},
 		{"messages: too large", "POST", "/v1/messages", `{"model":"echo","max_tokens":10,"messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`, anthropicAuth, 413, "request_too_large", "4096"},
 		{"messages: wrong method", "GET", "/v1/messages", "", anthropicAuth, 405, "invalid_request_error", "POST"},
-		{"messages: cross-protocol route", "POST", "/v1/messages", `{"model":"gpt-x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, anthropicAuth, 501, "invalid_request_error", "translation"},
 		{"count_tokens: wrong method", "PUT", "/v1/messages/count_tokens", "", anthropicAuth, 405, "invalid_request_error", "POST"},
-		{"count_tokens: openai target", "POST", "/v1/messages/count_tokens", `{"model":"gpt-x","messages":[{"role":"user","content":"hi"}]}`, anthropicAuth, 501, "invalid_request_error", "gpt-x"},
 
 		{"chat: no key", "POST", "/v1/chat/completions", chatOK, nil, 401, "invalid_request_error", "missing API key"},
 		{"chat: wrong key", "POST", "/v1/chat/completions", chatOK, []string{"Authorization: Bearer nope"}, 401, "invalid_request_error", "invalid API key"},
@@ -62,7 +60,9 @@ func TestBadInputs(t *testing.T) {
 		{"chat: empty messages", "POST", "/v1/chat/completions", `{"model":"echo","messages":[]}`, openAIAuth, 400, "invalid_request_error", "at least one message"},
 		{"chat: too large", "POST", "/v1/chat/completions", `{"model":"echo","messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`, openAIAuth, 413, "invalid_request_error", "4096"},
 		{"chat: wrong method", "DELETE", "/v1/chat/completions", "", openAIAuth, 405, "invalid_request_error", "POST"},
-		{"chat: cross-protocol route", "POST", "/v1/chat/completions", `{"model":"claude-x","messages":[{"role":"user","content":"hi"}]}`, openAIAuth, 501, "invalid_request_error", "translation"},
+		{"messages→openai: n/a field refused", "POST", "/v1/messages", `{"model":"gpt-x","max_tokens":10,"mcp_servers":[{"type":"url","url":"https://x"}],"messages":[{"role":"user","content":"hi"}]}`, anthropicAuth, 400, "invalid_request_error", "mcp_servers"},
+		{"chat→anthropic: n>1 refused", "POST", "/v1/chat/completions", `{"model":"claude-x","n":2,"messages":[{"role":"user","content":"hi"}]}`, openAIAuth, 400, "invalid_request_error", "n:"},
+		{"chat→anthropic: bad message shape", "POST", "/v1/chat/completions", `{"model":"claude-x","messages":[{"role":"user","content":5}]}`, openAIAuth, 400, "invalid_request_error", "invalid request body"},
 		{"models: wrong method", "POST", "/v1/models", "", openAIAuth, 405, "invalid_request_error", "GET"},
 		{"unknown path", "GET", "/v2/nothing", "", openAIAuth, 404, "invalid_request_error", "no such endpoint"},
 	}

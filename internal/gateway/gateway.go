@@ -21,6 +21,7 @@ import (
 	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/route"
+	"github.com/tollgate/tollgate/internal/translate"
 )
 
 // Options configure a Gateway.
@@ -29,6 +30,9 @@ type Options struct {
 	Auth         *auth.Authenticator
 	MaxBodyBytes int64
 	Logger       *slog.Logger
+	// Signer signs thinking that OpenAI-compatible upstreams return to
+	// Anthropic clients; replicas must share its key.
+	Signer *translate.Signer
 }
 
 // Gateway is the data-plane handler. It is safe for concurrent use.
@@ -37,6 +41,7 @@ type Gateway struct {
 	auth    *auth.Authenticator
 	maxBody int64
 	log     *slog.Logger
+	signer  *translate.Signer
 	started time.Time
 }
 
@@ -45,7 +50,10 @@ func New(o Options) *Gateway {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, started: time.Now()}
+	if o.Signer == nil {
+		o.Signer = translate.NewSigner([]byte("tollgate"))
+	}
+	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, signer: o.Signer, started: time.Now()}
 }
 
 // handlerFunc is a data-plane handler: it returns an error instead of

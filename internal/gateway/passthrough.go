@@ -33,9 +33,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 	t := m.Targets[0]
 	x.provider, x.upstreamModel = t.Provider.Name(), t.Model
 	if !t.Provider.Speaks(x.dialect) {
-		return &Error{Status: http.StatusNotImplemented, Kind: kindNotImplemented, Param: "model", Message: fmt.Sprintf(
-			"model %q is served by provider %q, which does not speak the %s protocol, and cross-protocol translation is not available in this version; call it through its own protocol",
-			x.model, x.provider, x.dialect)}
+		return g.translated(w, r, x, m, t, body, s, ep)
 	}
 	x.lane = "passthrough"
 	req := &provider.Request{
@@ -247,10 +245,6 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 			n = copy(buf, buf[consumed:n])
 		}
 		if rerr != nil {
-			if rerr == io.EOF && tap.ended() {
-				x.usage = tap.usage()
-				return nil
-			}
 			return g.endStream(w, rc, r, x, tap, true, rerr)
 		}
 	}
@@ -262,20 +256,23 @@ var (
 	errNoEventBeforeStop = errors.New("upstream closed the stream before sending any event")
 )
 
-// endStream ends a stream that did not finish normally. Before the status
-// is sent it answers with a JSON error; after, with a protocol error event.
+// endStream ends a stream whose upstream body ended (io.EOF) or failed.
+// Before the status is sent a failure is a JSON error; after, the tap
+// writes what ends the stream: nothing more after a normal end, else a
+// protocol error event.
 func (g *Gateway) endStream(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, x *exchange, tap streamTap, committed bool, cause error) error {
 	x.usage = tap.usage()
 	if r.Context().Err() != nil {
 		x.clientGone = true
 		return fmt.Errorf("client went away: %w", cause)
 	}
+	eof := cause == io.EOF
 	msg := "upstream stream interrupted"
 	switch {
-	case cause == io.EOF && committed:
+	case eof && committed:
 		cause = errStreamEndedEarly
 		msg = "upstream stream ended before its final event"
-	case cause == io.EOF:
+	case eof:
 		cause = errNoEventBeforeStop
 		msg = "upstream closed the stream before sending any event"
 	case cause == errEventTooLarge:
@@ -292,11 +289,17 @@ func (g *Gateway) endStream(w http.ResponseWriter, rc *http.ResponseController, 
 		}
 		return &Error{Status: status, Kind: k, Message: msg + " (provider " + strconv.Quote(x.provider) + ")", Err: cause}
 	}
-	x.err = cause
-	if _, err := w.Write(tap.errorEvent(msg)); err != nil {
-		x.clientGone = true
+	tail, clean := tap.finish(eof, msg)
+	x.usage = tap.usage()
+	if !clean {
+		x.err = cause
 	}
-	rc.Flush()
+	if len(tail) > 0 {
+		if _, err := w.Write(tail); err != nil {
+			x.clientGone = true
+		}
+		rc.Flush()
+	}
 	return nil
 }
 

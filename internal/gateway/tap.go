@@ -25,10 +25,10 @@ type streamTap interface {
 	// error; if so it returns the HTTP status and JSON body to answer with
 	// instead of starting the stream.
 	startError(ev []byte) (status int, body []byte, ok bool)
-	// ended reports whether the stream's final event (or an error event) was seen.
-	ended() bool
-	// errorEvent encodes a protocol error event that ends a cut stream.
-	errorEvent(msg string) []byte
+	// finish is called when the upstream body ends (eof) or fails. It
+	// returns the bytes that end the client's stream (an error event when
+	// the stream did not finish, saying msg) and whether it ended cleanly.
+	finish(eof bool, msg string) (tail []byte, clean bool)
 	usage() meter.Usage
 }
 
@@ -63,10 +63,11 @@ func (t *anthropicTap) startError(ev []byte) (int, []byte, bool) {
 	return anthropic.StatusForErrorType(typ), bytes.Clone(t.f.Data), true
 }
 
-func (t *anthropicTap) ended() bool { return t.done }
-
-func (t *anthropicTap) errorEvent(msg string) []byte {
-	return sse.AppendEvent(nil, "error", anthropic.MarshalError(anthropic.ErrAPI, msg, ""))
+func (t *anthropicTap) finish(eof bool, msg string) ([]byte, bool) {
+	if t.done {
+		return nil, true
+	}
+	return sse.AppendEvent(nil, "error", anthropic.MarshalError(anthropic.ErrAPI, msg, "")), false
 }
 
 func (t *anthropicTap) usage() meter.Usage { return t.u }
@@ -150,10 +151,11 @@ func (t *openAITap) startError(ev []byte) (int, []byte, bool) {
 	return status, bytes.Clone(d), true
 }
 
-func (t *openAITap) ended() bool { return t.done }
-
-func (t *openAITap) errorEvent(msg string) []byte {
-	return sse.AppendEvent(nil, "", openai.MarshalError(openai.ErrServer, msg, "", "upstream_stream_interrupted"))
+func (t *openAITap) finish(eof bool, msg string) ([]byte, bool) {
+	if t.done {
+		return nil, true
+	}
+	return sse.AppendEvent(nil, "", openai.MarshalError(openai.ErrServer, msg, "", "upstream_stream_interrupted")), false
 }
 
 func (t *openAITap) usage() meter.Usage { return t.u }

@@ -7,6 +7,7 @@ import (
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/provider"
+	"github.com/tollgate/tollgate/internal/translate"
 )
 
 // Model is a public model and the targets that can serve it, in order.
@@ -14,6 +15,10 @@ type Model struct {
 	Name    string
 	Aliases []string
 	Targets []Target
+	// Caps and Policy drive translation when a client calls the model
+	// through the protocol its target does not speak.
+	Caps   translate.Caps
+	Policy translate.Policy
 }
 
 // Target is one (provider, upstream model) pair.
@@ -36,7 +41,7 @@ type Table struct {
 func New(cfg *config.Config, providers map[string]provider.Provider) (*Table, error) {
 	t := &Table{byName: make(map[string]*Model)}
 	for _, mc := range cfg.Models {
-		m := &Model{Name: mc.Name, Aliases: mc.Aliases}
+		m := &Model{Name: mc.Name, Aliases: mc.Aliases, Caps: caps(mc.Capabilities), Policy: policy(mc.Translation)}
 		for _, tc := range mc.Targets {
 			p, ok := providers[tc.Provider]
 			if !ok {
@@ -63,3 +68,32 @@ func (t *Table) Lookup(name []byte) *Model { return t.byName[string(name)] }
 
 // Models lists the models in configuration order.
 func (t *Table) Models() []*Model { return t.models }
+
+// caps converts validated configuration into translation capabilities.
+func caps(c config.Capabilities) translate.Caps {
+	out := translate.Caps{
+		MaxOutputTokens: c.MaxOutputTokens, NonStreamMaxTokens: c.NonStreamMaxTokens,
+		OutputFormat: c.OutputFormat, StrictTools: c.StrictTools,
+		TemperatureTopPExclusive: c.TemperatureTopPExclusive, NoURLImages: c.Base64ImagesOnly,
+		LegacyMaxTokens: c.MaxTokensField == "max_tokens", AcceptsReasoningNone: c.ReasoningNone,
+		AcceptsXHigh: c.ReasoningXHigh, AcceptsTopK: c.TopK, NoStreamUsage: c.NoStreamUsage,
+		FileParts: c.FileParts, MaxStop: c.MaxStop, ExposeThinkingBlocks: c.ExposeThinkingBlocks,
+	}
+	if c.Thinking != "" {
+		out.Thinking.UnmarshalText([]byte(c.Thinking))
+	}
+	if c.Reasoning != "" {
+		out.Reasoning.UnmarshalText([]byte(c.Reasoning))
+	}
+	return out
+}
+
+func policy(s string) translate.Policy {
+	switch s {
+	case "strict":
+		return translate.PolicyStrict
+	case "lenient":
+		return translate.PolicyLenient
+	}
+	return translate.PolicyDefault
+}

@@ -1,0 +1,228 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/meter"
+	"github.com/tollgate/tollgate/internal/provider"
+	"github.com/tollgate/tollgate/internal/route"
+	"github.com/tollgate/tollgate/internal/translate"
+)
+
+// maxUpstreamBody bounds a non-streaming upstream answer the translation
+// lane reads whole.
+const maxUpstreamBody = 32 << 20
+
+// translated serves a request whose target speaks the other protocol: the
+// body is decoded, translated, sent, and the answer translated back.
+func (g *Gateway) translated(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, t route.Target, body []byte, s scanned, ep provider.Endpoint) error {
+	x.lane = "translated"
+	if ep == provider.CountTokens {
+		return g.countTokensEstimate(w, x, body)
+	}
+	req := &provider.Request{Model: t.Model, Stream: s.stream}
+	var plan *translate.Plan
+	var upstream any
+	var err error
+	if x.dialect == api.Anthropic {
+		var in anthropic.MessagesRequest
+		if err := jsonx.Unmarshal(body, &in); err != nil {
+			return decodeError(err)
+		}
+		upstream, plan, err = translate.MessagesToChat(&in, t.Model, m.Caps, m.Policy, g.signer)
+		req.Endpoint, req.Dialect = provider.ChatCompletions, api.OpenAI
+	} else {
+		var in openai.ChatRequest
+		if err := jsonx.Unmarshal(body, &in); err != nil {
+			return decodeError(err)
+		}
+		upstream, plan, err = translate.ChatToMessages(&in, t.Model, m.Caps, m.Policy, g.signer)
+		req.Endpoint, req.Dialect = provider.Messages, api.Anthropic
+	}
+	if err != nil {
+		var re *translate.RequestError
+		if errors.As(err, &re) {
+			return &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Param: re.Param, Message: re.Message}
+		}
+		return err
+	}
+	plan.InputEstimate = estimateTokens(body)
+	b, err := jsonx.Marshal(upstream)
+	if err != nil {
+		return &Error{Status: http.StatusInternalServerError, Kind: kindInternal, Message: "internal error preparing the upstream request", Err: err}
+	}
+	req.Body = provider.Body{b}
+	req.Header = upstreamHeader(r, req.Dialect == api.Anthropic && x.dialect == api.Anthropic)
+	if d := plan.Dropped(); len(d) > 0 {
+		w.Header().Set("Tollgate-Dropped-Params", strings.Join(d, ","))
+	}
+	if a := plan.Adjusted(); len(a) > 0 {
+		w.Header().Set("Tollgate-Adjusted-Params", strings.Join(a, ","))
+	}
+
+	upStart := time.Now()
+	resp, err := t.Provider.Do(r.Context(), req)
+	if err != nil {
+		x.upstream = time.Since(upStart)
+		return g.upstreamFailure(r, x, err)
+	}
+	defer resp.Body.Close()
+	x.upstreamStatus = resp.StatusCode
+	defer func() { x.upstream = time.Since(upStart) }()
+	keepUpstreamIDs(w.Header(), resp.Header)
+
+	switch {
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return g.translatedError(w, x, resp)
+	case isEventStream(resp.Header):
+		var ts translatedStream
+		if x.dialect == api.Anthropic {
+			ts = translate.NewChatToMessagesStream(plan)
+		} else {
+			ts = translate.NewMessagesToChatStream(plan, time.Now().Unix())
+		}
+		resp.Header = http.Header{"Content-Type": {"text/event-stream"}}
+		return g.relayStream(w, r, x, resp, &translatingTap{s: ts})
+	default:
+		return g.translatedBody(w, x, resp, plan)
+	}
+}
+
+func decodeError(err error) error {
+	return &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Message: "invalid request body: " + err.Error()}
+}
+
+// keepUpstreamIDs exposes the upstream's request id under tollgate's name;
+// its own headers belong to the other protocol and are not relayed.
+func keepUpstreamIDs(dst, src http.Header) {
+	if id := src.Get("Request-Id"); id != "" {
+		dst.Set("Tollgate-Upstream-Request-Id", id)
+	} else if id := src.Get("X-Request-Id"); id != "" {
+		dst.Set("Tollgate-Upstream-Request-Id", id)
+	}
+	for _, k := range []string{"Retry-After", "Retry-After-Ms"} {
+		if v := src.Get(k); v != "" {
+			dst.Set(k, v)
+		}
+	}
+}
+
+// translatedError maps an upstream error into the client's envelope and
+// status (TRANSLATION.md §4.2, §4.3).
+func (g *Gateway) translatedError(w http.ResponseWriter, x *exchange, resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var status int
+	var out []byte
+	if x.dialect == api.OpenAI {
+		var noRetry bool
+		status, out, noRetry = translate.AnthropicErrorToOpenAI(resp.StatusCode, body)
+		if noRetry {
+			w.Header().Set("X-Should-Retry", "false")
+		}
+	} else {
+		status, out = translate.OpenAIErrorToAnthropic(resp.StatusCode, body)
+		if status == http.StatusBadGateway {
+			w.Header().Set("X-Should-Retry", "false")
+		}
+	}
+	x.err = fmt.Errorf("upstream status %d", resp.StatusCode)
+	return writeBody(w, x, status, out)
+}
+
+// translatedBody translates a whole (non-stream) answer.
+func (g *Gateway) translatedBody(w http.ResponseWriter, x *exchange, resp *http.Response, plan *translate.Plan) error {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
+	if err != nil {
+		return g.upstreamFailureAfterStatus(x, err)
+	}
+	var out any
+	if x.dialect == api.Anthropic {
+		var c openai.Completion
+		if err := jsonx.Unmarshal(body, &c); err != nil {
+			return badUpstream(x, "upstream answer is not a valid chat completion", err)
+		}
+		msg, u, terr := translate.ChatResponseToMessages(&c, plan)
+		x.usage = u
+		if terr != nil {
+			return badUpstream(x, terr.Error(), terr)
+		}
+		out = msg
+	} else {
+		var m anthropic.Response
+		if err := jsonx.Unmarshal(body, &m); err != nil {
+			return badUpstream(x, "upstream answer is not a valid message", err)
+		}
+		out, x.usage = translate.MessagesResponseToChat(&m, plan, time.Now().Unix())
+	}
+	b, err := jsonx.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return writeBody(w, x, http.StatusOK, b)
+}
+
+func (g *Gateway) upstreamFailureAfterStatus(x *exchange, err error) error {
+	if provider.IsTimeout(err) {
+		return &Error{Status: http.StatusGatewayTimeout, Kind: kindTimeout, Err: err,
+			Message: fmt.Sprintf("upstream provider %q did not finish its answer in time", x.provider)}
+	}
+	return &Error{Status: http.StatusBadGateway, Kind: kindUpstream, Err: err,
+		Message: fmt.Sprintf("upstream provider %q failed while answering", x.provider)}
+}
+
+func badUpstream(x *exchange, msg string, err error) error {
+	return &Error{Status: http.StatusBadGateway, Kind: kindUpstream, Err: err,
+		Message: fmt.Sprintf("%s (provider %q)", msg, x.provider)}
+}
+
+func writeBody(w http.ResponseWriter, x *exchange, status int, body []byte) error {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	x.status, x.firstByte = status, time.Since(x.start)
+	w.WriteHeader(status)
+	if _, err := w.Write(body); err != nil {
+		x.clientGone = true
+	}
+	return nil
+}
+
+// translatedStream is a translate stream machine, either direction.
+type translatedStream interface {
+	Feed(ev []byte) []byte
+	StartError(ev []byte) (int, []byte, bool)
+	Close(eof bool, msg string) ([]byte, bool)
+	Usage() meter.Usage
+}
+
+// translatingTap lets the relay drive a translator: each upstream event is
+// replaced by what it translates to.
+type translatingTap struct{ s translatedStream }
+
+func (t *translatingTap) observe(ev []byte) []byte { return t.s.Feed(ev) }
+func (t *translatingTap) startError(ev []byte) (int, []byte, bool) {
+	return t.s.StartError(ev)
+}
+func (t *translatingTap) finish(eof bool, msg string) ([]byte, bool) { return t.s.Close(eof, msg) }
+func (t *translatingTap) usage() meter.Usage                         { return t.s.Usage() }
+
+// countTokensEstimate answers count_tokens for models whose upstream has no
+// such endpoint with a local estimate, flagged in a response header.
+func (g *Gateway) countTokensEstimate(w http.ResponseWriter, x *exchange, body []byte) error {
+	w.Header().Set("Tollgate-Token-Count", "estimate")
+	return writeBody(w, x, http.StatusOK, []byte(`{"input_tokens":`+strconv.FormatInt(estimateTokens(body), 10)+`}`))
+}
+
+// estimateTokens is a rough prompt size: about four bytes a token for the
+// text of a JSON body.
+func estimateTokens(body []byte) int64 { return int64(len(body)+3) / 4 }
