@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,12 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 	}
 	// Only "model" changes: the upstream gets every other byte the client sent.
 	req.Body = provider.Body{body[:s.modelStart], t.QuotedModel, body[s.modelEnd:]}
+	if x.dialect == api.Anthropic && bytes.Contains(body, syntheticMarker) {
+		if b, removed := stripSyntheticThinking(req.Body.Bytes()); removed {
+			req.Body = provider.Body{b}
+			w.Header().Set("Tollgate-Dropped-Params", "synthetic_thinking")
+		}
+	}
 	strip := false
 	if x.dialect == api.OpenAI && s.stream && !s.includeUsage {
 		// The gateway meters every request, so it asks for usage and hides
