@@ -16,6 +16,7 @@ import (
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
+	"github.com/tollgate/tollgate/internal/tokens"
 	"github.com/tollgate/tollgate/internal/translate"
 )
 
@@ -217,10 +218,12 @@ func (t *translatingTap) finish(eof bool, msg string) ([]byte, bool) { return t.
 func (t *translatingTap) usage() meter.Usage                         { return t.s.Usage() }
 
 // countTokensEstimate answers count_tokens for models whose upstream has no
-// such endpoint with a local estimate, flagged in a response header.
+// such endpoint with a local count (an offline tokenizer), flagged as an
+// estimate in a response header.
 func (g *Gateway) countTokensEstimate(w http.ResponseWriter, x *exchange, body []byte) error {
 	w.Header().Set("Tollgate-Token-Count", "estimate")
-	return writeBody(w, x, http.StatusOK, []byte(`{"input_tokens":`+strconv.FormatInt(estimateTokens(body), 10)+`}`))
+	n := tokens.CountMessagesRequest(body)
+	return writeBody(w, x, http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(n)+`}`))
 }
 
 // estimateTokens is a rough prompt size: about four bytes a token for the

@@ -1,0 +1,140 @@
+package translate
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/sse"
+)
+
+// anthropicBody is a realistic Messages request of about size bytes:
+// system with cache_control, tools, a tool round trip, and a long turn.
+func anthropicBody(size int) []byte {
+	base := `{"model":"m","max_tokens":1024,"system":[{"type":"text","text":"You are a coding agent. <rules> & more","cache_control":{"type":"ephemeral"}}],` +
+		`"tools":[{"name":"read_file","description":"Read a file","input_schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}},` +
+		`{"name":"bash","description":"Run a command","input_schema":{"type":"object","properties":{"cmd":{"type":"string"}}}}],` +
+		`"messages":[{"role":"user","content":"Fix the bug 🐛"},{"role":"assistant","content":[{"type":"text","text":"Reading."},{"type":"tool_use","id":"toolu_1","name":"read_file","input":{"path":"main.go"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"package main"}]},{"role":"user","content":"`
+	tail := `"}]}`
+	return []byte(base + strings.Repeat("lorem ipsum ", max(0, size-len(base)-len(tail))/12) + tail)
+}
+
+func openAIBody(size int) []byte {
+	base := `{"model":"m","max_completion_tokens":1024,"temperature":0.3,"tools":[{"type":"function","function":{"name":"read_file","description":"Read a file","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}}],` +
+		`"messages":[{"role":"system","content":"You are a coding agent."},{"role":"user","content":"Fix the bug 🐛"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"main.go\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"call_1","content":"package main"},{"role":"user","content":"`
+	tail := `"}]}`
+	return []byte(base + strings.Repeat("lorem ipsum ", max(0, size-len(base)-len(tail))/12) + tail)
+}
+
+// BenchmarkMessagesToChat is the request side of the translation lane for
+// an Anthropic client: decode, translate, encode.
+func BenchmarkMessagesToChat(b *testing.B) {
+	for _, size := range []int{5 << 10, 200 << 10} {
+		body := anthropicBody(size)
+		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				var in anthropic.MessagesRequest
+				if err := jsonx.Unmarshal(body, &in); err != nil {
+					b.Fatal(err)
+				}
+				out, _, err := MessagesToChat(&in, "u", Caps{}, PolicyDefault, goldenSigner)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := jsonx.Marshal(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkChatToMessages is the same for an OpenAI client.
+func BenchmarkChatToMessages(b *testing.B) {
+	for _, size := range []int{5 << 10, 200 << 10} {
+		body := openAIBody(size)
+		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				var in openai.ChatRequest
+				if err := jsonx.Unmarshal(body, &in); err != nil {
+					b.Fatal(err)
+				}
+				out, _, err := ChatToMessages(&in, "u", Caps{}, PolicyDefault, goldenSigner)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := jsonx.Marshal(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func splitEvents(stream []byte) [][]byte {
+	var out [][]byte
+	for len(stream) > 0 {
+		n := sse.Split(stream)
+		if n == 0 {
+			break
+		}
+		out = append(out, stream[:n])
+		stream = stream[n:]
+	}
+	return out
+}
+
+// BenchmarkStreamChatToMessages reports the cost per upstream event of
+// translating a 50-chunk OpenAI stream for an Anthropic client.
+func BenchmarkStreamChatToMessages(b *testing.B) {
+	var up bytes.Buffer
+	up.WriteString("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}],\"usage\":null}\n\n")
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&up, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word%d \"},\"finish_reason\":null}],\"usage\":null}\n\n", i)
+	}
+	up.WriteString("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}\n\n")
+	up.WriteString("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt\",\"choices\":[],\"usage\":{\"prompt_tokens\":20,\"completion_tokens\":50,\"total_tokens\":70}}\n\n")
+	up.WriteString("data: [DONE]\n\n")
+	events := splitEvents(up.Bytes())
+	b.ReportAllocs()
+	for b.Loop() {
+		s := NewChatToMessagesStream(&Plan{ClientModel: "m", signer: goldenSigner})
+		for _, ev := range events {
+			s.Feed(ev)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+}
+
+// BenchmarkStreamMessagesToChat reports the cost per upstream event of
+// translating a 50-delta Anthropic stream for an OpenAI client.
+func BenchmarkStreamMessagesToChat(b *testing.B) {
+	var up bytes.Buffer
+	up.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude\",\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":472,\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":3000,\"output_tokens\":2}}}\n\n")
+	up.WriteString("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&up, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"word%d \"}}\n\n", i)
+	}
+	up.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
+	up.WriteString("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":51}}\n\n")
+	up.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	events := splitEvents(up.Bytes())
+	b.ReportAllocs()
+	for b.Loop() {
+		s := NewMessagesToChatStream(&Plan{ClientModel: "m", IncludeUsage: true}, 1)
+		for _, ev := range events {
+			s.Feed(ev)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+}
