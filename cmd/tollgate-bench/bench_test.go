@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary play the helper processes: run() re-executes
+// os.Executable(), which under `go test` is this binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "upstream":
+			os.Exit(runUpstream(os.Args[2:]))
+		case "proxy":
+			os.Exit(runProxy(os.Args[2:]))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func TestQuickRunDirectAndReverseProxy(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc")
+	}
+	cfg, err := parseFlags([]string{"-quick", "-targets", "direct,reverseproxy",
+		"-workloads", "small,large,stream,stream-anthropic", "-c", "8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var log bytes.Buffer
+	rep, err := run(ctx, cfg, &log)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	t.Log("\n" + log.String())
+
+	if len(rep.Results) != 2*4 {
+		t.Fatalf("got %d results, want 8", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		name := r.Workload + "/" + r.Target
+		if r.Error != "" {
+			t.Errorf("%s: %s", name, r.Error)
+			continue
+		}
+		if r.N == 0 || r.P50US <= 0 || r.P99US < r.P50US {
+			t.Errorf("%s: latency phase: n=%d p50=%v p99=%v", name, r.N, r.P50US, r.P99US)
+		}
+		if r.Requests == 0 || r.RPS <= 0 {
+			t.Errorf("%s: concurrent phase: %d requests, %v req/s", name, r.Requests, r.RPS)
+		}
+		if r.Errors != 0 || r.ErrorsConc != 0 {
+			t.Errorf("%s: %d+%d errors: %s", name, r.Errors, r.ErrorsConc, r.FirstError)
+		}
+		if r.UpstreamCPUPerReqUS <= 0 {
+			t.Errorf("%s: upstream CPU/req = %v", name, r.UpstreamCPUPerReqUS)
+		}
+		if strings.HasPrefix(r.Workload, "stream") && (r.TTFBP50US <= 0 || r.TTFBP50US > r.P50US*4) {
+			t.Errorf("%s: ttfb p50 %v vs total p50 %v", name, r.TTFBP50US, r.P50US)
+		}
+		switch r.Target {
+		case "direct":
+			if r.CPUPerReqUS != 0 || r.AddedP50US != nil {
+				t.Errorf("%s: direct has proxy figures", name)
+			}
+		case "reverseproxy":
+			if r.CPUPerReqUS <= 0 || r.CPUMethod == "" {
+				t.Errorf("%s: proxy CPU/req = %v (%s)", name, r.CPUPerReqUS, r.CPUMethod)
+			}
+			if r.AddedP50US == nil {
+				t.Errorf("%s: no added latency", name)
+			}
+		}
+	}
+	for _, ti := range rep.Targets {
+		if ti.Name == "reverseproxy" && (ti.IdleRSSKB <= 0 || ti.PeakRSSKB < ti.IdleRSSKB) {
+			t.Errorf("reverseproxy RSS idle=%d peak=%d", ti.IdleRSSKB, ti.PeakRSSKB)
+		}
+	}
+
+	// The helper processes must be gone once run returns.
+	for _, ti := range rep.Targets {
+		if ti.PID != 0 {
+			if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(ti.PID))); err == nil {
+				if b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(ti.PID), "stat")); !bytes.Contains(b, []byte(") Z")) {
+					t.Errorf("%s (pid %d) still running after run()", ti.Name, ti.PID)
+				}
+			}
+		}
+	}
+
+	// All three output forms render.
+	var text bytes.Buffer
+	writeText(&text, rep)
+	if !strings.Contains(text.String(), "reverseproxy") || !strings.Contains(text.String(), "proxy CPU/req") {
+		t.Errorf("text report lacks rows:\n%s", text.String())
+	}
+	dir := t.TempDir()
+	if err := writeJSONFile(filepath.Join(dir, "r.json"), rep); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	b, _ := os.ReadFile(filepath.Join(dir, "r.json"))
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Results) != len(rep.Results) {
+		t.Errorf("JSON round trip: %v", err)
+	}
+	if err := writeMarkdownFile(filepath.Join(dir, "r.md"), rep); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "r.md"))
+	if !bytes.Contains(md, []byte("| reverseproxy |")) {
+		t.Errorf("markdown lacks rows:\n%s", md)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var ds []time.Duration
+	for i := 1; i <= 100; i++ {
+		ds = append(ds, time.Duration(i))
+	}
+	if got := percentile(ds, 0.5); got != 50 {
+		t.Errorf("p50 = %v, want 50", got)
+	}
+	if got := percentile(ds, 0.99); got != 99 {
+		t.Errorf("p99 = %v, want 99", got)
+	}
+	if got := percentile(ds[:1], 0.99); got != 1 {
+		t.Errorf("p99 of one = %v", got)
+	}
+	if got := percentile(nil, 0.5); got != 0 {
+		t.Errorf("p50 of none = %v", got)
+	}
+}
+
+func TestJSONTrueField(t *testing.T) {
+	cases := map[string]bool{
+		`{"stream":true}`:   true,
+		`{"stream" : true}`: true,
+		`{"stream":false}`:  false,
+		`{"messages":[{"content":"\"stream\":true"}]}`: false,
+		`{"x":{"stream":1},"stream":true}`:             true,
+		`{}`:                                           false,
+	}
+	for in, want := range cases {
+		if got := jsonTrueField([]byte(in), "stream"); got != want {
+			t.Errorf("%s: got %v", in, got)
+		}
+	}
+}
+
+func TestWorkloadBodies(t *testing.T) {
+	for _, w := range allWorkloads {
+		b := w.body("gpt-bench")
+		if !json.Valid(b) {
+			t.Errorf("%s: invalid JSON", w.Name)
+		}
+		if d := len(b) - w.BodySize; d < -64 || d > 64 {
+			t.Errorf("%s: body %d bytes, want about %d", w.Name, len(b), w.BodySize)
+		}
+		if jsonTrueField(b, "stream") != w.Stream {
+			t.Errorf("%s: stream flag mismatch", w.Name)
+		}
+	}
+}
+
+func TestCPUDelta(t *testing.T) {
+	// Threads all alive: schedstat is used.
+	if ns, m := cpuDelta(cpuSample{schedNS: 1e9, statNS: 1e9}, cpuSample{schedNS: 1.5e9, statNS: 1.5e9}); m != "schedstat" || ns != 5e8 {
+		t.Errorf("got %d %s", ns, m)
+	}
+	// A thread exited and took its run time with it: stat is used.
+	if ns, m := cpuDelta(cpuSample{schedNS: 1e9, statNS: 1e9}, cpuSample{schedNS: 1.1e9, statNS: 1.5e9}); m != "stat" || ns != 5e8 {
+		t.Errorf("got %d %s", ns, m)
+	}
+}

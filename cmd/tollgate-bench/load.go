@@ -1,0 +1,415 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	apiOpenAI    = "openai"
+	apiAnthropic = "anthropic"
+)
+
+// workload is one kind of request sent to every target.
+type workload struct {
+	Name     string
+	API      string
+	Stream   bool
+	BodySize int     // approximate request body size in bytes
+	NFactor  float64 // share of -n used for its latency phase (slower requests get fewer)
+	Desc     string
+}
+
+var allWorkloads = []workload{
+	{Name: "small", API: apiOpenAI, BodySize: 1 << 10, NFactor: 1, Desc: "OpenAI chat, ~1 KB body, non-streaming"},
+	{Name: "large", API: apiOpenAI, BodySize: 100 << 10, NFactor: 0.5, Desc: "OpenAI chat, ~100 KB body (one long user message), non-streaming"},
+	{Name: "stream", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "OpenAI chat, ~1 KB body, stream:true, 50 content events"},
+	{Name: "stream-anthropic", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text deltas"},
+}
+
+func workloadByName(name string) (workload, bool) {
+	for _, w := range allWorkloads {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return workload{}, false
+}
+
+func (w workload) path() string {
+	if w.API == apiAnthropic {
+		return "/v1/messages"
+	}
+	return "/v1/chat/completions"
+}
+
+// fillerText returns deterministic prose of exactly n bytes.
+func fillerText(n int) string {
+	const para = "Please review the following service description and summarise the main risks, " +
+		"the operational costs and the steps needed to roll it out safely across regions. "
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(para)
+	}
+	return b.String()[:n]
+}
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// body renders the request body for the given model name, padded to about
+// BodySize bytes. Only "model" differs between targets.
+func (w workload) body(model string) []byte {
+	const system = "You are a careful assistant for an engineering team. Answer concisely, cite the parts of the input you rely on, and say when you are unsure."
+	render := func(fill int) []byte {
+		var v any
+		switch w.API {
+		case apiAnthropic:
+			v = struct {
+				Model     string        `json:"model"`
+				MaxTokens int           `json:"max_tokens"`
+				System    string        `json:"system"`
+				Messages  []chatMessage `json:"messages"`
+				Stream    bool          `json:"stream,omitempty"`
+			}{model, 256, system, []chatMessage{{"user", fillerText(fill)}}, w.Stream}
+		default:
+			msgs := []chatMessage{{"system", system}, {"user", fillerText(fill)}}
+			if w.BodySize > 8<<10 {
+				msgs = msgs[1:] // the large body is one long user message
+			}
+			v = struct {
+				Model       string        `json:"model"`
+				Messages    []chatMessage `json:"messages"`
+				Temperature float64       `json:"temperature"`
+				MaxTokens   int           `json:"max_tokens"`
+				Stream      bool          `json:"stream,omitempty"`
+				User        string        `json:"user"`
+			}{model, msgs, 0.7, 256, w.Stream, "bench-user-0001"}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		return b
+	}
+	base := len(render(0))
+	return render(max(0, w.BodySize-base))
+}
+
+// reqSpec is one fully prepared request: URL, headers and body are fixed.
+type reqSpec struct {
+	url    string
+	header http.Header
+	body   []byte
+	stream bool
+	sent   *atomic.Int64 // requests sent to the target, for per-request log size
+}
+
+func newReqSpec(t *target, w workload) *reqSpec {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	model := upstreamModelOpenAI
+	if w.API == apiAnthropic {
+		h.Set("x-api-key", tollgateMasterKey)
+		h.Set("anthropic-version", "2023-06-01")
+		model = upstreamModelAnthr
+		if t.gateway {
+			model = tollgateModelAnthr
+		}
+	} else {
+		h.Set("Authorization", "Bearer "+tollgateMasterKey)
+		if t.gateway {
+			model = tollgateModelOpenAI
+		}
+	}
+	return &reqSpec{url: t.BaseURL + w.path(), header: h, body: w.body(model), stream: w.Stream, sent: &t.sent}
+}
+
+// newLoadClient returns the HTTP/1.1 keep-alive client used for one target.
+// Proxy is nil: every request goes straight to 127.0.0.1.
+func newLoadClient() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:               nil,
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:        1024,
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+		},
+		Timeout: 60 * time.Second,
+	}
+}
+
+// do sends one request and reads the whole response. total is the time until
+// the last byte; for streams, ttfb is the time until the first complete SSE
+// event (the first blank line) has arrived.
+func (s *reqSpec) do(ctx context.Context, client *http.Client, buf []byte) (total, ttfb time.Duration, err error) {
+	start := time.Now()
+	s.sent.Add(1)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(s.body))
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header = s.header.Clone()
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return 0, 0, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(b))
+	}
+	wantEvent := s.stream
+	prevNL := false
+	for {
+		n, rerr := resp.Body.Read(buf)
+		if wantEvent && n > 0 {
+			for _, c := range buf[:n] {
+				if c == '\n' && prevNL {
+					ttfb = time.Since(start)
+					wantEvent = false
+					break
+				}
+				prevNL = c == '\n'
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return 0, 0, rerr
+		}
+	}
+	return time.Since(start), ttfb, nil
+}
+
+// seqResult is the outcome of the concurrency-1 latency phase.
+type seqResult struct {
+	totals, ttfbs []time.Duration
+	errors        int
+	firstErr      error
+}
+
+// runSequential sends warm requests, then n timed requests, one at a time.
+func runSequential(ctx context.Context, client *http.Client, s *reqSpec, warm, n int) seqResult {
+	buf := make([]byte, 32<<10)
+	var r seqResult
+	for i := 0; i < warm && ctx.Err() == nil; i++ {
+		_, _, _ = s.do(ctx, client, buf)
+	}
+	r.totals = make([]time.Duration, 0, n)
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		total, ttfb, err := s.do(ctx, client, buf)
+		if err != nil {
+			r.errors++
+			if r.firstErr == nil {
+				r.firstErr = err
+			}
+			continue
+		}
+		r.totals = append(r.totals, total)
+		if s.stream {
+			r.ttfbs = append(r.ttfbs, ttfb)
+		}
+	}
+	return r
+}
+
+// concResult is the outcome of a fixed-duration concurrent phase.
+type concResult struct {
+	requests int64 // completed with 200 and a fully read body
+	errors   int64
+	elapsed  time.Duration
+	lat      []time.Duration
+	firstErr error
+}
+
+// runConcurrent runs c workers, each sending requests back to back over its
+// own keep-alive connection, until d has passed. Requests in flight at the
+// deadline are completed and counted; elapsed runs until the last one ends,
+// so requests/elapsed is the throughput and every counted request's CPU
+// falls inside the measured window.
+func runConcurrent(ctx context.Context, client *http.Client, s *reqSpec, c int, d time.Duration) concResult {
+	var (
+		mu  sync.Mutex
+		res concResult
+		wg  sync.WaitGroup
+	)
+	start := time.Now()
+	deadline := start.Add(d)
+	for i := 0; i < c; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 32<<10)
+			lat := make([]time.Duration, 0, 1024)
+			var errs int64
+			var firstErr error
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				total, _, err := s.do(ctx, client, buf)
+				if err != nil {
+					errs++
+					if firstErr == nil {
+						firstErr = err
+					}
+					continue
+				}
+				lat = append(lat, total)
+			}
+			mu.Lock()
+			res.requests += int64(len(lat))
+			res.errors += errs
+			res.lat = append(res.lat, lat...)
+			if res.firstErr == nil {
+				res.firstErr = firstErr
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	return res
+}
+
+// percentile returns the nearest-rank p-quantile (0 < p <= 1) of ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	rank := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[min(max(rank, 0), len(s)-1)]
+}
+
+// verify sends one request and checks that the answer has the shape the fake
+// upstream produces, so that no target is timed while it returns errors or
+// mangled streams. A non-fatal oddity is returned as warn.
+func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (warn string, err error) {
+	s.sent.Add(1)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(s.body))
+	if err != nil {
+		return "", err
+	}
+	req.Header = s.header.Clone()
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", resp.Status, truncate(string(body), 300))
+	}
+	if !w.Stream {
+		var v struct {
+			Object  string `json:"object"`
+			Type    string `json:"type"`
+			Choices []struct {
+				Message struct {
+					Content string `json:"content"`
+				} `json:"message"`
+			} `json:"choices"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		if err := json.Unmarshal(body, &v); err != nil {
+			return "", fmt.Errorf("response is not JSON: %v: %s", err, truncate(string(body), 200))
+		}
+		if w.API == apiOpenAI && (v.Object != "chat.completion" || len(v.Choices) == 0 || v.Choices[0].Message.Content == "") {
+			return "", fmt.Errorf("not a chat.completion: %s", truncate(string(body), 200))
+		}
+		if w.API == apiAnthropic && (v.Type != "message" || len(v.Content) == 0) {
+			return "", fmt.Errorf("not an Anthropic message: %s", truncate(string(body), 200))
+		}
+		return "", nil
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		return "", fmt.Errorf("stream answered with Content-Type %q", ct)
+	}
+	var contentEvents, usageChunks int
+	var terminated bool
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data:")
+		if !ok {
+			continue
+		}
+		data = strings.TrimSpace(data)
+		if data == "[DONE]" {
+			terminated = true
+			continue
+		}
+		var ev struct {
+			Type    string `json:"type"`
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+			Usage json.RawMessage `json:"usage"`
+			Delta struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"delta"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			return "", fmt.Errorf("bad SSE data line %q: %v", truncate(data, 120), err)
+		}
+		switch w.API {
+		case apiOpenAI:
+			if len(ev.Choices) > 0 && ev.Choices[0].Delta.Content != "" {
+				contentEvents++
+			}
+			if len(ev.Choices) == 0 && len(ev.Usage) > 0 && string(ev.Usage) != "null" {
+				usageChunks++
+			}
+		case apiAnthropic:
+			if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" {
+				contentEvents++
+			}
+			if ev.Type == "message_stop" {
+				terminated = true
+			}
+		}
+	}
+	if contentEvents != streamContentEvents {
+		return "", fmt.Errorf("stream had %d content events, want %d", contentEvents, streamContentEvents)
+	}
+	if !terminated {
+		return "", errors.New("stream did not end with its terminal event")
+	}
+	if usageChunks > 0 {
+		warn = "client saw a usage-only chunk it did not ask for"
+	}
+	return warn, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

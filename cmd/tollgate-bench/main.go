@@ -1,0 +1,516 @@
+// Command tollgate-bench measures, side by side in one run, what a proxy in
+// front of an LLM provider costs: tollgate against a bare Go reverse proxy
+// and nginx, all relaying to the same fake upstream on 127.0.0.1.
+//
+// # Targets
+//
+//   - direct: the load client talks to the fake upstream itself. This is
+//     the floor every other latency is compared with.
+//   - reverseproxy: a bare httputil.ReverseProxy (this binary re-executed as
+//     "tollgate-bench proxy"), flushing every write. The cheapest thing a Go
+//     gateway could be.
+//   - nginx: nginx 1 worker, no master process, upstream keep-alive, no
+//     request or response buffering. Skipped when nginx is not on PATH.
+//   - tollgate: `tollgate serve` with a generated config routing the models
+//     bench-o and bench-a to the fake upstream, logging one JSON line per
+//     request to a file, as in production.
+//
+// The fake upstream ("tollgate-bench upstream") is a process of its own,
+// so its CPU is never charged to a proxy. It answers at once, with no
+// simulated thinking time: what is measured is the relaying alone.
+//
+// # Workloads
+//
+//   - small: ~1 KB OpenAI chat request, ~600 B JSON answer.
+//   - large: ~100 KB request (one long user message), same answer.
+//   - stream: ~1 KB request with stream:true; 50 content events, each
+//     written and flushed separately by the upstream.
+//   - stream-anthropic (optional): the same over /v1/messages.
+//
+// # Measurements, per target and workload
+//
+//   - p50/p99: end-to-end time of one request (until the last body byte)
+//     at concurrency 1, after a warm-up. The targets take turns in five
+//     slices so that drift on the machine hits all of them alike.
+//     "+p50"/"+p99" subtract direct's value: the latency the proxy adds.
+//     On a shared or virtualised machine, differences of a few tens of µs
+//     are noise, and p99 more so than p50.
+//   - ttfb: for streams, time until the first complete SSE event arrived.
+//   - req/s: throughput with -c keep-alive connections for -d. All
+//     processes (load client, upstream, proxy) share the machine's cores,
+//     so this is a relative figure, not the proxy's capacity.
+//   - CPU/req: CPU time (user+system, all threads) the proxy process used
+//     during the concurrent phase divided by the requests completed in it;
+//     see procstat.go. This is the most robust figure: it does not depend on
+//     how busy the other processes kept the cores. "upstream CPU/req" is the same
+//     for the fake upstream, which should be alike for every target.
+//   - idle RSS: VmRSS after start-up and 10 requests; peak RSS: VmHWM after
+//     all load.
+//   - log/req: size of tollgate's log over the requests it was sent.
+//   - ratios: tollgate's CPU/req, added p50 and req/s over nginx's and
+//     reverseproxy's.
+//
+// Go's goroutine hand-offs between threads cost more on a virtual machine
+// than on bare metal; -gomaxprocs 1 runs the Go proxies on one core, like
+// nginx's single worker, which shows how much of their latency is that.
+//
+// Usage:
+//
+//	go run ./cmd/tollgate-bench [-targets direct,reverseproxy,nginx,tollgate]
+//	    [-workloads small,large,stream] [-n 2000] [-c 32] [-d 5s]
+//	    [-tollgate PATH] [-json FILE] [-md FILE] [-quick] [-gomaxprocs N] [-keep]
+//
+// Without -tollgate, ./cmd/tollgate of the surrounding module is built into
+// a temp dir. Linux only (reads /proc). Only 127.0.0.1 is ever contacted;
+// every child process is ended when the run ends, fails or is interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// config is the parsed command line.
+type config struct {
+	targets     []string
+	workloads   []workload
+	n           int // latency-phase requests for "small"; others scale by NFactor
+	minN        int
+	c           int
+	d           time.Duration
+	idleWarm    int
+	quick       bool
+	tollgateBin string
+	jsonPath    string
+	mdPath      string
+	keepTmp     bool
+	gomaxprocs  int // GOMAXPROCS for the Go proxies; 0 keeps Go's default
+}
+
+var knownTargets = []string{"direct", "reverseproxy", "nginx", "tollgate"}
+
+func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "upstream":
+			os.Exit(runUpstream(os.Args[2:]))
+		case "proxy":
+			os.Exit(runProxy(os.Args[2:]))
+		}
+	}
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "tollgate-bench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal ends the process at once
+	}()
+	rep, err := run(ctx, cfg, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tollgate-bench:", err)
+		if ctx.Err() != nil {
+			os.Exit(130)
+		}
+		os.Exit(1)
+	}
+	writeText(os.Stdout, rep)
+	if cfg.jsonPath != "" {
+		if err := writeJSONFile(cfg.jsonPath, rep); err != nil {
+			fmt.Fprintln(os.Stderr, "tollgate-bench:", err)
+			os.Exit(1)
+		}
+	}
+	if cfg.mdPath != "" {
+		if err := writeMarkdownFile(cfg.mdPath, rep); err != nil {
+			fmt.Fprintln(os.Stderr, "tollgate-bench:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+func parseFlags(args []string) (config, error) {
+	fs := flag.NewFlagSet("tollgate-bench", flag.ContinueOnError)
+	targets := fs.String("targets", strings.Join(knownTargets, ","), "comma-separated targets: "+strings.Join(knownTargets, ", "))
+	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, stream-anthropic")
+	n := fs.Int("n", 2000, "timed requests at concurrency 1 for small (large and stream use half)")
+	c := fs.Int("c", 32, "concurrency of the throughput / CPU phase")
+	d := fs.Duration("d", 5*time.Second, "duration of the throughput / CPU phase, per target and workload")
+	quick := fs.Bool("quick", false, "tiny run for smoke tests (-n 60 -d 250ms unless given)")
+	tg := fs.String("tollgate", "", "tollgate binary (default: go build ./cmd/tollgate into a temp dir)")
+	jsonPath := fs.String("json", "", "also write results as JSON to this file")
+	mdPath := fs.String("md", "", "also write results as Markdown to this file")
+	keep := fs.Bool("keep", false, "keep the temp dir (configs, logs) and print its path")
+	gmp := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the Go proxies (reverseproxy, tollgate); 0 keeps Go's default (all cores), 1 matches nginx's single worker")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: tollgate-bench [flags]\n\nMeasures latency, throughput, CPU and memory that a proxy adds in front of a fake LLM upstream.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	cfg := config{n: *n, minN: 50, c: *c, d: *d, idleWarm: 10, quick: *quick,
+		tollgateBin: *tg, jsonPath: *jsonPath, mdPath: *mdPath, keepTmp: *keep, gomaxprocs: *gmp}
+	if cfg.quick {
+		if !set["n"] {
+			cfg.n = 60
+		}
+		if !set["d"] {
+			cfg.d = 250 * time.Millisecond
+		}
+		cfg.minN = 20
+	}
+	if cfg.tollgateBin != "" {
+		abs, err := filepath.Abs(cfg.tollgateBin)
+		if err != nil {
+			return config{}, err
+		}
+		cfg.tollgateBin = abs
+	}
+	for _, t := range splitList(*targets) {
+		ok := false
+		for _, k := range knownTargets {
+			ok = ok || k == t
+		}
+		if !ok {
+			return config{}, fmt.Errorf("unknown target %q", t)
+		}
+		cfg.targets = append(cfg.targets, t)
+	}
+	for _, name := range splitList(*wls) {
+		w, ok := workloadByName(name)
+		if !ok {
+			return config{}, fmt.Errorf("unknown workload %q", name)
+		}
+		cfg.workloads = append(cfg.workloads, w)
+	}
+	switch {
+	case len(cfg.targets) == 0:
+		return config{}, errors.New("no targets")
+	case len(cfg.workloads) == 0:
+		return config{}, errors.New("no workloads")
+	case cfg.n < 1 || cfg.c < 1 || cfg.d <= 0 || cfg.gomaxprocs < 0:
+		return config{}, errors.New("-n, -c and -d must be positive, -gomaxprocs not negative")
+	case cfg.d > 2*time.Minute:
+		return config{}, errors.New("-d is capped at 2m to keep the run bounded")
+	}
+	return cfg, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// target is one endpoint the load is sent to.
+type target struct {
+	Name    string
+	BaseURL string
+	proc    *child // the measured process; nil for direct
+	gateway bool   // takes tollgate's model names
+	client  *http.Client
+	sent    atomic.Int64 // requests sent, warm-ups included
+}
+
+func (t *target) pid() int {
+	if t.proc == nil {
+		return 0
+	}
+	return t.proc.pid()
+}
+
+// run starts the upstream and every target, measures every workload on
+// every target, and ends all children before returning.
+func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err error) {
+	if runtime.GOOS != "linux" {
+		return nil, errors.New("needs Linux (/proc)")
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(logw, format+"\n", a...) }
+	tmp, err := os.MkdirTemp("", "tollgate-bench-")
+	if err != nil {
+		return nil, err
+	}
+	if cfg.keepTmp {
+		logf("temp dir kept: %s", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	procs := &procSet{}
+	defer procs.stopAll()
+
+	up, upAddr, err := procs.startSelf(ctx, "upstream", filepath.Join(tmp, "upstream.log"), 0, "upstream", "-listen", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, up, "http://"+upAddr+"/healthz", 10*time.Second); err != nil {
+		return nil, err
+	}
+	logf("fake upstream on %s (pid %d)", upAddr, up.pid())
+
+	rep = newReport(cfg)
+	var targets []*target
+	infos := map[string]*TargetInfo{}
+	for _, name := range cfg.targets {
+		var t *target
+		var err error
+		switch name {
+		case "direct":
+			t = &target{Name: name, BaseURL: "http://" + upAddr}
+		case "reverseproxy":
+			var c *child
+			var addr string
+			c, addr, err = procs.startSelf(ctx, name, filepath.Join(tmp, "reverseproxy.log"), cfg.gomaxprocs,
+				"proxy", "-listen", "127.0.0.1:0", "-upstream", "http://"+upAddr)
+			if err == nil {
+				t = &target{Name: name, BaseURL: "http://" + addr, proc: c}
+				err = waitHTTP(ctx, c, t.BaseURL+"/healthz", 10*time.Second)
+			}
+		case "nginx":
+			t, err = startNginx(ctx, procs, tmp, upAddr)
+		case "tollgate":
+			t, err = startTollgate(ctx, procs, tmp, cfg.tollgateBin, upAddr, cfg.gomaxprocs, logf)
+		}
+		info := &TargetInfo{Name: name}
+		rep.Targets = append(rep.Targets, info)
+		infos[name] = info
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			info.Skipped = err.Error()
+			logf("%s: SKIPPED: %v", name, err)
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s skipped: %s", name, firstLine(err.Error())))
+			continue
+		}
+		t.client = newLoadClient()
+		info.PID = t.pid()
+		if t.pid() != 0 {
+			logf("%s on %s (pid %d)", name, t.BaseURL, t.pid())
+		}
+		targets = append(targets, t)
+	}
+	if len(targets) == 0 {
+		return nil, errors.New("no target could be started")
+	}
+	defer func() {
+		for _, t := range targets {
+			t.client.CloseIdleConnections()
+		}
+	}()
+
+	// Idle memory: after start-up and a few small requests, before any load.
+	small, _ := workloadByName("small")
+	for _, t := range targets {
+		if t.proc == nil {
+			continue
+		}
+		s := newReqSpec(t, small)
+		runSequential(ctx, t.client, s, 0, cfg.idleWarm)
+		if kb, err := readStatusKB(t.pid(), "VmRSS"); err == nil {
+			infos[t.Name].IdleRSSKB = kb
+		}
+	}
+
+	for _, w := range cfg.workloads {
+		logf("== %s: %s", w.Name, w.Desc)
+		res, err := measureWorkload(ctx, cfg, targets, w, up.pid(), logf)
+		if err != nil {
+			return nil, err
+		}
+		rep.Results = append(rep.Results, res...)
+	}
+
+	for _, t := range targets {
+		if t.proc == nil || t.proc.exited() {
+			continue
+		}
+		if kb, err := readStatusKB(t.pid(), "VmHWM"); err == nil {
+			infos[t.Name].PeakRSSKB = kb
+		}
+		infos[t.Name].Requests = t.sent.Load()
+		if t.gateway && t.proc.logPath != "" {
+			if st, err := os.Stat(t.proc.logPath); err == nil {
+				infos[t.Name].LogBytes = st.Size()
+			}
+		}
+	}
+	rep.finish()
+	return rep, nil
+}
+
+// latencyRounds is how many slices the concurrency-1 phase is cut into.
+// The targets take turns slice by slice, so that a slow drift of the
+// machine (other processes, frequency changes) is shared by all of them
+// instead of landing on whichever target ran at the wrong moment.
+const latencyRounds = 5
+
+// measureWorkload measures one workload on every target: a response check,
+// the interleaved concurrency-1 latency phase, then each target's concurrent
+// throughput/CPU phase in turn.
+func measureWorkload(ctx context.Context, cfg config, targets []*target, w workload, upPID int, logf func(string, ...any)) ([]Result, error) {
+	type cell struct {
+		t    *target
+		spec *reqSpec
+		r    Result
+		seq  seqResult
+	}
+	var cells []*cell
+	var out []Result
+	for _, t := range targets {
+		c := &cell{t: t, spec: newReqSpec(t, w), r: Result{Workload: w.Name, Target: t.Name, Concurrency: cfg.c}}
+		c.r.BodyBytes = len(c.spec.body)
+		if t.proc != nil && t.proc.exited() {
+			c.r.Error = "process exited: " + firstLine(t.proc.logTail())
+		} else if warn, err := verify(ctx, t.client, c.spec, w); err != nil {
+			c.r.Error = "bad response: " + err.Error()
+		} else {
+			c.r.Warning = warn
+			cells = append(cells, c)
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		logf("  %-12s ERROR %s", t.Name, c.r.Error)
+		out = append(out, c.r)
+	}
+
+	n := max(cfg.minN, int(float64(cfg.n)*w.NFactor))
+	for _, c := range cells {
+		runSequential(ctx, c.t.client, c.spec, max(10, n/20), 0)
+	}
+	for round := 0; round < latencyRounds; round++ {
+		per := n / latencyRounds
+		if round < n%latencyRounds {
+			per++
+		}
+		for _, c := range cells {
+			s := runSequential(ctx, c.t.client, c.spec, 0, per)
+			c.seq.totals = append(c.seq.totals, s.totals...)
+			c.seq.ttfbs = append(c.seq.ttfbs, s.ttfbs...)
+			c.seq.errors += s.errors
+			if c.seq.firstErr == nil {
+				c.seq.firstErr = s.firstErr
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+
+	for _, c := range cells {
+		r := &c.r
+		r.N = len(c.seq.totals)
+		r.Errors = c.seq.errors
+		r.P50US = us(percentile(c.seq.totals, 0.50))
+		r.P99US = us(percentile(c.seq.totals, 0.99))
+		if w.Stream {
+			r.TTFBP50US = us(percentile(c.seq.ttfbs, 0.50))
+			r.TTFBP99US = us(percentile(c.seq.ttfbs, 0.99))
+		}
+		if c.seq.firstErr != nil {
+			r.FirstError = c.seq.firstErr.Error()
+		}
+		measureConcurrent(ctx, cfg, c.t, c.spec, upPID, r)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		logf("  %-12s %s", c.t.Name, r.summary())
+		out = append(out, *r)
+	}
+	// Keep the targets' order in the report.
+	slices.SortStableFunc(out, func(a, b Result) int { return targetIndex(targets, a.Target) - targetIndex(targets, b.Target) })
+	return out, nil
+}
+
+func targetIndex(ts []*target, name string) int {
+	for i, t := range ts {
+		if t.Name == name {
+			return i
+		}
+	}
+	return len(ts)
+}
+
+// measureConcurrent runs the fixed-duration phase at concurrency cfg.c and
+// samples the CPU time of the target's process and of the upstream around it.
+func measureConcurrent(ctx context.Context, cfg config, t *target, spec *reqSpec, upPID int, r *Result) {
+	// Open all c connections and warm caches before the measured window.
+	runConcurrent(ctx, t.client, spec, cfg.c, min(max(cfg.d/10, 50*time.Millisecond), 500*time.Millisecond))
+
+	var before, upBefore cpuSample
+	var cpuErr error
+	if t.proc != nil {
+		before, cpuErr = readCPU(t.pid())
+	}
+	upBefore, upErr := readCPU(upPID)
+	cr := runConcurrent(ctx, t.client, spec, cfg.c, cfg.d)
+	if t.proc != nil && cpuErr == nil {
+		var after cpuSample
+		if after, cpuErr = readCPU(t.pid()); cpuErr == nil && cr.requests > 0 {
+			ns, method := cpuDelta(before, after)
+			r.CPUPerReqUS = float64(ns) / 1e3 / float64(cr.requests)
+			r.CPUMethod = method
+			r.CPUSec = float64(ns) / 1e9
+		}
+	}
+	if cpuErr != nil {
+		r.Warning = strings.TrimPrefix(r.Warning+"; cpu: "+cpuErr.Error(), "; ")
+	}
+	if upErr == nil && cr.requests > 0 {
+		if upAfter, err := readCPU(upPID); err == nil {
+			ns, _ := cpuDelta(upBefore, upAfter)
+			r.UpstreamCPUPerReqUS = float64(ns) / 1e3 / float64(cr.requests)
+		}
+	}
+	r.Requests = cr.requests
+	r.ErrorsConc = cr.errors
+	r.ElapsedSec = cr.elapsed.Seconds()
+	if cr.elapsed > 0 {
+		r.RPS = float64(cr.requests) / cr.elapsed.Seconds()
+	}
+	r.ConcP50US = us(percentile(cr.lat, 0.50))
+	r.ConcP99US = us(percentile(cr.lat, 0.99))
+	if r.FirstError == "" && cr.firstErr != nil {
+		r.FirstError = cr.firstErr.Error()
+	}
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// streamContentEvents is how many content deltas every streamed answer has.
+const streamContentEvents = 50
+
+// runUpstream is the hidden "upstream" subcommand: a fake LLM provider that
+// answers OpenAI Chat Completions and Anthropic Messages requests as fast as
+// it can. It runs in its own process so that its CPU time is never counted
+// against a proxy.
+func runUpstream(args []string) int {
+	fs := flag.NewFlagSet("upstream", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (loopback only)")
+	exitOnEOF := fs.Bool("exit-on-stdin-eof", false, "exit when standard input reaches EOF (the parent went away)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := requireLoopbackListen(*listen); err != nil {
+		fmt.Fprintln(os.Stderr, "upstream:", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "upstream:", err)
+		return 1
+	}
+	if *exitOnEOF {
+		go exitOnStdinEOF()
+	}
+	fmt.Printf("LISTEN %s\n", ln.Addr())
+	srv := &http.Server{
+		Handler:           newFakeUpstream(),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	if err := srv.Serve(ln); err != nil {
+		fmt.Fprintln(os.Stderr, "upstream:", err)
+		return 1
+	}
+	return 0
+}
+
+// exitOnStdinEOF ends a helper process once its parent's end of the stdin
+// pipe closes, so helpers never outlive the benchmark, however it ends.
+func exitOnStdinEOF() {
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}
+
+// requireLoopbackListen refuses listen addresses outside 127.0.0.0/8 and ::1.
+func requireLoopbackListen(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	ip := net.ParseIP(host)
+	if host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	return fmt.Errorf("refusing non-loopback address %q", addr)
+}
+
+// fakeUpstream holds every response body pre-rendered; only the token counts
+// that depend on the request size are formatted per request.
+type fakeUpstream struct {
+	bufs sync.Pool
+
+	openaiChunks      [][]byte // role chunk, content chunks, finish chunk
+	openaiChunksUsage [][]byte // same with "usage":null, as sent when include_usage is on
+	anthropicMiddle   [][]byte // content_block_start, deltas, content_block_stop
+}
+
+var benchWords = strings.Fields(`The gateway forwards each request to the provider and relays
+the answer as it arrives while counting tokens for budgets and logs so that
+latency stays low and nothing is buffered longer than needed today`)
+
+func newFakeUpstream() *fakeUpstream {
+	u := &fakeUpstream{}
+	u.bufs.New = func() any { return new(bytes.Buffer) }
+
+	mk := func(withUsage bool) [][]byte {
+		usage := ""
+		if withUsage {
+			usage = `,"usage":null`
+		}
+		head := `data: {"id":"chatcmpl-bench0001","object":"chat.completion.chunk","created":1700000000,"model":"gpt-bench","system_fingerprint":"fp_bench","choices":[{"index":0,"delta":`
+		var out [][]byte
+		out = append(out, []byte(head+`{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]`+usage+"}\n\n"))
+		for i := 0; i < streamContentEvents; i++ {
+			w := benchWords[i%len(benchWords)] + " "
+			out = append(out, []byte(head+`{"content":`+strconv.Quote(w)+`},"logprobs":null,"finish_reason":null}]`+usage+"}\n\n"))
+		}
+		out = append(out, []byte(head+`{},"logprobs":null,"finish_reason":"stop"}]`+usage+"}\n\n"))
+		return out
+	}
+	u.openaiChunks = mk(false)
+	u.openaiChunksUsage = mk(true)
+
+	u.anthropicMiddle = append(u.anthropicMiddle, []byte("event: content_block_start\n"+
+		`data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`+"\n\n"))
+	u.anthropicMiddle = append(u.anthropicMiddle, []byte("event: ping\n"+`data: {"type":"ping"}`+"\n\n"))
+	for i := 0; i < streamContentEvents; i++ {
+		w := benchWords[i%len(benchWords)] + " "
+		u.anthropicMiddle = append(u.anthropicMiddle, []byte("event: content_block_delta\n"+
+			`data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`+strconv.Quote(w)+"}}\n\n"))
+	}
+	u.anthropicMiddle = append(u.anthropicMiddle, []byte("event: content_block_stop\n"+
+		`data: {"type":"content_block_stop","index":0}`+"\n\n"))
+	return u
+}
+
+// answerText is the ~300 byte assistant message of non-streaming answers,
+// which brings the whole JSON document to about 600 bytes.
+var answerText = strconv.Quote(strings.Repeat("A gateway adds routing, auth and accounting in front of a model. ", 5))
+
+func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/healthz" {
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, "ok\n")
+		return
+	}
+	var api string
+	switch {
+	case strings.HasSuffix(r.URL.Path, "/chat/completions"):
+		api = apiOpenAI
+	case strings.HasSuffix(r.URL.Path, "/v1/messages"):
+		api = apiAnthropic
+	default:
+		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	if r.Method != http.MethodPost {
+		http.Error(w, `{"error":{"message":"method not allowed"}}`, http.StatusMethodNotAllowed)
+		return
+	}
+	buf := u.bufs.Get().(*bytes.Buffer)
+	defer u.bufs.Put(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	body := buf.Bytes()
+	promptTokens := len(body)/4 + 1
+	stream := jsonTrueField(body, "stream")
+
+	switch {
+	case api == apiOpenAI && !stream:
+		out := fmt.Appendf(nil, `{"id":"chatcmpl-bench0001","object":"chat.completion","created":1700000000,"model":"gpt-bench","system_fingerprint":"fp_bench","choices":[{"index":0,"message":{"role":"assistant","content":%s,"refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":64,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}`,
+			answerText, promptTokens, promptTokens+64)
+		writeJSON(w, out)
+	case api == apiAnthropic && !stream:
+		out := fmt.Appendf(nil, `{"id":"msg_bench0001","type":"message","role":"assistant","model":"claude-bench","content":[{"type":"text","text":%s}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":64}}`,
+			answerText, promptTokens)
+		writeJSON(w, out)
+	case api == apiOpenAI:
+		includeUsage := jsonTrueField(body, "include_usage")
+		chunks := u.openaiChunks
+		if includeUsage {
+			chunks = u.openaiChunksUsage
+		}
+		sw := startSSE(w)
+		for _, c := range chunks {
+			sw.event(c)
+		}
+		if includeUsage {
+			sw.event(fmt.Appendf(nil, `data: {"id":"chatcmpl-bench0001","object":"chat.completion.chunk","created":1700000000,"model":"gpt-bench","system_fingerprint":"fp_bench","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n",
+				promptTokens, streamContentEvents, promptTokens+streamContentEvents))
+		}
+		sw.event([]byte("data: [DONE]\n\n"))
+	default: // anthropic streaming
+		sw := startSSE(w)
+		sw.event(fmt.Appendf(nil, "event: message_start\n"+`data: {"type":"message_start","message":{"id":"msg_bench0001","type":"message","role":"assistant","model":"claude-bench","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`+"\n\n", promptTokens))
+		for _, c := range u.anthropicMiddle {
+			sw.event(c)
+		}
+		sw.event(fmt.Appendf(nil, "event: message_delta\n"+`data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`+"\n\n", streamContentEvents))
+		sw.event([]byte("event: message_stop\n" + `data: {"type":"message_stop"}` + "\n\n"))
+	}
+}
+
+func writeJSON(w http.ResponseWriter, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// sseWriter writes one event at a time and flushes after each, with no
+// pause in between: the upstream is as fast as the loopback allows.
+type sseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	ok bool
+}
+
+func startSSE(w http.ResponseWriter) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return &sseWriter{w: w, rc: http.NewResponseController(w), ok: true}
+}
+
+func (s *sseWriter) event(b []byte) {
+	if !s.ok {
+		return
+	}
+	if _, err := s.w.Write(b); err != nil {
+		s.ok = false
+		return
+	}
+	if err := s.rc.Flush(); err != nil {
+		s.ok = false
+	}
+}
+
+// jsonTrueField reports whether body holds `"key": true` anywhere. A key
+// inside a JSON string value is escaped (\"key\"), so it cannot match.
+func jsonTrueField(body []byte, key string) bool {
+	pat := []byte(`"` + key + `"`)
+	for off := 0; off < len(body); {
+		i := bytes.Index(body[off:], pat)
+		if i < 0 {
+			return false
+		}
+		k := skipSpace(body, off+i+len(pat))
+		if k < len(body) && body[k] == ':' {
+			k = skipSpace(body, k+1)
+			if bytes.HasPrefix(body[k:], []byte("true")) {
+				return true
+			}
+		}
+		off += i + len(pat)
+	}
+	return false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
