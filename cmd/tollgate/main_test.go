@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ type server struct {
 	cmd    *exec.Cmd
 	addr   string
 	key    string
+	mu     sync.Mutex // guards stderr, written by the reading goroutine
 	stderr *bytes.Buffer
 	done   chan error
 }
@@ -68,6 +70,7 @@ func startServe(t *testing.T, bin string, env []string, args ...string) *server 
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
+			s.mu.Lock()
 			s.stderr.WriteString(sc.Text() + "\n")
 			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil && s.addr == "" {
 				s.addr = m[1]
@@ -76,6 +79,7 @@ func startServe(t *testing.T, bin string, env []string, args ...string) *server 
 				}
 				close(ready)
 			}
+			s.mu.Unlock()
 		}
 	}()
 	go func() { s.done <- cmd.Wait(); pw.Close() }()
@@ -83,11 +87,17 @@ func startServe(t *testing.T, bin string, env []string, args ...string) *server 
 	select {
 	case <-ready:
 	case err := <-s.done:
-		t.Fatalf("tollgate exited before listening: %v\n%s", err, s.stderr)
+		t.Fatalf("tollgate exited before listening: %v\n%s", err, s.stderrText())
 	case <-time.After(20 * time.Second):
-		t.Fatalf("tollgate did not start listening:\n%s", s.stderr)
+		t.Fatalf("tollgate did not start listening:\n%s", s.stderrText())
 	}
 	return s
+}
+
+func (s *server) stderrText() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stderr.String()
 }
 
 func filteredEnv() []string {
@@ -120,7 +130,7 @@ func TestZeroConfigServe(t *testing.T) {
 	bin := buildBinary(t)
 	s := startServe(t, bin, nil, "--addr", "127.0.0.1:0")
 	if s.key == "" {
-		t.Fatalf("no generated master key printed:\n%s", s.stderr)
+		t.Fatalf("no generated master key printed:\n%s", s.stderrText())
 	}
 	base := "http://" + s.addr
 	resp, body := post(t, base+"/v1/messages", `{"model":"echo","max_tokens":50,"messages":[{"role":"user","content":"hello gateway"}]}`,
@@ -137,8 +147,13 @@ func TestZeroConfigServe(t *testing.T) {
 	if resp.StatusCode != 401 {
 		t.Errorf("wrong key: %d, want 401", resp.StatusCode)
 	}
-	if !strings.Contains(s.stderr.String(), `"msg":"request"`) {
-		t.Errorf("no request log line:\n%s", s.stderr)
+	// Request lines are flushed in batches, at least every 100ms.
+	deadline := time.Now().Add(3 * time.Second)
+	for !strings.Contains(s.stderrText(), `"msg":"request"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no request log line:\n%s", s.stderrText())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -242,7 +257,7 @@ models: [ { name: claude, targets: [ { provider: ant, model: claude-x } ] } ]
 			select {
 			case err := <-s.done:
 				if err != nil {
-					t.Errorf("exit: %v\n%s", err, s.stderr)
+					t.Errorf("exit: %v\n%s", err, s.stderrText())
 				}
 			case <-time.After(15 * time.Second):
 				t.Fatal("tollgate did not exit after SIGTERM")

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/accesslog"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/gateway"
@@ -62,7 +63,12 @@ func serve(args []string, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "\n  No master key configured; generated one for this run:\n\n    %s\n\n  Set auth.master_key or TOLLGATE_MASTER_KEY to choose your own.\n\n", masterKey)
 	}
 
-	handler, closeIdle, err := Build(cfg, masterKey, logger)
+	var reqLog *accesslog.Writer
+	if cfg.Server.LogFormat == "json" {
+		reqLog = accesslog.New(stderr)
+		defer reqLog.Close()
+	}
+	handler, closeIdle, err := build(cfg, masterKey, logger, reqLog)
 	if err != nil {
 		return err
 	}
@@ -103,8 +109,12 @@ func serve(args []string, stderr io.Writer) error {
 
 // Build constructs providers, routes and the gateway handler for cfg; the
 // returned func closes idle upstream connections. Tests use it to run the
-// gateway in process.
+// gateway in process; request lines go to logger.
 func Build(cfg *config.Config, masterKey string, logger *slog.Logger) (http.Handler, func(), error) {
+	return build(cfg, masterKey, logger, nil)
+}
+
+func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *accesslog.Writer) (http.Handler, func(), error) {
 	providers := make(map[string]provider.Provider, len(cfg.Providers))
 	var closers []func()
 	for _, pc := range cfg.Providers {
@@ -129,6 +139,7 @@ func Build(cfg *config.Config, masterKey string, logger *slog.Logger) (http.Hand
 		Auth:         auth.New(masterKey),
 		MaxBodyBytes: cfg.Server.MaxBodyBytes,
 		Logger:       logger,
+		RequestLog:   requestLog(reqLog),
 		// Derived from the master key so that replicas sharing it agree.
 		Signer: translate.NewSigner(signingKey(masterKey)),
 	})
@@ -145,6 +156,14 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, nil))
 	}
 	return slog.New(slog.NewJSONHandler(w, nil))
+}
+
+// requestLog keeps a nil *accesslog.Writer from becoming a non-nil io.Writer.
+func requestLog(w *accesslog.Writer) io.Writer {
+	if w == nil {
+		return nil
+	}
+	return w
 }
 
 // signingKey derives the thinking-signature key from the master key.

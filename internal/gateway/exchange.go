@@ -4,10 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"io"
 	"log/slog"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
 
@@ -32,6 +36,8 @@ type exchange struct {
 	upstream       time.Duration // spent waiting on the upstream
 	clientGone     bool          // the client disconnected before the end
 	err            error
+
+	body *bodyBuf // the pooled request body, if any; released at the end
 }
 
 var requestIDEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
@@ -44,7 +50,17 @@ func newRequestID() string {
 }
 
 // log writes the exchange's one log line. Bodies and keys are never logged.
-func (x *exchange) log(ctx context.Context, l *slog.Logger, method, path string) {
+// With a request log the line is appended by hand (no reflection, no
+// per-line system call); otherwise it goes through slog.
+func (x *exchange) log(ctx context.Context, l *slog.Logger, reqLog io.Writer, method, path string) {
+	if reqLog != nil {
+		bp := lineBufPool.Get().(*[]byte)
+		line := x.appendJSON((*bp)[:0], method, path)
+		reqLog.Write(line)
+		*bp = line
+		lineBufPool.Put(bp)
+		return
+	}
 	attrs := make([]slog.Attr, 0, 24)
 	attrs = append(attrs,
 		slog.String("request_id", x.id),
@@ -76,14 +92,77 @@ func (x *exchange) log(ctx context.Context, l *slog.Logger, method, path string)
 	if x.clientGone {
 		attrs = append(attrs, slog.Bool("client_gone", true))
 	}
-	level := slog.LevelInfo
 	if x.err != nil {
 		attrs = append(attrs, slog.String("error", x.err.Error()))
-		if x.status >= 500 || x.status == 0 {
-			level = slog.LevelWarn
+	}
+	l.LogAttrs(ctx, x.level(), "request", attrs...)
+}
+
+func (x *exchange) level() slog.Level {
+	if x.err != nil && (x.status >= 500 || x.status == 0) {
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+var lineBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// appendJSON appends the log line as JSON with the same fields, in the
+// same order, as the slog form.
+func (x *exchange) appendJSON(b []byte, method, path string) []byte {
+	b = append(b, `{"time":"`...)
+	b = time.Now().UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","level":"`...)
+	b = append(b, x.level().String()...)
+	b = append(b, `","msg":"request","request_id":"`...)
+	b = append(b, x.id...)
+	b = append(b, `","method":`...)
+	b = jsonx.AppendQuote(b, method)
+	b = append(b, `,"path":`...)
+	b = jsonx.AppendQuote(b, path)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(x.status), 10)
+	b = append(b, `,"latency_ms":`...)
+	b = strconv.AppendFloat(b, ms(time.Since(x.start)), 'f', -1, 64)
+	if x.model != "" {
+		b = append(b, `,"model":`...)
+		b = jsonx.AppendQuote(b, x.model)
+	}
+	if x.provider != "" {
+		b = append(b, `,"provider":`...)
+		b = jsonx.AppendQuote(b, x.provider)
+		b = append(b, `,"upstream_model":`...)
+		b = jsonx.AppendQuote(b, x.upstreamModel)
+		b = append(b, `,"lane":"`...)
+		b = append(b, x.lane...)
+		b = append(b, `","stream":`...)
+		b = strconv.AppendBool(b, x.stream)
+		b = append(b, `,"upstream_status":`...)
+		b = strconv.AppendInt(b, int64(x.upstreamStatus), 10)
+		b = append(b, `,"ttfb_ms":`...)
+		b = strconv.AppendFloat(b, ms(x.firstByte), 'f', -1, 64)
+		b = append(b, `,"upstream_ms":`...)
+		b = strconv.AppendFloat(b, ms(x.upstream), 'f', -1, 64)
+		for _, f := range [...]struct {
+			name string
+			v    int64
+		}{
+			{`,"input_tokens":`, x.usage.Input}, {`,"cache_read_tokens":`, x.usage.CacheRead},
+			{`,"cache_write_5m_tokens":`, x.usage.CacheWrite5m}, {`,"cache_write_1h_tokens":`, x.usage.CacheWrite1h},
+			{`,"output_tokens":`, x.usage.Output}, {`,"reasoning_tokens":`, x.usage.Reasoning},
+		} {
+			b = append(b, f.name...)
+			b = strconv.AppendInt(b, f.v, 10)
 		}
 	}
-	l.LogAttrs(ctx, level, "request", attrs...)
+	if x.clientGone {
+		b = append(b, `,"client_gone":true`...)
+	}
+	if x.err != nil {
+		b = append(b, `,"error":`...)
+		b = jsonx.AppendQuote(b, x.err.Error())
+	}
+	return append(b, "}\n"...)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -29,7 +29,12 @@ type Options struct {
 	Routes       *route.Table
 	Auth         *auth.Authenticator
 	MaxBodyBytes int64
-	Logger       *slog.Logger
+	// Logger receives the gateway's log records (and each request's line
+	// when RequestLog is nil).
+	Logger *slog.Logger
+	// RequestLog, when set, receives each request's line as JSON, encoded
+	// without slog (see accesslog for a buffered writer).
+	RequestLog io.Writer
 	// Signer signs thinking that OpenAI-compatible upstreams return to
 	// Anthropic clients; replicas must share its key.
 	Signer *translate.Signer
@@ -41,6 +46,7 @@ type Gateway struct {
 	auth    *auth.Authenticator
 	maxBody int64
 	log     *slog.Logger
+	reqLog  io.Writer
 	signer  *translate.Signer
 	started time.Time
 }
@@ -53,7 +59,7 @@ func New(o Options) *Gateway {
 	if o.Signer == nil {
 		o.Signer = translate.NewSigner([]byte("tollgate"))
 	}
-	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, signer: o.Signer, started: time.Now()}
+	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, signer: o.Signer, started: time.Now()}
 }
 
 // handlerFunc is a data-plane handler: it returns an error instead of
@@ -100,9 +106,12 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 		}
 		w.Header().Set("Tollgate-Request-Id", x.id)
 		defer func() {
+			if x.body != nil {
+				x.body.release()
+			}
 			p := recover()
 			if p == nil {
-				x.log(r.Context(), g.log, r.Method, r.URL.Path)
+				x.log(r.Context(), g.log, g.reqLog, r.Method, r.URL.Path)
 				return
 			}
 			if p == http.ErrAbortHandler {
@@ -111,7 +120,7 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 				if x.err == nil {
 					x.err = errors.New("response aborted")
 				}
-				x.log(r.Context(), g.log, r.Method, r.URL.Path)
+				x.log(r.Context(), g.log, g.reqLog, r.Method, r.URL.Path)
 				panic(p)
 			}
 			// A bug: keep serving, answer 500 if nothing was sent yet, and
@@ -121,7 +130,7 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 				x.status = http.StatusInternalServerError
 				writeError(w, x.dialect, x.id, &Error{Status: http.StatusInternalServerError, Kind: kindInternal, Message: "internal error"})
 			}
-			x.log(r.Context(), g.log, r.Method, r.URL.Path)
+			x.log(r.Context(), g.log, g.reqLog, r.Method, r.URL.Path)
 		}()
 		err := g.serve(w, r, x, method, h)
 		if err == nil {

@@ -52,7 +52,7 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchang
 	if needVersion && r.Header.Get("Anthropic-Version") == "" {
 		return nil, scanned{}, nil, newError(http.StatusBadRequest, kindInvalidRequest, "anthropic-version: header is required")
 	}
-	body, err := g.readBody(w, r)
+	body, err := g.readBody(w, r, x)
 	if err != nil {
 		return nil, scanned{}, nil, err
 	}
@@ -83,8 +83,9 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchang
 	return body, s, m, nil
 }
 
-// readBody reads the whole request body, at most maxBody bytes.
-func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// readBody reads the whole request body, at most maxBody bytes, into a
+// pooled buffer that the exchange releases when the request is done.
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, x *exchange) ([]byte, error) {
 	tooLarge := &Error{Status: http.StatusRequestEntityTooLarge, Kind: kindTooLarge,
 		Message: "request body is larger than the gateway's limit of " + strconv.FormatInt(g.maxBody, 10) + " bytes"}
 	if r.ContentLength > g.maxBody {
@@ -94,7 +95,9 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	var body []byte
 	var err error
 	if r.ContentLength > 0 {
-		body = make([]byte, r.ContentLength)
+		bb := newBodyBuf(int(r.ContentLength))
+		x.body = bb
+		body = bb.b
 		_, err = io.ReadFull(rd, body)
 	} else {
 		body, err = io.ReadAll(rd)

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,9 +44,12 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 	}
 	// Only "model" changes: the upstream gets every other byte the client sent.
 	req.Body = provider.Body{body[:s.modelStart], t.QuotedModel, body[s.modelEnd:]}
+	if x.body != nil {
+		req.Hold = x.body.hold // the transport may read it after the handler ends
+	}
 	if x.dialect == api.Anthropic && bytes.Contains(body, syntheticMarker) {
 		if b, removed := stripSyntheticThinking(req.Body.Bytes()); removed {
-			req.Body = provider.Body{b}
+			req.Body, req.Hold = provider.Body{b}, nil
 			w.Header().Set("Tollgate-Dropped-Params", "synthetic_thinking")
 		}
 	}
@@ -57,7 +61,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 		if err != nil {
 			return err
 		}
-		req.Body, strip = provider.Body{b}, true
+		req.Body, req.Hold, strip = provider.Body{b}, nil, true
 	}
 
 	upStart := time.Now()
@@ -122,8 +126,8 @@ func (g *Gateway) upstreamFailure(r *http.Request, x *exchange, err error) error
 
 func isEventStream(h http.Header) bool {
 	ct := h.Get("Content-Type")
-	if ct == "text/event-stream" {
-		return true
+	if !strings.HasPrefix(ct, "text/event-stream") {
+		return false
 	}
 	mt, _, _ := mime.ParseMediaType(ct)
 	return mt == "text/event-stream"

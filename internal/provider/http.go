@@ -111,9 +111,9 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 		cancel(nil)
 		return nil, err
 	}
-	req.Body = r.Body.Reader()
+	req.Body = r.newReader()
 	req.ContentLength = r.Body.Len()
-	req.GetBody = func() (io.ReadCloser, error) { return r.Body.Reader(), nil }
+	req.GetBody = func() (io.ReadCloser, error) { return r.newReader(), nil }
 	for k, v := range r.Header {
 		req.Header[k] = v
 	}

@@ -46,7 +46,28 @@ type Request struct {
 	Header http.Header
 	// Stream is whether the client asked for a stream.
 	Stream bool
+	// Hold, if set, is called for every reader of Body the provider makes;
+	// the func it returns is called once that reader is closed, which may
+	// be after Do returns. It lets the caller recycle the memory of Body.
+	Hold func() (release func())
 }
+
+// newReader returns a reader over r.Body that honours Hold.
+func (r *Request) newReader() io.ReadCloser {
+	rd := r.Body.Reader()
+	if r.Hold == nil {
+		return rd
+	}
+	return &heldReader{bodyReader: rd.(*bodyReader), release: r.Hold()}
+}
+
+// heldReader releases its hold on the body when closed.
+type heldReader struct {
+	*bodyReader
+	release func()
+}
+
+func (h *heldReader) Close() error { h.release(); return nil }
 
 // Body is a request body sent as its parts back to back, so the gateway can
 // splice a rewritten model name into the client's bytes without copying the

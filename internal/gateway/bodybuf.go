@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// Request bodies are read whole (they must be validated before anything is
+// sent), so a 100 KB request would otherwise allocate, zero and later
+// collect 100 KB. Buffers come from pools by power-of-two size class.
+const (
+	minBodyClass = 12 // 4 KiB
+	maxBodyClass = 22 // 4 MiB; larger bodies are allocated and left to the GC
+)
+
+var bodyPools [maxBodyClass + 1]sync.Pool
+
+// bodyBuf is a pooled request body. The upstream transport may still be
+// reading it after the handler returns (it closes the request body from its
+// own goroutine), so it goes back to its pool only when the handler and
+// every reader have released it.
+type bodyBuf struct {
+	b     []byte
+	class int // 0 when not pooled
+	refs  atomic.Int32
+}
+
+// newBodyBuf returns a buffer of length n held once by the caller.
+func newBodyBuf(n int) *bodyBuf {
+	class := max(minBodyClass, bits.Len(uint(n-1)))
+	if n == 0 || class > maxBodyClass {
+		bb := &bodyBuf{b: make([]byte, n)}
+		bb.refs.Store(1)
+		return bb
+	}
+	bb, _ := bodyPools[class].Get().(*bodyBuf)
+	if bb == nil {
+		bb = &bodyBuf{b: make([]byte, 1<<class), class: class}
+	}
+	bb.b = bb.b[:n]
+	bb.refs.Store(1)
+	return bb
+}
+
+// hold takes a reference for a reader; the returned func releases it.
+func (bb *bodyBuf) hold() func() {
+	bb.refs.Add(1)
+	var once sync.Once
+	return func() { once.Do(bb.release) }
+}
+
+// release drops a reference; the last one returns the buffer to its pool.
+func (bb *bodyBuf) release() {
+	if bb.refs.Add(-1) == 0 && bb.class != 0 {
+		bb.b = bb.b[:cap(bb.b)]
+		bodyPools[bb.class].Put(bb)
+	}
+}
