@@ -104,7 +104,7 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 		if x.dialect == 0 {
 			x.dialect = dialectFor(r)
 		}
-		w.Header().Set("Tollgate-Request-Id", x.id)
+		w.Header()["Tollgate-Request-Id"] = []string{x.id}
 		defer func() {
 			if x.body != nil {
 				x.body.release()

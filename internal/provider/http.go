@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/api"
@@ -22,21 +24,28 @@ var ErrIdleTimeout = errors.New("upstream idle timeout")
 // errTotalTimeout is the cause of an exchange that outlived its total timeout.
 var errTotalTimeout = errors.New("upstream total timeout")
 
-// defaultAnthropicVersion is sent when the client gave none (count_tokens
-// probes, tests); clients of /v1/messages must send their own.
+// defaultAnthropicVersion is sent when the client gave none (an OpenAI
+// client on the translation lane); clients of /v1/messages send their own.
 const defaultAnthropicVersion = "2023-06-01"
+
+var (
+	jsonContentType               = []string{"application/json"}
+	defaultAnthropicVersionHeader = []string{defaultAnthropicVersion}
+)
 
 // HTTP is an upstream reached over HTTP: the Anthropic Messages API or an
 // OpenAI-compatible Chat Completions API. It is safe for concurrent use.
 type HTTP struct {
-	name     string
-	dialect  api.Dialect
-	urls     map[Endpoint]string
-	apiKey   string
-	client   *http.Client
-	idle     time.Duration
-	total    time.Duration
-	closeIdl func()
+	name    string
+	dialect api.Dialect
+	urls    map[Endpoint]*url.URL // shared, never modified
+	apiKey  string
+	// apiKeyHeader is the credential header value, built once.
+	apiKeyHeader []string
+	client       *http.Client
+	idle         time.Duration
+	total        time.Duration
+	closeIdl     func()
 }
 
 var _ Provider = (*HTTP)(nil)
@@ -48,19 +57,33 @@ func NewHTTP(p config.Provider) (*HTTP, error) {
 		apiKey: p.APIKey,
 		idle:   p.Timeouts.Idle,
 		total:  p.Timeouts.Total,
-		urls:   make(map[Endpoint]string),
+		urls:   make(map[Endpoint]*url.URL),
 	}
 	base := strings.TrimRight(p.BaseURL, "/")
+	paths := map[Endpoint]string{}
 	switch p.Type {
 	case config.TypeAnthropic:
 		h.dialect = api.Anthropic
-		h.urls[Messages] = base + "/v1/messages"
-		h.urls[CountTokens] = base + "/v1/messages/count_tokens"
+		paths[Messages] = "/v1/messages"
+		paths[CountTokens] = "/v1/messages/count_tokens"
 	case config.TypeOpenAI:
 		h.dialect = api.OpenAI
-		h.urls[ChatCompletions] = base + "/chat/completions"
+		paths[ChatCompletions] = "/chat/completions"
 	default:
 		return nil, fmt.Errorf("provider %q: type %q is not an HTTP upstream", p.Name, p.Type)
+	}
+	for ep, path := range paths {
+		u, err := url.Parse(base + path)
+		if err != nil {
+			return nil, fmt.Errorf("provider %q: base_url: %w", p.Name, err)
+		}
+		h.urls[ep] = u
+	}
+	switch h.dialect {
+	case api.Anthropic:
+		h.apiKeyHeader = []string{p.APIKey}
+	case api.OpenAI:
+		h.apiKeyHeader = []string{"Bearer " + p.APIKey}
 	}
 	dialer := &net.Dialer{Timeout: p.Timeouts.Connect, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -96,7 +119,7 @@ func (h *HTTP) CloseIdleConnections() { h.closeIdl() }
 
 // Do implements Provider.
 func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
-	url, ok := h.urls[r.Endpoint]
+	u, ok := h.urls[r.Endpoint]
 	if !ok {
 		return nil, fmt.Errorf("provider %q does not serve this endpoint", h.name)
 	}
@@ -106,31 +129,31 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 		t := time.AfterFunc(h.total, func() { cancel(errTotalTimeout) })
 		stopTotal = t.Stop
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
-	if err != nil {
-		cancel(nil)
-		return nil, err
+	hdr := r.Header
+	if hdr == nil {
+		hdr = make(http.Header, 4)
 	}
-	req.Body = r.newReader()
-	req.ContentLength = r.Body.Len()
-	req.GetBody = func() (io.ReadCloser, error) { return r.newReader(), nil }
-	for k, v := range r.Header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
+	// Canonical keys assigned directly: no per-request canonicalisation.
+	hdr["Content-Type"] = jsonContentType
 	switch h.dialect {
 	case api.Anthropic:
 		if h.apiKey != "" {
-			req.Header.Set("X-Api-Key", h.apiKey)
+			hdr["X-Api-Key"] = h.apiKeyHeader
 		}
-		if req.Header.Get("Anthropic-Version") == "" {
-			req.Header.Set("Anthropic-Version", defaultAnthropicVersion)
+		if len(hdr["Anthropic-Version"]) == 0 {
+			hdr["Anthropic-Version"] = defaultAnthropicVersionHeader
 		}
 	case api.OpenAI:
 		if h.apiKey != "" {
-			req.Header.Set("Authorization", "Bearer "+h.apiKey)
+			hdr["Authorization"] = h.apiKeyHeader
 		}
 	}
+	req := (&http.Request{
+		Method: http.MethodPost, URL: u, Host: u.Host,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: hdr, Body: r.newReader(), ContentLength: r.Body.Len(),
+		GetBody: func() (io.ReadCloser, error) { return r.newReader(), nil },
+	}).WithContext(ctx)
 	resp, err := h.client.Do(req)
 	if err != nil {
 		stopTotal()
@@ -167,10 +190,14 @@ func IsTimeout(err error) bool {
 }
 
 // idleBody aborts the exchange when no bytes arrive for the idle timeout.
+// Reads only record their time; the timer checks it when it fires and
+// re-arms for the rest, so a stream of small reads costs no timer work.
 type idleBody struct {
 	body      io.ReadCloser
 	idle      time.Duration
 	timer     *time.Timer
+	start     time.Time
+	last      atomic.Int64 // time of the last read, as time.Since(start)
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	stopTotal func() bool
@@ -178,17 +205,28 @@ type idleBody struct {
 }
 
 func newIdleBody(body io.ReadCloser, idle time.Duration, ctx context.Context, cancel context.CancelCauseFunc, stopTotal func() bool) *idleBody {
-	b := &idleBody{body: body, idle: idle, ctx: ctx, cancel: cancel, stopTotal: stopTotal}
+	b := &idleBody{body: body, idle: idle, ctx: ctx, cancel: cancel, stopTotal: stopTotal, start: time.Now()}
 	if idle > 0 {
-		b.timer = time.AfterFunc(idle, func() { cancel(ErrIdleTimeout) })
+		b.timer = time.AfterFunc(idle, b.check)
 	}
 	return b
+}
+
+// check runs when the timer fires: abort if the last read is older than
+// the idle timeout, else wait for the remainder.
+func (b *idleBody) check() {
+	silent := time.Since(b.start) - time.Duration(b.last.Load())
+	if silent >= b.idle {
+		b.cancel(ErrIdleTimeout)
+		return
+	}
+	b.timer.Reset(b.idle - silent)
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
 	if b.timer != nil && n > 0 {
-		b.timer.Reset(b.idle)
+		b.last.Store(int64(time.Since(b.start)))
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		switch context.Cause(b.ctx) {
