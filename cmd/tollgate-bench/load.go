@@ -31,6 +31,10 @@ type workload struct {
 	BodySize int     // approximate request body size in bytes
 	NFactor  float64 // share of -n used for its latency phase (slower requests get fewer)
 	Desc     string
+	// Translated sends the request to the tollgate model whose upstream
+	// speaks the other protocol, so it goes through the translation lane.
+	// Only gateways can serve it; other targets are skipped.
+	Translated bool
 }
 
 var allWorkloads = []workload{
@@ -38,6 +42,8 @@ var allWorkloads = []workload{
 	{Name: "large", API: apiOpenAI, BodySize: 100 << 10, NFactor: 0.5, Desc: "OpenAI chat, ~100 KB body (one long user message), non-streaming"},
 	{Name: "stream", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "OpenAI chat, ~1 KB body, stream:true, 50 content events"},
 	{Name: "stream-anthropic", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text deltas"},
+	{Name: "small-translated", API: apiOpenAI, BodySize: 1 << 10, NFactor: 1, Translated: true, Desc: "OpenAI chat, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
+	{Name: "stream-translated", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Desc: "OpenAI chat, ~1 KB body, stream:true, 50 events, to a model with an Anthropic upstream (translation lane)"},
 }
 
 func workloadByName(name string) (workload, bool) {
@@ -136,6 +142,10 @@ func newReqSpec(t *target, w workload) *reqSpec {
 		if t.gateway {
 			model = tollgateModelOpenAI
 		}
+	}
+	if w.Translated && t.gateway {
+		// The other protocol's model: the gateway translates both ways.
+		model = map[string]string{apiOpenAI: tollgateModelAnthr, apiAnthropic: tollgateModelOpenAI}[w.API]
 	}
 	return &reqSpec{url: t.BaseURL + w.path(), header: h, body: w.body(model), stream: w.Stream, sent: &t.sent}
 }

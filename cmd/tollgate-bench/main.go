@@ -26,6 +26,9 @@
 //   - stream: ~1 KB request with stream:true; 50 content events, each
 //     written and flushed separately by the upstream.
 //   - stream-anthropic (optional): the same over /v1/messages.
+//   - small-translated, stream-translated (optional): OpenAI requests to a
+//     tollgate model whose upstream speaks the Anthropic API, so they take
+//     the translation lane; compare them with tollgate's small and stream.
 //
 // # Measurements, per target and workload
 //
@@ -150,7 +153,7 @@ func main() {
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("tollgate-bench", flag.ContinueOnError)
 	targets := fs.String("targets", strings.Join(knownTargets, ","), "comma-separated targets: "+strings.Join(knownTargets, ", "))
-	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, stream-anthropic")
+	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, stream-anthropic, small-translated, stream-translated")
 	n := fs.Int("n", 2000, "timed requests at concurrency 1 for small (large and stream use half)")
 	c := fs.Int("c", 32, "concurrency of the throughput / CPU phase")
 	d := fs.Duration("d", 5*time.Second, "duration of the throughput / CPU phase, per target and workload")
@@ -389,6 +392,9 @@ func measureWorkload(ctx context.Context, cfg config, targets []*target, w workl
 	var cells []*cell
 	var out []Result
 	for _, t := range targets {
+		if w.Translated && !t.gateway {
+			continue // only a gateway can translate
+		}
 		c := &cell{t: t, spec: newReqSpec(t, w), r: Result{Workload: w.Name, Target: t.Name, Concurrency: cfg.c}}
 		c.r.BodyBytes = len(c.spec.body)
 		if t.proc != nil && t.proc.exited() {
