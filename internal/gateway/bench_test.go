@@ -107,10 +107,11 @@ func BenchmarkStreamTap(b *testing.B) {
 type cannedProvider struct {
 	contentType string
 	body        []byte
+	only        api.Dialect // when set, the only dialect it speaks
 }
 
-func (p *cannedProvider) Name() string            { return "canned" }
-func (p *cannedProvider) Speaks(api.Dialect) bool { return true }
+func (p *cannedProvider) Name() string              { return "canned" }
+func (p *cannedProvider) Speaks(d api.Dialect) bool { return p.only == 0 || d == p.only }
 func (p *cannedProvider) Do(_ context.Context, r *provider.Request) (*http.Response, error) {
 	io.Copy(io.Discard, r.Body.Reader())
 	return &http.Response{
@@ -139,6 +140,8 @@ func (w *nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *nopWriter) WriteHeader(int)             {}
 func (w *nopWriter) Flush()                      {}
 
+var anthropicMessage = []byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[{"type":"text","text":"Hello there, how can I help?"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":20,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":8}}`)
+
 // BenchmarkHandler is the whole pass-through request in process: auth,
 // read, scan, splice, relay with tap, log (to a discarding logger).
 func BenchmarkHandler(b *testing.B) {
@@ -148,9 +151,12 @@ func BenchmarkHandler(b *testing.B) {
 		body []byte
 		p    provider.Provider
 	}{
-		{"small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", completion}},
-		{"large-100KB", chatBody(100<<10, false), &cannedProvider{"application/json", completion}},
-		{"stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", openAIStream()}},
+		{"small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", completion, 0}},
+		{"large-100KB", chatBody(100<<10, false), &cannedProvider{"application/json", completion, 0}},
+		{"stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", openAIStream(), 0}},
+		// The same OpenAI requests to an Anthropic-only upstream: the translation lane.
+		{"translated-small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", anthropicMessage, api.Anthropic}},
+		{"translated-stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", anthropicStream(), api.Anthropic}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := benchGateway(b, tc.p)
