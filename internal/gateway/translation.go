@@ -28,6 +28,13 @@ const maxUpstreamBody = 32 << 20
 // body is decoded, translated, sent, and the answer translated back.
 func (g *Gateway) translated(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, t route.Target, body []byte, s scanned, ep provider.Endpoint) error {
 	x.lane = "translated"
+	// The upstream's id belongs to the other protocol (it goes in
+	// tollgate-upstream-request-id); the client's own header gets ours.
+	if x.dialect == api.Anthropic {
+		w.Header()["Request-Id"] = []string{x.id}
+	} else {
+		w.Header()["X-Request-Id"] = []string{x.id}
+	}
 	if ep == provider.CountTokens {
 		return g.countTokensEstimate(w, x, body)
 	}

@@ -246,7 +246,13 @@ func translateStream(t *testing.T, a2o bool, up []byte, plan *Plan, n int) []byt
 					}
 				}
 			}
-			out = append(out, s.Feed(ev)...)
+			// Feed a copy and clobber it afterwards, as the gateway's relay
+			// reuses its read buffer: state kept past Feed must not alias it.
+			scratch := append([]byte(nil), ev...)
+			out = append(out, s.Feed(scratch)...)
+			for i := range scratch {
+				scratch[i] = 'X'
+			}
 			buf = buf[k:]
 		}
 	}

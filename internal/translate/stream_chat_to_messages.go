@@ -56,7 +56,9 @@ type toolSlot struct {
 const maxToolCalls = 128
 
 // ChatToMessagesStream turns an OpenAI-compatible upstream's chunk stream
-// into Anthropic Messages events (TRANSLATION.md §3.2). Blocks are emitted
+// into Anthropic Messages events (TRANSLATION.md §3.2). The events it is fed
+// are only valid during Feed (the relay reuses its buffer), so any string
+// kept in the state is cloned. Blocks are emitted
 // strictly in index order, at most one open at a time: interleaved parallel
 // tool calls are buffered and replayed, so every client sees a sequential
 // stream. It is created per request and is not safe for concurrent use.
@@ -142,7 +144,7 @@ func (s *ChatToMessagesStream) Feed(ev []byte) []byte {
 		}
 		for _, tb := range delta.Get("thinking_blocks").Array() {
 			if sig := tb.Get("signature").String(); sig != "" {
-				s.sig = sig
+				s.sig = strings.Clone(sig) // gjson strings alias the event, which the relay reuses
 			}
 		}
 		if t := delta.Get("content"); t.Type == gjson.String && t.Raw != `""` {
@@ -156,7 +158,7 @@ func (s *ChatToMessagesStream) Feed(ev []byte) []byte {
 			s.toolCalls(tcs)
 		}
 		if fr := c.Get("finish_reason"); fr.Type == gjson.String && s.finish == "" {
-			s.finish = fr.Str // the first finish wins; some upstreams repeat it
+			s.finish = strings.Clone(fr.Str) // the first finish wins; some upstreams repeat it
 		}
 	}
 	if u := chunk.Get("usage"); u.IsObject() {
@@ -245,14 +247,16 @@ func (s *ChatToMessagesStream) toolCalls(tcs gjson.Result) {
 			if s.open != blockNone {
 				s.stopOpen()
 			}
-			t = &toolSlot{key: key, id: id}
+			t = &toolSlot{key: key, id: strings.Clone(id)}
 			s.tools = append(s.tools, t)
 		}
 		if name := tc.Get("function.name").String(); name != "" && len(t.args) == 0 && name != t.name {
-			t.name += name // a few upstreams split the name itself
+			// A few upstreams split the name itself. Clone: concatenating
+			// onto "" would return name, still aliasing the event.
+			t.name = strings.Clone(t.name + name)
 		}
 		if t.id == "" {
-			t.id = id
+			t.id = strings.Clone(id)
 		}
 		args := tc.Get("function.arguments")
 		if args.Type != gjson.String || args.Str == "" {

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -100,7 +101,7 @@ func (s *MessagesToChatStream) Feed(ev []byte) []byte {
 		s.blockDelta(int(gjson.Get(data, "index").Int()), gjson.Get(data, "delta"))
 	case "message_delta":
 		if r := gjson.Get(data, "delta.stop_reason"); r.Type == gjson.String {
-			s.stop = r.Str
+			s.stop = strings.Clone(r.Str) // the event's bytes are reused after Feed
 		}
 		s.usage.MergeAnthropic(gjson.Get(data, "usage").Raw) // cumulative; only present fields overwrite
 	case "message_stop":
@@ -204,6 +205,13 @@ func (s *MessagesToChatStream) blockStart(index, block gjson.Result) {
 			s.blocks[i] = ublockJSON
 			return
 		}
+		if name == "" {
+			return // malformed: a call without a name cannot be made; ignored
+		}
+		id := block.Get("id").Str
+		if id == "" {
+			id = "call_" + base62(24)
+		}
 		s.blocks[i] = ublockTool
 		k := s.nextTool
 		s.nextTool++
@@ -216,7 +224,7 @@ func (s *MessagesToChatStream) blockStart(index, block gjson.Result) {
 		b := []byte(`{"tool_calls":[{"index":`)
 		b = strconv.AppendInt(b, int64(k), 10)
 		b = append(b, `,"id":`...)
-		b = jsonx.AppendQuote(b, block.Get("id").Str)
+		b = jsonx.AppendQuote(b, id)
 		b = append(b, `,"type":"function","function":{"name":`...)
 		b = jsonx.AppendQuote(b, s.p.clientToolName(name))
 		b = append(b, `,"arguments":`...)

@@ -544,18 +544,3 @@ func TestAnthropicModelsList(t *testing.T) {
 		t.Errorf("first_id/last_id: got %q/%q, want %q/%q", page.FirstID, page.LastID, configuredModels[0], configuredModels[len(configuredModels)-1])
 	}
 }
-
-func TestAnthropicCrossProtocolNotImplemented(t *testing.T) {
-	t.Parallel()
-	oai := unusedUpstream(t)
-	base := startGateway(t, nil, oai)
-	client := anthropicClient(base)
-	_, err := client.Messages.New(callContext(t), anthropic.MessageNewParams{
-		Model: "gpt-test", MaxTokens: 64, Messages: userText("hi"),
-	})
-	apiErr := anthropicError(t, err, http.StatusNotImplemented, "")
-	if !strings.Contains(apiErr.RawJSON(), "gpt-test") {
-		t.Errorf("error body: got %s, want it to name the model", apiErr.RawJSON())
-	}
-	noRequests(t, oai)
-}
