@@ -202,7 +202,7 @@ func a2oUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, p
 	}
 	var parts []openai.Part
 	for j, b := range blocks {
-		path := fmt.Sprintf("messages[%d].content[%d]", i, j)
+		path := func() string { return fmt.Sprintf("messages[%d].content[%d]", i, j) } // only errors need it
 		if len(b.CacheControl) > 0 {
 			if err := p.advisory("cache_control", "the upstream has no prompt-cache breakpoints"); err != nil {
 				return nil, err
@@ -215,7 +215,7 @@ func a2oUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, p
 				parts = append(parts, openai.Part{Type: "text", Text: b.Text})
 			}
 		case "image", "document":
-			part, err := mediaPart(b, path, p)
+			part, err := mediaPart(b, path(), p)
 			if err != nil {
 				return nil, err
 			}
@@ -223,7 +223,7 @@ func a2oUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, p
 				parts = append(parts, *part)
 			}
 		default:
-			if err := p.contract(path, fmt.Sprintf("content blocks of type %q cannot be sent to this model's upstream", b.Type)); err != nil {
+			if err := p.contract(path(), fmt.Sprintf("content blocks of type %q cannot be sent to this model's upstream", b.Type)); err != nil {
 				return nil, err
 			}
 		}
