@@ -210,6 +210,7 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 	}()
 	rc := http.NewResponseController(w)
 	committed := false
+	var ka *keepalive // keep-alive pings, for taps that can make them
 	n := 0
 	for {
 		if n == len(buf) {
@@ -244,18 +245,28 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 			x.status, x.firstByte = resp.StatusCode, time.Since(x.start)
 			w.WriteHeader(resp.StatusCode)
 			committed = true
+			if p, ok := tap.(pinger); ok {
+				ka = startKeepalive(w, rc, p.ping())
+				defer ka.close()
+			}
 		}
+		ka.lock()
 		consumed, err := writeEvents(w, buf[:n], tap)
+		if err == nil && consumed > 0 {
+			rc.Flush()
+		}
+		ka.unlock()
 		if err != nil {
 			x.clientGone = true
 			x.usage = tap.usage()
 			return fmt.Errorf("writing to client: %w", err)
 		}
 		if consumed > 0 {
-			rc.Flush()
 			n = copy(buf, buf[consumed:n])
 		}
 		if rerr != nil {
+			ka.close() // the end of the stream is written alone
+			ka = nil
 			return g.endStream(w, rc, r, x, tap, true, rerr)
 		}
 	}

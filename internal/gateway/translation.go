@@ -93,14 +93,11 @@ func (g *Gateway) translated(w http.ResponseWriter, r *http.Request, x *exchange
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return g.translatedError(w, x, resp)
 	case isEventStream(resp.Header):
-		var ts translatedStream
-		if x.dialect == api.Anthropic {
-			ts = translate.NewChatToMessagesStream(plan)
-		} else {
-			ts = translate.NewMessagesToChatStream(plan, time.Now().Unix())
-		}
 		resp.Header = http.Header{"Content-Type": {"text/event-stream"}}
-		return g.relayStream(w, r, x, resp, &translatingTap{s: ts})
+		if x.dialect == api.Anthropic {
+			return g.relayStream(w, r, x, resp, &pingingTap{translatingTap{s: translate.NewChatToMessagesStream(plan)}})
+		}
+		return g.relayStream(w, r, x, resp, &translatingTap{s: translate.NewMessagesToChatStream(plan, time.Now().Unix())})
 	default:
 		return g.translatedBody(w, x, resp, plan)
 	}
@@ -206,6 +203,7 @@ func writeBody(w http.ResponseWriter, x *exchange, status int, body []byte) erro
 }
 
 // translatedStream is a translate stream machine, either direction.
+// (NewChatToMessagesStream and NewMessagesToChatStream both satisfy it.)
 type translatedStream interface {
 	Feed(ev []byte) []byte
 	StartError(ev []byte) (int, []byte, bool)
@@ -223,6 +221,12 @@ func (t *translatingTap) startError(ev []byte) (int, []byte, bool) {
 }
 func (t *translatingTap) finish(eof bool, msg string) ([]byte, bool) { return t.s.Close(eof, msg) }
 func (t *translatingTap) usage() meter.Usage                         { return t.s.Usage() }
+
+// pingingTap is a translatingTap whose client gets keep-alive events while
+// the upstream is silent (Anthropic clients; OpenAI upstreams send none).
+type pingingTap struct{ translatingTap }
+
+func (t *pingingTap) ping() []byte { return []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n") }
 
 // countTokensEstimate answers count_tokens for models whose upstream has no
 // such endpoint with a local count (an offline tokenizer), flagged as an

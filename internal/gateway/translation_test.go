@@ -4,9 +4,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/gateway"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
@@ -155,5 +157,29 @@ func TestCountTokensEstimateForOpenAITargets(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || gjson.GetBytes(body, "input_tokens").Int() < 5 || resp.Header.Get("Tollgate-Token-Count") != "estimate" {
 		t.Errorf("got %d %s %v", resp.StatusCode, body, resp.Header)
+	}
+}
+
+// A translated stream whose OpenAI upstream goes silent keeps the Anthropic
+// client's connection alive with ping events, placed between events.
+func TestTranslatedStreamKeepalive(t *testing.T) {
+	old := gateway.SetPingInterval(60 * time.Millisecond)
+	defer gateway.SetPingInterval(old)
+	events := upstreamtest.Events("openai_stream.sse")
+	up := upstreamtest.Static(upstreamtest.Reply{Events: events, Gap: 250 * time.Millisecond})
+	e := newEnv(t, nil, up, "")
+	resp := e.do("POST", "/v1/messages", `{"model":"gpt-x","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"x"}]}`, anthropicAuth...)
+	body := string(readAll(t, resp.Body))
+	resp.Body.Close()
+	if !strings.Contains(body, "event: ping\ndata: {\"type\": \"ping\"}\n\n") {
+		t.Errorf("no keep-alive ping in a stream with 250ms silences:\n%s", body)
+	}
+	if !strings.HasSuffix(body, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n") {
+		t.Errorf("stream did not end normally:\n%s", body)
+	}
+	for _, ev := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
+		if !strings.HasPrefix(ev, "event: ") || strings.Count(ev, "\ndata: ") != 1 {
+			t.Fatalf("malformed event (a ping inside another event?): %q", ev)
+		}
 	}
 }
