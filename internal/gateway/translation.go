@@ -151,6 +151,7 @@ func (g *Gateway) translatedBody(w http.ResponseWriter, x *exchange, resp *http.
 		return g.upstreamFailureAfterStatus(x, err)
 	}
 	var out any
+	var stream []byte // the answer as a stream, when the client asked for one
 	if x.dialect == api.Anthropic {
 		var c openai.Completion
 		if err := jsonx.Unmarshal(body, &c); err != nil {
@@ -162,12 +163,32 @@ func (g *Gateway) translatedBody(w http.ResponseWriter, x *exchange, resp *http.
 			return badUpstream(x, terr.Error(), terr)
 		}
 		out = msg
+		if plan.Stream {
+			stream = translate.MessagesStream(msg)
+		}
 	} else {
 		var m anthropic.Response
 		if err := jsonx.Unmarshal(body, &m); err != nil {
 			return badUpstream(x, "upstream answer is not a valid message", err)
 		}
-		out, x.usage = translate.MessagesResponseToChat(&m, plan, time.Now().Unix())
+		c, u := translate.MessagesResponseToChat(&m, plan, time.Now().Unix())
+		x.usage, out = u, c
+		if plan.Stream {
+			stream = translate.ChatStream(c, plan)
+		}
+	}
+	if plan.Stream {
+		// The upstream answered a stream request with one object: the
+		// client still gets the stream it asked for.
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		x.status, x.firstByte = http.StatusOK, time.Since(x.start)
+		w.WriteHeader(http.StatusOK)
+		if _, err := w.Write(stream); err != nil {
+			x.clientGone = true
+		}
+		return nil
 	}
 	b, err := jsonx.Marshal(out)
 	if err != nil {

@@ -183,3 +183,17 @@ func TestTranslatedStreamKeepalive(t *testing.T) {
 		}
 	}
 }
+
+// An upstream that answers a stream request with one JSON object: the
+// client still gets a stream (TRANSLATION.md §3.5).
+func TestTranslatedSyntheticStream(t *testing.T) {
+	up := upstreamtest.Static(upstreamtest.Reply{Body: upstreamtest.File("openai_completion.json")})
+	e := newEnv(t, nil, up, "")
+	resp := e.do("POST", "/v1/messages", `{"model":"gpt-x","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"x"}]}`, anthropicAuth...)
+	body := string(readAll(t, resp.Body))
+	resp.Body.Close()
+	if resp.Header.Get("Content-Type") != "text/event-stream" || !strings.HasPrefix(body, "event: message_start\n") ||
+		!strings.Contains(body, `"text":"Hello! <b>&</b> How can I assist you today?"`) || !strings.HasSuffix(body, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n") {
+		t.Errorf("%s\n%s", resp.Header.Get("Content-Type"), body)
+	}
+}

@@ -135,12 +135,16 @@ func (s *MessagesToChatStream) ErrorEvent(msg string) []byte {
 }
 
 func (s *MessagesToChatStream) begin(msgID string) {
-	if s.state != stateBefore {
-		return
+	if s.state == stateBefore {
+		s.start(chatID(msgID))
 	}
+}
+
+// start emits the first chunk, under the given chunk id.
+func (s *MessagesToChatStream) start(id string) {
 	s.state = stateStreaming
 	p := append([]byte(nil), `{"id":`...)
-	p = jsonx.AppendQuote(p, chatID(msgID))
+	p = jsonx.AppendQuote(p, id)
 	p = append(p, `,"object":"chat.completion.chunk","created":`...)
 	p = strconv.AppendInt(p, s.created, 10)
 	p = append(p, `,"model":`...)
