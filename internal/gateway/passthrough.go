@@ -64,15 +64,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 		req.Body, req.Hold, strip = provider.Body{b}, nil, true
 	}
 
-	upStart := time.Now()
-	resp, err := t.Provider.Do(r.Context(), req)
+	resp, done, err := g.send(r, x, t.Provider, req)
 	if err != nil {
-		x.upstream = time.Since(upStart)
-		return g.upstreamFailure(r, x, err)
+		return err
 	}
-	defer resp.Body.Close()
-	x.upstreamStatus = resp.StatusCode
-	defer func() { x.upstream = time.Since(upStart) }()
+	defer done()
 
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusPaymentRequired:
@@ -94,6 +90,22 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 	default:
 		return g.relayBody(w, x, resp, ep != provider.CountTokens)
 	}
+}
+
+// send performs the upstream exchange and records its status and time on
+// x. The caller must call done when it has finished with resp.
+func (g *Gateway) send(r *http.Request, x *exchange, p provider.Provider, req *provider.Request) (resp *http.Response, done func(), err error) {
+	start := time.Now()
+	resp, err = p.Do(r.Context(), req)
+	if err != nil {
+		x.upstream = time.Since(start)
+		return nil, nil, g.upstreamFailure(r, x, err)
+	}
+	x.upstreamStatus = resp.StatusCode
+	return resp, func() {
+		resp.Body.Close()
+		x.upstream = time.Since(start)
+	}, nil
 }
 
 // withIncludeUsage sets stream_options.include_usage in an OpenAI request.

@@ -78,15 +78,11 @@ func (g *Gateway) translated(w http.ResponseWriter, r *http.Request, x *exchange
 		w.Header().Set("Tollgate-Adjusted-Params", strings.Join(a, ","))
 	}
 
-	upStart := time.Now()
-	resp, err := t.Provider.Do(r.Context(), req)
+	resp, done, err := g.send(r, x, t.Provider, req)
 	if err != nil {
-		x.upstream = time.Since(upStart)
-		return g.upstreamFailure(r, x, err)
+		return err
 	}
-	defer resp.Body.Close()
-	x.upstreamStatus = resp.StatusCode
-	defer func() { x.upstream = time.Since(upStart) }()
+	defer done()
 	keepUpstreamIDs(w.Header(), resp.Header)
 
 	switch {
