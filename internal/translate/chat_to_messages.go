@@ -466,9 +466,9 @@ func inputSchema(params jsontext.Value) jsontext.Value {
 		return jsontext.Value(`{"type":"object","properties":{}}`)
 	}
 	var probe struct {
-		Type string `json:"type"`
+		Type *string `json:"type"`
 	}
-	if jsonx.Unmarshal(params, &probe) == nil && probe.Type == "" && params.Kind() == '{' {
+	if params.Kind() == '{' && jsonx.Unmarshal(params, &probe) == nil && probe.Type == nil {
 		// Add "type":"object" without re-encoding the rest.
 		rest := strings.TrimSpace(string(params[1:]))
 		if rest == "}" {
