@@ -20,6 +20,7 @@ import (
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/gateway"
+	"github.com/tollgate/tollgate/internal/pricing"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/translate"
@@ -115,6 +116,10 @@ func Build(cfg *config.Config, masterKey string, logger *slog.Logger) (http.Hand
 }
 
 func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *accesslog.Writer) (http.Handler, func(), error) {
+	catalogue, err := pricing.Builtin()
+	if err != nil {
+		return nil, nil, err
+	}
 	providers := make(map[string]provider.Provider, len(cfg.Providers))
 	var closers []func()
 	for _, pc := range cfg.Providers {
@@ -130,7 +135,7 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 			closers = append(closers, h.CloseIdleConnections)
 		}
 	}
-	routes, err := route.New(cfg, providers)
+	routes, err := route.New(cfg, providers, catalogue)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,8 +10,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -98,7 +100,49 @@ type Model struct {
 	Translation string `yaml:"translation"`
 	// Capabilities describe the model and its upstream for translation.
 	Capabilities Capabilities `yaml:"capabilities"`
+	// Pricing overrides the built-in price catalogue for this model.
+	Pricing *Pricing `yaml:"pricing"`
 }
+
+// Pricing is a model's prices in USD per million tokens per bucket.
+type Pricing struct {
+	Input        Decimal `yaml:"input"`
+	Output       Decimal `yaml:"output"`
+	CacheRead    Decimal `yaml:"cache_read"`
+	CacheWrite5m Decimal `yaml:"cache_write_5m"`
+	CacheWrite1h Decimal `yaml:"cache_write_1h"`
+	// Reasoning prices reasoning tokens; unset, they cost as output.
+	Reasoning Decimal `yaml:"reasoning"`
+	// LongPrompt prices a whole request whose prompt is longer than its
+	// threshold; unset buckets keep the base prices.
+	LongPrompt *LongPromptPricing `yaml:"long_prompt"`
+}
+
+// LongPromptPricing is the price tier for long prompts.
+type LongPromptPricing struct {
+	ThresholdTokens int64   `yaml:"threshold_tokens"`
+	Input           Decimal `yaml:"input"`
+	Output          Decimal `yaml:"output"`
+	CacheRead       Decimal `yaml:"cache_read"`
+	CacheWrite5m    Decimal `yaml:"cache_write_5m"`
+	CacheWrite1h    Decimal `yaml:"cache_write_1h"`
+	Reasoning       Decimal `yaml:"reasoning"`
+}
+
+// Decimal is a price as written: YAML numbers are kept as their text so
+// that 0.1 stays exactly 0.1 (never a float).
+type Decimal string
+
+// UnmarshalYAML keeps the scalar's text.
+func (d *Decimal) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: a price must be a number", n.Line)
+	}
+	*d = Decimal(n.Value)
+	return nil
+}
+
+var decimalRE = regexp.MustCompile(`^[0-9]+(\.[0-9]{1,9})?$`)
 
 // Capabilities are what a model and its upstream accept; they drive every
 // model-dependent translation choice. Zero values are the defaults.
@@ -319,6 +363,17 @@ func (c *Config) Validate() error {
 		if c.MaxOutputTokens < 0 || c.NonStreamMaxTokens < 0 || c.MaxStop < 0 {
 			bad(path+".capabilities", "token counts and max_stop must not be negative")
 		}
+		if pr := m.Pricing; pr != nil {
+			checkPrices(bad, path+".pricing", map[string]Decimal{"input": pr.Input, "output": pr.Output,
+				"cache_read": pr.CacheRead, "cache_write_5m": pr.CacheWrite5m, "cache_write_1h": pr.CacheWrite1h, "reasoning": pr.Reasoning})
+			if lp := pr.LongPrompt; lp != nil {
+				if lp.ThresholdTokens <= 0 {
+					bad(path+".pricing.long_prompt.threshold_tokens", "must be positive")
+				}
+				checkPrices(bad, path+".pricing.long_prompt", map[string]Decimal{"input": lp.Input, "output": lp.Output,
+					"cache_read": lp.CacheRead, "cache_write_5m": lp.CacheWrite5m, "cache_write_1h": lp.CacheWrite1h, "reasoning": lp.Reasoning})
+			}
+		}
 		for j, t := range m.Targets {
 			tpath := fmt.Sprintf("%s.targets[%d]", path, j)
 			p := providers[t.Provider]
@@ -333,6 +388,15 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkPrices accepts unset prices and decimals of USD per million tokens.
+func checkPrices(bad func(path, format string, args ...any), path string, prices map[string]Decimal) {
+	for _, name := range slices.Sorted(maps.Keys(prices)) {
+		if v := prices[name]; v != "" && !decimalRE.MatchString(string(v)) {
+			bad(path+"."+name, "%q is not a price in USD per million tokens (a decimal like 3 or 0.075, at most 9 decimal places)", v)
+		}
+	}
 }
 
 // checkEnum accepts "" (the default) or one of values.

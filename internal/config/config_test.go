@@ -165,3 +165,32 @@ func TestInterpolatedNumberKeepsItsType(t *testing.T) {
 		t.Errorf("max_body_bytes = %d, want 2048", c.Server.MaxBodyBytes)
 	}
 }
+
+func TestPricing(t *testing.T) {
+	c, err := Parse([]byte(`providers: [ { name: demo, type: echo } ]
+models:
+  - name: m
+    targets: [ { provider: demo } ]
+    pricing: { input: 0.1, output: "0.40", cache_read: 0.025, long_prompt: { threshold_tokens: 200000, input: 0.2 } }
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.Models[0].Pricing
+	if p.Input != "0.1" || p.Output != "0.40" || p.CacheRead != "0.025" || p.LongPrompt.Input != "0.2" || p.LongPrompt.ThresholdTokens != 200000 {
+		t.Errorf("pricing = %+v %+v", p, p.LongPrompt)
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{`pricing: { input: -1 }`, "models[0].pricing.input"},
+		{`pricing: { output: 1e-3 }`, "models[0].pricing.output"},
+		{`pricing: { input: 0.0000000001 }`, "models[0].pricing.input"},
+		{`pricing: { input: [1] }`, "models[0].pricing.input: expected a string"},
+		{`pricing: { long_prompt: { input: 1 } }`, "models[0].pricing.long_prompt.threshold_tokens"},
+		{`pricing: { inputs: 1 }`, "models[0].pricing.inputs: unknown field"},
+	} {
+		_, err := Parse([]byte("providers: [ { name: demo, type: echo } ]\nmodels:\n  - name: m\n    targets: [ { provider: demo } ]\n    "+bad.yaml+"\n"), env(nil))
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: error = %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+}

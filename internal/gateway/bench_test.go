@@ -124,7 +124,7 @@ func (p *cannedProvider) Do(_ context.Context, r *provider.Request) (*http.Respo
 
 func benchGateway(b *testing.B, p provider.Provider) http.Handler {
 	cfg := &config.Config{Models: []config.Model{{Name: "bench", Targets: []config.Target{{Provider: "canned", Model: "gpt-4o-2024-08-06"}}}}}
-	routes, err := route.New(cfg, map[string]provider.Provider{"canned": p})
+	routes, err := route.New(cfg, map[string]provider.Provider{"canned": p}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

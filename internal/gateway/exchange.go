@@ -13,6 +13,7 @@ import (
 	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
+	"github.com/tollgate/tollgate/internal/pricing"
 )
 
 // exchange is what the gateway knows about one client request while it runs;
@@ -37,7 +38,15 @@ type exchange struct {
 	clientGone     bool          // the client disconnected before the end
 	err            error
 
-	body *bodyBuf // the pooled request body, if any; released at the end
+	body   *bodyBuf        // the pooled request body, if any; released at the end
+	prices *pricing.Prices // of the target that served it; nil when unpriced
+}
+
+// cost is the request's cost in nano-USD; ok is false when it is unknown
+// (unpriced), which is recorded as null, never as zero.
+func (x *exchange) cost() (nano int64, ok bool) {
+	c, err := x.prices.Cost(x.usage)
+	return c, err == nil
 }
 
 var requestIDEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
@@ -88,6 +97,11 @@ func (x *exchange) log(ctx context.Context, l *slog.Logger, reqLog io.Writer, me
 			slog.Int64("output_tokens", x.usage.Output),
 			slog.Int64("reasoning_tokens", x.usage.Reasoning),
 		)
+		if c, ok := x.cost(); ok {
+			attrs = append(attrs, slog.Int64("cost_nano_usd", c))
+		} else {
+			attrs = append(attrs, slog.Any("cost_nano_usd", nil))
+		}
 	}
 	if x.clientGone {
 		attrs = append(attrs, slog.Bool("client_gone", true))
@@ -153,6 +167,12 @@ func (x *exchange) appendJSON(b []byte, method, path string) []byte {
 		} {
 			b = append(b, f.name...)
 			b = strconv.AppendInt(b, f.v, 10)
+		}
+		b = append(b, `,"cost_nano_usd":`...)
+		if c, ok := x.cost(); ok {
+			b = strconv.AppendInt(b, c, 10)
+		} else {
+			b = append(b, "null"...)
 		}
 	}
 	if x.clientGone {

@@ -33,7 +33,7 @@ var relayBufPool = sync.Pool{New: func() any { b := make([]byte, relayBufSize); 
 // forward sends the request to the model's target and relays the answer.
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned, ep provider.Endpoint) error {
 	t := m.Targets[0]
-	x.provider, x.upstreamModel = t.Provider.Name(), t.Model
+	x.provider, x.upstreamModel, x.prices = t.Provider.Name(), t.Model, t.Prices
 	if !t.Provider.Speaks(x.dialect) {
 		return g.translated(w, r, x, m, t, body, s, ep)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/pricing"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/translate"
 )
@@ -28,6 +29,8 @@ type Target struct {
 	Model string
 	// QuotedModel is Model as a JSON string, ready to splice into a body.
 	QuotedModel []byte
+	// Prices of what this target runs; nil when unpriced (cost unknown).
+	Prices *pricing.Prices
 }
 
 // Table maps model names and aliases to models. It is immutable after New
@@ -38,7 +41,9 @@ type Table struct {
 }
 
 // New builds the table from configuration and the constructed providers.
-func New(cfg *config.Config, providers map[string]provider.Provider) (*Table, error) {
+// Prices come from a model's pricing in configuration, else from catalogue
+// (which may be nil) by upstream model id, else by the public name.
+func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *pricing.Catalogue) (*Table, error) {
 	t := &Table{byName: make(map[string]*Model)}
 	for _, mc := range cfg.Models {
 		m := &Model{Name: mc.Name, Aliases: mc.Aliases, Caps: caps(mc.Capabilities), Policy: policy(mc.Translation)}
@@ -51,7 +56,11 @@ func New(cfg *config.Config, providers map[string]provider.Provider) (*Table, er
 			if upstream == "" {
 				upstream = mc.Name // echo targets answer under the public name
 			}
-			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream)})
+			prices, err := targetPrices(mc, upstream, catalogue)
+			if err != nil {
+				return nil, err
+			}
+			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream), Prices: prices})
 		}
 		t.models = append(t.models, m)
 		t.byName[m.Name] = m
@@ -96,4 +105,28 @@ func policy(s string) translate.Policy {
 		return translate.PolicyLenient
 	}
 	return translate.PolicyDefault
+}
+
+// targetPrices resolves what a target costs.
+func targetPrices(mc config.Model, upstream string, catalogue *pricing.Catalogue) (*pricing.Prices, error) {
+	if pc := mc.Pricing; pc != nil {
+		p, err := pricing.Parse(string(pc.Input), string(pc.Output), string(pc.CacheRead),
+			string(pc.CacheWrite5m), string(pc.CacheWrite1h), string(pc.Reasoning))
+		if err != nil {
+			return nil, fmt.Errorf("model %q: pricing: %w", mc.Name, err)
+		}
+		if lp := pc.LongPrompt; lp != nil {
+			tp, err := pricing.Parse(string(lp.Input), string(lp.Output), string(lp.CacheRead),
+				string(lp.CacheWrite5m), string(lp.CacheWrite1h), string(lp.Reasoning))
+			if err != nil {
+				return nil, fmt.Errorf("model %q: pricing.long_prompt: %w", mc.Name, err)
+			}
+			p.LongPrompt = &pricing.Tier{ThresholdTokens: lp.ThresholdTokens, Prices: *tp}
+		}
+		return p, nil
+	}
+	if p := catalogue.Lookup(upstream); p != nil {
+		return p, nil
+	}
+	return catalogue.Lookup(mc.Name), nil
 }

@@ -1,0 +1,186 @@
+// Package pricing turns usage into cost, exactly. Prices are USD per million
+// tokens per billing bucket, parsed from decimal text (never through a
+// float) into integers of nano-USD per million tokens; a request's cost is
+// summed in 128-bit integers and rounded once, to whole nano-USD.
+//
+// Streaming and non-streaming requests, and either lane, produce the same
+// meter.Usage for the same upstream usage, so they cost the same by
+// construction.
+package pricing
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+
+	"github.com/tollgate/tollgate/internal/meter"
+)
+
+// Price is an exact price in USD per million tokens. The zero value means
+// "not priced".
+type Price struct {
+	nano int64 // nano-USD per million tokens
+	set  bool
+}
+
+// maxPriceDecimals is the precision of prices: 1e-9 USD per million tokens.
+const maxPriceDecimals = 9
+
+// ParsePrice reads a non-negative decimal such as "3", "0.075" or "1.25"
+// with at most nine decimal places.
+func ParsePrice(s string) (Price, error) {
+	s = strings.TrimSpace(s)
+	whole, frac, hasDot := strings.Cut(s, ".")
+	if whole == "" || (hasDot && frac == "") || !digits(whole) || !digits(frac) {
+		return Price{}, fmt.Errorf("price %q: want a decimal number of USD per million tokens, like 3 or 0.075", s)
+	}
+	if len(frac) > maxPriceDecimals {
+		return Price{}, fmt.Errorf("price %q: at most %d decimal places", s, maxPriceDecimals)
+	}
+	var n int64
+	for _, c := range whole + frac + strings.Repeat("0", maxPriceDecimals-len(frac)) {
+		if n > (1<<63-1)/10-1 {
+			return Price{}, fmt.Errorf("price %q: too large", s)
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return Price{nano: n, set: true}, nil
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// MustPrice is ParsePrice for constants; it panics on a bad price.
+func MustPrice(s string) Price {
+	p, err := ParsePrice(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// IsSet reports whether the price was given.
+func (p Price) IsSet() bool { return p.set }
+
+// String renders the price as decimal USD per million tokens.
+func (p Price) String() string {
+	if !p.set {
+		return "unpriced"
+	}
+	s := fmt.Sprintf("%d.%09d", p.nano/1e9, p.nano%1e9)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// Prices are a model's prices per bucket. Reasoning, when unset, is billed
+// at the Output price (reasoning tokens are output tokens).
+type Prices struct {
+	Input        Price
+	Output       Price
+	CacheRead    Price
+	CacheWrite5m Price
+	CacheWrite1h Price
+	Reasoning    Price
+	// LongPrompt, when set, replaces these prices for a whole request
+	// whose prompt (input, cache reads and cache writes) is longer than
+	// its threshold, as some providers price long prompts higher.
+	LongPrompt *Tier
+}
+
+// Tier is a set of prices that applies above a prompt length.
+type Tier struct {
+	ThresholdTokens int64
+	Prices          Prices
+}
+
+// ErrUnpriced means usage fell in a bucket that has no price: the cost is
+// unknown, which is recorded as such and never as zero.
+var ErrUnpriced = errors.New("usage in a bucket without a price")
+
+// Cost returns the cost of u in nano-USD, rounded once (half up). It fails
+// with ErrUnpriced when tokens fall in a bucket without a price.
+func (p *Prices) Cost(u meter.Usage) (int64, error) {
+	if p == nil {
+		return 0, ErrUnpriced
+	}
+	ps := p
+	if t := p.LongPrompt; t != nil && u.TotalInput() > t.ThresholdTokens {
+		ps = t.Prices.over(p)
+	}
+	reasoning := min(max(u.Reasoning, 0), max(u.Output, 0))
+	var acc uint128
+	for _, b := range [...]struct {
+		tokens int64
+		price  Price
+	}{
+		{u.Input, ps.Input},
+		{u.CacheRead, ps.CacheRead},
+		{u.CacheWrite5m, ps.CacheWrite5m},
+		{u.CacheWrite1h, ps.CacheWrite1h},
+		{u.Output - reasoning, ps.Output},
+		{reasoning, ps.reasoningPrice()},
+	} {
+		if b.tokens <= 0 {
+			continue
+		}
+		if !b.price.set {
+			return 0, ErrUnpriced
+		}
+		acc.addMul(uint64(b.tokens), uint64(b.price.nano))
+	}
+	// Σ tokens × nano-USD per million tokens, divided by a million, once.
+	return acc.divRound(1_000_000)
+}
+
+func (p *Prices) reasoningPrice() Price {
+	if p.Reasoning.set {
+		return p.Reasoning
+	}
+	return p.Output
+}
+
+// over fills the prices a tier leaves unset from base.
+func (p Prices) over(base *Prices) *Prices {
+	for _, f := range []struct{ dst, src *Price }{
+		{&p.Input, &base.Input}, {&p.Output, &base.Output}, {&p.CacheRead, &base.CacheRead},
+		{&p.CacheWrite5m, &base.CacheWrite5m}, {&p.CacheWrite1h, &base.CacheWrite1h}, {&p.Reasoning, &base.Reasoning},
+	} {
+		if !f.dst.set {
+			*f.dst = *f.src
+		}
+	}
+	p.LongPrompt = nil
+	return &p
+}
+
+// uint128 accumulates products without overflow.
+type uint128 struct{ hi, lo uint64 }
+
+func (a *uint128) addMul(x, y uint64) {
+	hi, lo := bits.Mul64(x, y)
+	var carry uint64
+	a.lo, carry = bits.Add64(a.lo, lo, 0)
+	a.hi, _ = bits.Add64(a.hi, hi, carry)
+}
+
+// divRound divides by d, rounding half up; it fails if the quotient does
+// not fit an int64 (a cost of over nine billion dollars).
+func (a uint128) divRound(d uint64) (int64, error) {
+	lo, carry := bits.Add64(a.lo, d/2, 0)
+	hi := a.hi + carry
+	if hi >= d {
+		return 0, errors.New("cost overflows")
+	}
+	q, _ := bits.Div64(hi, lo, d)
+	if q > 1<<63-1 {
+		return 0, errors.New("cost overflows")
+	}
+	return int64(q), nil
+}
