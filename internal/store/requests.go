@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Request is one ledger record: a data-plane request, whatever its outcome.
+type Request struct {
+	ID             string
+	Time           time.Time
+	KeyID          string // "" for the master key
+	ClientProtocol string // anthropic | openai
+	Model          string
+	Provider       string
+	UpstreamModel  string
+	Lane           string // passthrough | translated | "" when no upstream was chosen
+	Stream         bool
+	Status         int
+	ErrorType      string
+	Input          int64 // fresh input tokens (Anthropic convention: no cache tokens)
+	CacheRead      int64
+	CacheWrite5m   int64
+	CacheWrite1h   int64
+	Output         int64
+	Reasoning      int64
+	CostNanoUSD    *int64 // nil when unpriced
+	LatencyMS      float64
+	TTFBMS         float64
+	UpstreamMS     float64
+	OverheadMS     float64
+	ClientIP       string
+	UserAgent      string
+}
+
+const requestColumns = "id, time, key_id, client_protocol, model, provider, upstream_model, lane, stream, status, error_type, " +
+	"input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, " +
+	"cost_nano_usd, latency_ms, ttfb_ms, upstream_ms, overhead_ms, client_ip, user_agent"
+
+const requestColumnCount = 24
+
+// batchRows bounds the rows of one INSERT (SQLite and PostgreSQL both cap
+// the parameters of a statement).
+const batchRows = 200
+
+// InsertRequests writes records in one transaction. It is idempotent: a
+// record whose id is already stored is skipped, so a batch replayed after
+// a failure (or from the spill file) never duplicates.
+func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for start := 0; start < len(recs); start += batchRows {
+		chunk := recs[start:min(start+batchRows, len(recs))]
+		q := "INSERT INTO requests (" + requestColumns + ") VALUES " + s.placeholders(len(chunk), requestColumnCount) +
+			" ON CONFLICT (id) DO NOTHING"
+		args := make([]any, 0, len(chunk)*requestColumnCount)
+		for _, r := range chunk {
+			var key any
+			if r.KeyID != "" {
+				key = r.KeyID
+			}
+			var cost any
+			if r.CostNanoUSD != nil {
+				cost = *r.CostNanoUSD
+			}
+			args = append(args, r.ID, r.Time.UnixMilli(), key, r.ClientProtocol, r.Model, r.Provider, r.UpstreamModel,
+				r.Lane, r.Stream, r.Status, r.ErrorType, r.Input, r.CacheRead, r.CacheWrite5m, r.CacheWrite1h,
+				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent)
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("inserting request records: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// RequestFilter selects ledger records; zero fields match everything.
+type RequestFilter struct {
+	KeyID  string
+	Model  string
+	Status int
+	Before time.Time // for paging: records strictly older than this
+	Limit  int       // default 100, at most 1000
+}
+
+// Requests returns records newest first.
+func (s *Store) Requests(ctx context.Context, f RequestFilter) ([]Request, error) {
+	var where []string
+	var args []any
+	if f.KeyID != "" {
+		where, args = append(where, "key_id = ?"), append(args, f.KeyID)
+	}
+	if f.Model != "" {
+		where, args = append(where, "model = ?"), append(args, f.Model)
+	}
+	if f.Status != 0 {
+		where, args = append(where, "status = ?"), append(args, f.Status)
+	}
+	if !f.Before.IsZero() {
+		where, args = append(where, "time < ?"), append(args, f.Before.UnixMilli())
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, 1000)
+	q := "SELECT " + requestColumns + " FROM requests"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += fmt.Sprintf(" ORDER BY time DESC, id DESC LIMIT %d", limit)
+	rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Request
+	for rows.Next() {
+		var r Request
+		var ms int64
+		var key sql.NullString
+		var cost sql.NullInt64
+		if err := rows.Scan(&r.ID, &ms, &key, &r.ClientProtocol, &r.Model, &r.Provider, &r.UpstreamModel, &r.Lane,
+			&r.Stream, &r.Status, &r.ErrorType, &r.Input, &r.CacheRead, &r.CacheWrite5m, &r.CacheWrite1h, &r.Output,
+			&r.Reasoning, &cost, &r.LatencyMS, &r.TTFBMS, &r.UpstreamMS, &r.OverheadMS, &r.ClientIP, &r.UserAgent); err != nil {
+			return nil, err
+		}
+		r.Time = time.UnixMilli(ms).UTC()
+		r.KeyID = key.String
+		if cost.Valid {
+			c := cost.Int64
+			r.CostNanoUSD = &c
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

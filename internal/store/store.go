@@ -1,0 +1,161 @@
+// Package store persists keys and the usage ledger in SQLite (the embedded
+// default) or PostgreSQL, through database/sql with one schema and embedded
+// migrations for each dialect. Times are unix milliseconds in both.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Dialect is the SQL database kind.
+type Dialect uint8
+
+const (
+	SQLite Dialect = iota + 1
+	Postgres
+)
+
+// Store is an open database. It is safe for concurrent use.
+type Store struct {
+	db      *sql.DB
+	dialect Dialect
+}
+
+// Open connects to a database URL: sqlite://PATH (a file, created if
+// missing; sqlite:///abs/path for absolute paths) or postgres://…
+// It does not migrate; call Migrate.
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return nil, fmt.Errorf("database url %q: want sqlite://PATH or postgres://…", rawURL)
+	}
+	var s Store
+	var err error
+	switch scheme {
+	case "sqlite":
+		if rest == "" {
+			return nil, fmt.Errorf("database url %q: no file path", rawURL)
+		}
+		s.dialect = SQLite
+		// WAL lets readers run beside the one writer; NORMAL sync is safe
+		// with WAL (a crash loses at most the last transactions, never
+		// corrupts); busy_timeout waits for the writer instead of failing.
+		dsn := "file:" + rest + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+		s.db, err = sql.Open("sqlite", dsn)
+	case "postgres", "postgresql":
+		if _, perr := url.Parse(rawURL); perr != nil {
+			return nil, fmt.Errorf("database url: %w", perr)
+		}
+		s.dialect = Postgres
+		s.db, err = sql.Open("pgx", rawURL)
+	default:
+		return nil, fmt.Errorf("database url %q: unknown scheme %q (want sqlite or postgres)", rawURL, scheme)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.dialect == SQLite {
+		// One connection writes at a time in SQLite anyway; more only add
+		// lock contention.
+		s.db.SetMaxOpenConns(1)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.db.PingContext(pingCtx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("connecting to the database: %w", err)
+	}
+	return &s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Dialect reports the database kind.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Migrate applies every pending migration.
+func (s *Store) Migrate(ctx context.Context) error {
+	dir, gd := "migrations/sqlite", goose.DialectSQLite3
+	if s.dialect == Postgres {
+		dir, gd = "migrations/postgres", goose.DialectPostgres
+	}
+	sub, err := fs.Sub(migrations, dir)
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(gd, s.db, sub)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrating the database: %w", err)
+	}
+	return nil
+}
+
+// placeholders renders n rows of cols parameters for a multi-row VALUES.
+func (s *Store) placeholders(rows, cols int) string {
+	var b strings.Builder
+	n := 1
+	for r := 0; r < rows; r++ {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for c := 0; c < cols; c++ {
+			if c > 0 {
+				b.WriteByte(',')
+			}
+			if s.dialect == Postgres {
+				b.WriteByte('$')
+				b.WriteString(strconv.Itoa(n))
+				n++
+			} else {
+				b.WriteByte('?')
+			}
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// rebind turns ? placeholders into $n for PostgreSQL.
+func (s *Store) rebind(q string) string {
+	if s.dialect != Postgres {
+		return q
+	}
+	var b strings.Builder
+	n := 1
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			n++
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+var errNoRows = sql.ErrNoRows
+
+// IsNotFound reports whether err means a row does not exist.
+func IsNotFound(err error) bool { return errors.Is(err, errNoRows) }
