@@ -14,7 +14,11 @@ import (
 // stores returns the back ends every test runs against: SQLite always, and
 // PostgreSQL when TOLLGATE_TEST_POSTGRES_URL is set (each test in a schema
 // of its own, dropped afterwards).
-func stores(t *testing.T) map[string]*Store {
+func stores(t *testing.T) map[string]*Store { return openStores(t) }
+
+func benchStores(b *testing.B) map[string]*Store { return openStores(b) }
+
+func openStores(t testing.TB) map[string]*Store {
 	t.Helper()
 	ctx := context.Background()
 	out := map[string]*Store{}
