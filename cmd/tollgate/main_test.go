@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
@@ -55,10 +57,17 @@ var (
 	keyRE    = regexp.MustCompile(`\n    (sk-tg-[A-Za-z0-9_-]+)\n`)
 )
 
-// startServe runs the binary with args and waits until it listens.
+// startServe runs the binary with args, in a directory of its own (the
+// default database is created there), and waits until it listens.
 func startServe(t *testing.T, bin string, env []string, args ...string) *server {
 	t.Helper()
+	return startServeIn(t, t.TempDir(), bin, env, args...)
+}
+
+func startServeIn(t *testing.T, dir, bin string, env []string, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	cmd.Dir = dir
 	cmd.Env = append(filteredEnv(), env...)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
@@ -210,7 +219,9 @@ models:
 	}
 	// serve refuses a bad config at start-up.
 	os.WriteFile(cfg, []byte("providers: [ { name: a, type: echo, colour: red } ]\nmodels: [ { name: m, targets: [ { provider: a } ] } ]\n"), 0o600)
-	out, err = exec.Command(bin, "serve", "--config", cfg).CombinedOutput()
+	cmd = exec.Command(bin, "serve", "--config", cfg)
+	cmd.Dir = t.TempDir()
+	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "providers[0].colour: unknown field") {
 		t.Errorf("serve with a bad config: %v\n%s", err, out)
 	}
@@ -266,5 +277,57 @@ models: [ { name: claude, targets: [ { provider: ant, model: claude-x } ] } ]
 				t.Errorf("still accepting connections after shutdown")
 			}
 		})
+	}
+}
+
+// Every request ends in exactly one ledger record, written out by the time
+// a graceful shutdown completes.
+func TestLedgerRecordsEveryRequest(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	s := startServeIn(t, dir, bin, []string{"TOLLGATE_MASTER_KEY=mk"}, "--addr", "127.0.0.1:0")
+	base := "http://" + s.addr
+	var ids []string
+	for _, req := range []struct{ body, key string }{
+		{`{"model":"echo","messages":[{"role":"user","content":"one two"}]}`, "mk"},
+		{`{"model":"echo","stream":true,"messages":[{"role":"user","content":"three"}]}`, "mk"},
+		{`{"model":"echo","messages":[{"role":"user","content":"x"}]}`, "wrong"},
+		{`{"model":"nope","messages":[{"role":"user","content":"x"}]}`, "mk"},
+	} {
+		resp, _ := post(t, base+"/v1/chat/completions", req.body, "Authorization: Bearer "+req.key)
+		ids = append(ids, resp.Header.Get("Tollgate-Request-Id"))
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if err := <-s.done; err != nil {
+		t.Fatalf("exit: %v\n%s", err, s.stderrText())
+	}
+	db, err := store.Open(context.Background(), "sqlite://"+filepath.Join(dir, "tollgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	recs, err := db.Requests(context.Background(), store.RequestFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]store.Request{}
+	for _, r := range recs {
+		byID[r.ID] = r
+	}
+	if len(recs) != len(ids) || len(byID) != len(ids) {
+		t.Fatalf("%d records (%d distinct) for %d requests", len(recs), len(byID), len(ids))
+	}
+	ok, stream, unauth, unknown := byID[ids[0]], byID[ids[1]], byID[ids[2]], byID[ids[3]]
+	if ok.Status != 200 || ok.Lane != "passthrough" || ok.Output == 0 || ok.Input == 0 || ok.ClientProtocol != "openai" || ok.ClientIP != "127.0.0.1" {
+		t.Errorf("served request: %+v", ok)
+	}
+	if !stream.Stream || stream.Output == 0 {
+		t.Errorf("streamed request: %+v", stream)
+	}
+	if unauth.Status != 401 || unauth.ErrorType != "authentication_error" {
+		t.Errorf("rejected request: %+v", unauth)
+	}
+	if unknown.Status != 404 || unknown.ErrorType != "not_found_error" || unknown.Model != "nope" {
+		t.Errorf("unknown model: %+v", unknown)
 	}
 }

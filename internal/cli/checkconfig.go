@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/tollgate/tollgate/internal/config"
@@ -31,7 +32,7 @@ func checkConfig(args []string, stdout io.Writer) error {
 func printConfig(w io.Writer, cfg *config.Config) {
 	fmt.Fprintf(w, "configuration OK\n\nserver: addr=%s max_body_bytes=%d drain_timeout=%s\n",
 		cfg.Server.Addr, cfg.Server.MaxBodyBytes, cfg.Server.DrainTimeout)
-	fmt.Fprintf(w, "auth: master_key=%s\n\nproviders:\n", mask(cfg.Auth.MasterKey))
+	fmt.Fprintf(w, "auth: master_key=%s\ndatabase: %s\n\nproviders:\n", mask(cfg.Auth.MasterKey), maskURL(cfg.Database.URL))
 	for _, p := range cfg.Providers {
 		if p.Type == config.TypeEcho {
 			fmt.Fprintf(w, "  %-16s echo (built in)\n", p.Name)
@@ -61,6 +62,18 @@ func printConfig(w io.Writer, cfg *config.Config) {
 			fmt.Fprintf(w, "    %d. %s/%s (%s)\n", i+1, t.Provider, upstream, p.Type)
 		}
 	}
+}
+
+// maskURL hides a password in a database URL.
+func maskURL(u string) string {
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.User == nil {
+		return u
+	}
+	if _, has := parsed.User.Password(); has {
+		parsed.User = url.UserPassword(parsed.User.Username(), "****")
+	}
+	return parsed.String()
 }
 
 // mask shows enough of a secret to recognise it, never enough to use it.

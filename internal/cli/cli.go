@@ -19,6 +19,7 @@ const usage = `tollgate: an LLM API gateway speaking the Anthropic Messages and 
 Usage:
   tollgate serve [--config FILE] [--addr HOST:PORT]   run the gateway
   tollgate check-config --config FILE                 validate a config and print its routes
+  tollgate migrate [--config FILE]                    apply database migrations and exit
   tollgate version                                    print the version
 
 Without --config (or TOLLGATE_CONFIG) serve runs the built-in echo model.
@@ -37,6 +38,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = serve(args[1:], stderr)
 	case "check-config":
 		err = checkConfig(args[1:], stdout)
+	case "migrate":
+		err = migrate(args[1:], stdout)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "tollgate", Version)
 	case "help", "-h", "--help":

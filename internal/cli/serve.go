@@ -20,9 +20,11 @@ import (
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/gateway"
+	"github.com/tollgate/tollgate/internal/ledger"
 	"github.com/tollgate/tollgate/internal/pricing"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
+	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/translate"
 )
 
@@ -69,7 +71,16 @@ func serve(args []string, stderr io.Writer) error {
 		reqLog = accesslog.New(stderr)
 		defer reqLog.Close()
 	}
-	handler, closeIdle, err := build(cfg, masterKey, logger, reqLog)
+	db, err := openDatabase(cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	recorder, err := ledger.New(db, ledger.Options{SpillPath: cfg.Database.SpillPath, Logger: logger})
+	if err != nil {
+		return err
+	}
+	handler, closeIdle, err := build(cfg, masterKey, logger, reqLog, recorder)
 	if err != nil {
 		return err
 	}
@@ -104,18 +115,44 @@ func serve(args []string, stderr io.Writer) error {
 		err = srv.Close()
 	}
 	closeIdle()
+	// Every request is over: write the last usage records out.
+	flushCtx, cancelFlush := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelFlush()
+	if ferr := recorder.Close(flushCtx); ferr != nil {
+		logger.Error("usage ledger", "error", ferr)
+	}
 	logger.Info("stopped")
 	return err
+}
+
+// openDatabase opens the configured database and applies migrations.
+func openDatabase(cfg *config.Config) (*store.Store, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := store.Open(ctx, cfg.Database.URL)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // Build constructs providers, routes and the gateway handler for cfg; the
 // returned func closes idle upstream connections. Tests use it to run the
 // gateway in process; request lines go to logger.
 func Build(cfg *config.Config, masterKey string, logger *slog.Logger) (http.Handler, func(), error) {
-	return build(cfg, masterKey, logger, nil)
+	return build(cfg, masterKey, logger, nil, nil)
 }
 
-func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *accesslog.Writer) (http.Handler, func(), error) {
+// BuildWithLedger is Build with every request recorded in l.
+func BuildWithLedger(cfg *config.Config, masterKey string, logger *slog.Logger, l gateway.Ledger) (http.Handler, func(), error) {
+	return build(cfg, masterKey, logger, nil, l)
+}
+
+func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *accesslog.Writer, l gateway.Ledger) (http.Handler, func(), error) {
 	catalogue, err := pricing.Builtin()
 	if err != nil {
 		return nil, nil, err
@@ -145,6 +182,7 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		MaxBodyBytes: cfg.Server.MaxBodyBytes,
 		Logger:       logger,
 		RequestLog:   requestLog(reqLog),
+		Ledger:       l,
 		// Derived from the master key so that replicas sharing it agree.
 		Signer: translate.NewSigner(signingKey(masterKey)),
 	})

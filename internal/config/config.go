@@ -43,6 +43,7 @@ const (
 type Config struct {
 	Server    Server     `yaml:"server"`
 	Auth      Auth       `yaml:"auth"`
+	Database  Database   `yaml:"database"`
 	Providers []Provider `yaml:"providers"`
 	Models    []Model    `yaml:"models"`
 }
@@ -59,6 +60,18 @@ type Server struct {
 	// LogFormat is "json" (default) or "text".
 	LogFormat string `yaml:"log_format"`
 }
+
+// Database is where keys and the usage ledger live.
+type Database struct {
+	// URL is sqlite://PATH (the embedded default) or postgres://…
+	URL string `yaml:"url"`
+	// SpillPath is where usage records wait while the database is
+	// unreachable and memory is full; they are written back when it returns.
+	SpillPath string `yaml:"spill_path"`
+}
+
+// DefaultDatabaseURL is the embedded SQLite file in the working directory.
+const DefaultDatabaseURL = "sqlite://tollgate.db"
 
 // Auth holds gateway credentials.
 type Auth struct {
@@ -258,6 +271,12 @@ func (c *Config) applyDefaults() {
 	if c.Server.LogFormat == "" {
 		c.Server.LogFormat = "json"
 	}
+	if c.Database.URL == "" {
+		c.Database.URL = DefaultDatabaseURL
+	}
+	if c.Database.SpillPath == "" {
+		c.Database.SpillPath = "tollgate-ledger.spill"
+	}
 	for i := range c.Providers {
 		p := &c.Providers[i]
 		if p.BaseURL == "" {
@@ -295,6 +314,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.DrainTimeout < 0 {
 		bad("server.drain_timeout", "must not be negative")
+	}
+	if u := c.Database.URL; !strings.HasPrefix(u, "sqlite://") && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		bad("database.url", "%q: want sqlite://PATH or postgres://…", u)
 	}
 	if f := c.Server.LogFormat; f != "json" && f != "text" {
 		bad("server.log_format", "must be json or text, not %q", f)

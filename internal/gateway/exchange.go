@@ -6,6 +6,8 @@ import (
 	"encoding/base32"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/pricing"
+	"github.com/tollgate/tollgate/internal/store"
 )
 
 // exchange is what the gateway knows about one client request while it runs;
@@ -37,6 +40,8 @@ type exchange struct {
 	upstream       time.Duration // spent waiting on the upstream
 	clientGone     bool          // the client disconnected before the end
 	err            error
+
+	errType string // the error's type when the gateway answered with an error
 
 	body   *bodyBuf        // the pooled request body, if any; released at the end
 	prices *pricing.Prices // of the target that served it; nil when unpriced
@@ -183,6 +188,41 @@ func (x *exchange) appendJSON(b []byte, method, path string) []byte {
 		b = jsonx.AppendQuote(b, x.err.Error())
 	}
 	return append(b, "}\n"...)
+}
+
+// record is the exchange's ledger record.
+func (x *exchange) record(r *http.Request) store.Request {
+	latency := time.Since(x.start)
+	rec := store.Request{
+		ID: x.id, Time: x.start, ClientProtocol: x.dialect.String(), Model: x.model, Provider: x.provider,
+		UpstreamModel: x.upstreamModel, Lane: x.lane, Stream: x.stream, Status: x.status, ErrorType: x.errorType(),
+		Input: x.usage.Input, CacheRead: x.usage.CacheRead, CacheWrite5m: x.usage.CacheWrite5m,
+		CacheWrite1h: x.usage.CacheWrite1h, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
+		LatencyMS: ms(latency), TTFBMS: ms(x.firstByte), UpstreamMS: ms(x.upstream),
+		OverheadMS: ms(max(latency-x.upstream, 0)), UserAgent: r.UserAgent(),
+	}
+	if c, ok := x.cost(); ok {
+		rec.CostNanoUSD = &c
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		rec.ClientIP = host
+	}
+	return rec
+}
+
+// errorType classifies how the request ended badly, "" when it did not.
+func (x *exchange) errorType() string {
+	switch {
+	case x.errType != "":
+		return x.errType
+	case x.clientGone:
+		return "client_disconnected"
+	case x.err != nil && x.status < 400:
+		return "stream_interrupted" // the answer began, then the upstream failed
+	case x.status >= 400:
+		return "upstream_error" // an upstream error relayed as it was
+	}
+	return ""
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -21,6 +21,7 @@ import (
 	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/route"
+	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/translate"
 )
 
@@ -38,6 +39,13 @@ type Options struct {
 	// Signer signs thinking that OpenAI-compatible upstreams return to
 	// Anthropic clients; replicas must share its key.
 	Signer *translate.Signer
+	// Ledger, when set, receives one record per request.
+	Ledger Ledger
+}
+
+// Ledger takes usage records; it must not block.
+type Ledger interface {
+	Record(store.Request)
 }
 
 // Gateway is the data-plane handler. It is safe for concurrent use.
@@ -47,6 +55,7 @@ type Gateway struct {
 	maxBody int64
 	log     *slog.Logger
 	reqLog  io.Writer
+	ledger  Ledger
 	signer  *translate.Signer
 	started time.Time
 }
@@ -59,7 +68,7 @@ func New(o Options) *Gateway {
 	if o.Signer == nil {
 		o.Signer = translate.NewSigner([]byte("tollgate"))
 	}
-	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, signer: o.Signer, started: time.Now()}
+	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, signer: o.Signer, started: time.Now()}
 }
 
 // handlerFunc is a data-plane handler: it returns an error instead of
@@ -111,7 +120,7 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 			}
 			p := recover()
 			if p == nil {
-				x.log(r.Context(), g.log, g.reqLog, r.Method, r.URL.Path)
+				g.finish(r, x)
 				return
 			}
 			if p == http.ErrAbortHandler {
@@ -120,7 +129,7 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 				if x.err == nil {
 					x.err = errors.New("response aborted")
 				}
-				x.log(r.Context(), g.log, g.reqLog, r.Method, r.URL.Path)
+				g.finish(r, x)
 				panic(p)
 			}
 			// A bug: keep serving, answer 500 if nothing was sent yet, and
@@ -130,7 +139,7 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 				x.status = http.StatusInternalServerError
 				writeError(w, x.dialect, x.id, &Error{Status: http.StatusInternalServerError, Kind: kindInternal, Message: "internal error"})
 			}
-			x.log(r.Context(), g.log, g.reqLog, r.Method, r.URL.Path)
+			g.finish(r, x)
 		}()
 		err := g.serve(w, r, x, method, h)
 		if err == nil {
@@ -147,8 +156,18 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 			e = &Error{Status: http.StatusInternalServerError, Kind: kindInternal, Message: "internal error", Err: err}
 		}
 		x.status = e.Status
+		x.errType = errorTypes[e.Kind].anthropic
 		writeError(w, x.dialect, x.id, e)
 	})
+}
+
+// finish ends every request the same way: one log line and one ledger
+// record, whatever happened (rejected, failed, disconnected or served).
+func (g *Gateway) finish(r *http.Request, x *exchange) {
+	x.log(r.Context(), g.log, g.reqLog, r.Method, r.URL.Path)
+	if g.ledger != nil {
+		g.ledger.Record(x.record(r))
+	}
 }
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, method string, h handlerFunc) error {

@@ -53,6 +53,15 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	var full *sql.Stmt
+	if len(recs) >= batchRows {
+		// Prepared before the transaction: SQLite has one connection, which
+		// the transaction would hold while the pool waited for it.
+		var err error
+		if full, err = s.fullInsert(ctx); err != nil {
+			return err
+		}
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -60,8 +69,6 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 	defer tx.Rollback()
 	for start := 0; start < len(recs); start += batchRows {
 		chunk := recs[start:min(start+batchRows, len(recs))]
-		q := "INSERT INTO requests (" + requestColumns + ") VALUES " + s.placeholders(len(chunk), requestColumnCount) +
-			" ON CONFLICT (id) DO NOTHING"
 		args := make([]any, 0, len(chunk)*requestColumnCount)
 		for _, r := range chunk {
 			var key any
@@ -76,11 +83,39 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 				r.Lane, r.Stream, r.Status, r.ErrorType, r.Input, r.CacheRead, r.CacheWrite5m, r.CacheWrite1h,
 				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent)
 		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		var err error
+		if len(chunk) == batchRows {
+			// Full chunks reuse one prepared statement: parsing an INSERT
+			// of thousands of parameters costs more than running it.
+			_, err = tx.StmtContext(ctx, full).ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, s.insertSQL(len(chunk)), args...)
+		}
+		if err != nil {
 			return fmt.Errorf("inserting request records: %w", err)
 		}
 	}
 	return tx.Commit()
+}
+
+func (s *Store) insertSQL(rows int) string {
+	return "INSERT INTO requests (" + requestColumns + ") VALUES " + s.placeholders(rows, requestColumnCount) +
+		" ON CONFLICT (id) DO NOTHING"
+}
+
+// fullInsert returns the prepared statement for a full chunk, preparing it
+// on first use.
+func (s *Store) fullInsert(ctx context.Context) (*sql.Stmt, error) {
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if s.fullStmt == nil {
+		stmt, err := s.db.PrepareContext(ctx, s.insertSQL(batchRows))
+		if err != nil {
+			return nil, err
+		}
+		s.fullStmt = stmt
+	}
+	return s.fullStmt, nil
 }
 
 // RequestFilter selects ledger records; zero fields match everything.

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -35,6 +36,9 @@ const (
 type Store struct {
 	db      *sql.DB
 	dialect Dialect
+
+	prepMu   sync.Mutex
+	fullStmt *sql.Stmt // INSERT of a full chunk of request records
 }
 
 // Open connects to a database URL: sqlite://PATH (a file, created if
@@ -85,7 +89,14 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.prepMu.Lock()
+	if s.fullStmt != nil {
+		s.fullStmt.Close()
+	}
+	s.prepMu.Unlock()
+	return s.db.Close()
+}
 
 // Dialect reports the database kind.
 func (s *Store) Dialect() Dialect { return s.dialect }
