@@ -119,13 +119,7 @@ type Model struct {
 
 // Pricing is a model's prices in USD per million tokens per bucket.
 type Pricing struct {
-	Input        Decimal `yaml:"input"`
-	Output       Decimal `yaml:"output"`
-	CacheRead    Decimal `yaml:"cache_read"`
-	CacheWrite5m Decimal `yaml:"cache_write_5m"`
-	CacheWrite1h Decimal `yaml:"cache_write_1h"`
-	// Reasoning prices reasoning tokens; unset, they cost as output.
-	Reasoning Decimal `yaml:"reasoning"`
+	Prices `yaml:",inline"`
 	// LongPrompt prices a whole request whose prompt is longer than its
 	// threshold; unset buckets keep the base prices.
 	LongPrompt *LongPromptPricing `yaml:"long_prompt"`
@@ -133,13 +127,25 @@ type Pricing struct {
 
 // LongPromptPricing is the price tier for long prompts.
 type LongPromptPricing struct {
-	ThresholdTokens int64   `yaml:"threshold_tokens"`
-	Input           Decimal `yaml:"input"`
-	Output          Decimal `yaml:"output"`
-	CacheRead       Decimal `yaml:"cache_read"`
-	CacheWrite5m    Decimal `yaml:"cache_write_5m"`
-	CacheWrite1h    Decimal `yaml:"cache_write_1h"`
-	Reasoning       Decimal `yaml:"reasoning"`
+	ThresholdTokens int64 `yaml:"threshold_tokens"`
+	Prices          `yaml:",inline"`
+}
+
+// Prices are the per-bucket prices; empty means unpriced.
+type Prices struct {
+	Input        Decimal `yaml:"input"`
+	Output       Decimal `yaml:"output"`
+	CacheRead    Decimal `yaml:"cache_read"`
+	CacheWrite5m Decimal `yaml:"cache_write_5m"`
+	CacheWrite1h Decimal `yaml:"cache_write_1h"`
+	// Reasoning prices reasoning tokens; unset, they cost as output.
+	Reasoning Decimal `yaml:"reasoning"`
+}
+
+// byName lists the prices under their configuration names.
+func (p Prices) byName() map[string]Decimal {
+	return map[string]Decimal{"input": p.Input, "output": p.Output, "cache_read": p.CacheRead,
+		"cache_write_5m": p.CacheWrite5m, "cache_write_1h": p.CacheWrite1h, "reasoning": p.Reasoning}
 }
 
 // Decimal is a price as written: YAML numbers are kept as their text so
@@ -386,14 +392,12 @@ func (c *Config) Validate() error {
 			bad(path+".capabilities", "token counts and max_stop must not be negative")
 		}
 		if pr := m.Pricing; pr != nil {
-			checkPrices(bad, path+".pricing", map[string]Decimal{"input": pr.Input, "output": pr.Output,
-				"cache_read": pr.CacheRead, "cache_write_5m": pr.CacheWrite5m, "cache_write_1h": pr.CacheWrite1h, "reasoning": pr.Reasoning})
+			checkPrices(bad, path+".pricing", pr.byName())
 			if lp := pr.LongPrompt; lp != nil {
 				if lp.ThresholdTokens <= 0 {
 					bad(path+".pricing.long_prompt.threshold_tokens", "must be positive")
 				}
-				checkPrices(bad, path+".pricing.long_prompt", map[string]Decimal{"input": lp.Input, "output": lp.Output,
-					"cache_read": lp.CacheRead, "cache_write_5m": lp.CacheWrite5m, "cache_write_1h": lp.CacheWrite1h, "reasoning": lp.Reasoning})
+				checkPrices(bad, path+".pricing.long_prompt", lp.byName())
 			}
 		}
 		for j, t := range m.Targets {

@@ -110,10 +110,19 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 	return nil
 }
 
+// fieldByTag finds the field for a YAML key, looking into ",inline"
+// embedded structs as the decoder does.
 func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name == key {
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if opts == "inline" {
+			if inner, ok := fieldByTag(f.Type, key); ok {
+				return inner, true
+			}
+			continue
+		}
+		if name == key {
 			return f, true
 		}
 	}
@@ -123,7 +132,11 @@ func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
 func tagNames(t reflect.Type) []string {
 	var names []string
 	for i := 0; i < t.NumField(); i++ {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name != "" {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if opts == "inline" {
+			names = append(names, tagNames(f.Type)...)
+		} else if name != "" {
 			names = append(names, name)
 		}
 	}

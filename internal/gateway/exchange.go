@@ -45,13 +45,21 @@ type exchange struct {
 
 	body   *bodyBuf        // the pooled request body, if any; released at the end
 	prices *pricing.Prices // of the target that served it; nil when unpriced
+
+	costed    bool // costNano and costKnown are set
+	costNano  int64
+	costKnown bool
 }
 
 // cost is the request's cost in nano-USD; ok is false when it is unknown
-// (unpriced), which is recorded as null, never as zero.
+// (unpriced), which is recorded as null, never as zero. It is computed once,
+// at the end of the request, for the log line and the ledger record alike.
 func (x *exchange) cost() (nano int64, ok bool) {
-	c, err := x.prices.Cost(x.usage)
-	return c, err == nil
+	if !x.costed {
+		c, err := x.prices.Cost(x.usage)
+		x.costNano, x.costKnown, x.costed = c, err == nil, true
+	}
+	return x.costNano, x.costKnown
 }
 
 var requestIDEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)

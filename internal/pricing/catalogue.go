@@ -20,28 +20,32 @@ type catalogueFile struct {
 }
 
 type catalogueItem struct {
-	Model      string          `yaml:"model"`
-	Aliases    []string        `yaml:"aliases"`
-	Provider   string          `yaml:"provider"`
-	Source     string          `yaml:"source"`
-	Taken      string          `yaml:"taken"`
-	Input      string          `yaml:"input"`
-	Output     string          `yaml:"output"`
-	CacheRead  string          `yaml:"cache_read"`
-	Write5m    string          `yaml:"cache_write_5m"`
-	Write1h    string          `yaml:"cache_write_1h"`
-	Reasoning  string          `yaml:"reasoning"`
-	LongPrompt *catalogueTierY `yaml:"long_prompt"`
+	Model      string   `yaml:"model"`
+	Aliases    []string `yaml:"aliases"`
+	Provider   string   `yaml:"provider"`
+	Source     string   `yaml:"source"`
+	Taken      string   `yaml:"taken"`
+	priceTexts `yaml:",inline"`
+	LongPrompt *catalogueTier `yaml:"long_prompt"`
 }
 
-type catalogueTierY struct {
-	ThresholdTokens int64  `yaml:"threshold_tokens"`
-	Input           string `yaml:"input"`
-	Output          string `yaml:"output"`
-	CacheRead       string `yaml:"cache_read"`
-	Write5m         string `yaml:"cache_write_5m"`
-	Write1h         string `yaml:"cache_write_1h"`
-	Reasoning       string `yaml:"reasoning"`
+type catalogueTier struct {
+	ThresholdTokens int64 `yaml:"threshold_tokens"`
+	priceTexts      `yaml:",inline"`
+}
+
+// priceTexts are prices as written, per bucket.
+type priceTexts struct {
+	Input     string `yaml:"input"`
+	Output    string `yaml:"output"`
+	CacheRead string `yaml:"cache_read"`
+	Write5m   string `yaml:"cache_write_5m"`
+	Write1h   string `yaml:"cache_write_1h"`
+	Reasoning string `yaml:"reasoning"`
+}
+
+func (t priceTexts) parse() (*Prices, error) {
+	return Parse(t.Input, t.Output, t.CacheRead, t.Write5m, t.Write1h, t.Reasoning)
 }
 
 // ParseCatalogue reads a catalogue (the format of catalogue.yaml).
@@ -54,12 +58,12 @@ func ParseCatalogue(data []byte) (*Catalogue, error) {
 	}
 	c := &Catalogue{Taken: f.Taken, models: make(map[string]*Prices)}
 	for i, it := range f.Models {
-		p, err := Parse(it.Input, it.Output, it.CacheRead, it.Write5m, it.Write1h, it.Reasoning)
+		p, err := it.priceTexts.parse()
 		if err != nil {
 			return nil, fmt.Errorf("price catalogue: models[%d] (%s): %w", i, it.Model, err)
 		}
 		if t := it.LongPrompt; t != nil {
-			tp, err := Parse(t.Input, t.Output, t.CacheRead, t.Write5m, t.Write1h, t.Reasoning)
+			tp, err := t.priceTexts.parse()
 			if err != nil || t.ThresholdTokens <= 0 {
 				return nil, fmt.Errorf("price catalogue: models[%d] (%s).long_prompt: bad tier (%v)", i, it.Model, err)
 			}

@@ -110,14 +110,12 @@ func policy(s string) translate.Policy {
 // targetPrices resolves what a target costs.
 func targetPrices(mc config.Model, upstream string, catalogue *pricing.Catalogue) (*pricing.Prices, error) {
 	if pc := mc.Pricing; pc != nil {
-		p, err := pricing.Parse(string(pc.Input), string(pc.Output), string(pc.CacheRead),
-			string(pc.CacheWrite5m), string(pc.CacheWrite1h), string(pc.Reasoning))
+		p, err := parsePrices(pc.Prices)
 		if err != nil {
 			return nil, fmt.Errorf("model %q: pricing: %w", mc.Name, err)
 		}
 		if lp := pc.LongPrompt; lp != nil {
-			tp, err := pricing.Parse(string(lp.Input), string(lp.Output), string(lp.CacheRead),
-				string(lp.CacheWrite5m), string(lp.CacheWrite1h), string(lp.Reasoning))
+			tp, err := parsePrices(lp.Prices)
 			if err != nil {
 				return nil, fmt.Errorf("model %q: pricing.long_prompt: %w", mc.Name, err)
 			}
@@ -129,4 +127,9 @@ func targetPrices(mc config.Model, upstream string, catalogue *pricing.Catalogue
 		return p, nil
 	}
 	return catalogue.Lookup(mc.Name), nil
+}
+
+func parsePrices(c config.Prices) (*pricing.Prices, error) {
+	return pricing.Parse(string(c.Input), string(c.Output), string(c.CacheRead),
+		string(c.CacheWrite5m), string(c.CacheWrite1h), string(c.Reasoning))
 }
