@@ -7,7 +7,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	a := New("sk-master")
+	a := New("sk-master", nil)
 	tests := []struct {
 		name    string
 		headers map[string]string

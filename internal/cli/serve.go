@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/accesslog"
+	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/gateway"
@@ -80,7 +81,7 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	handler, closeIdle, err := build(cfg, masterKey, logger, reqLog, recorder)
+	handler, closeIdle, err := build(cfg, masterKey, logger, reqLog, recorder, db)
 	if err != nil {
 		return err
 	}
@@ -114,8 +115,9 @@ func serve(args []string, stderr io.Writer) error {
 		logger.Warn("drain time over: closing remaining connections")
 		err = srv.Close()
 	}
+	// Every request is over: write the last usage records (and key
+	// last-used times) out.
 	closeIdle()
-	// Every request is over: write the last usage records out.
 	flushCtx, cancelFlush := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancelFlush()
 	if ferr := recorder.Close(flushCtx); ferr != nil {
@@ -140,19 +142,27 @@ func openDatabase(cfg *config.Config) (*store.Store, error) {
 	return db, nil
 }
 
-// Build constructs providers, routes and the gateway handler for cfg; the
+// Build constructs providers, routes and the gateway handler for cfg,
+// without a database (the master key only, no ledger, no admin API); the
 // returned func closes idle upstream connections. Tests use it to run the
 // gateway in process; request lines go to logger.
 func Build(cfg *config.Config, masterKey string, logger *slog.Logger) (http.Handler, func(), error) {
-	return build(cfg, masterKey, logger, nil, nil)
+	return build(cfg, masterKey, logger, nil, nil, nil)
 }
 
 // BuildWithLedger is Build with every request recorded in l.
 func BuildWithLedger(cfg *config.Config, masterKey string, logger *slog.Logger, l gateway.Ledger) (http.Handler, func(), error) {
-	return build(cfg, masterKey, logger, nil, l)
+	return build(cfg, masterKey, logger, nil, l, nil)
 }
 
-func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *accesslog.Writer, l gateway.Ledger) (http.Handler, func(), error) {
+// BuildWithStore is Build with virtual keys and the admin API on db, and
+// every request recorded in l (which may be nil). The returned func also
+// writes the keys' last-used times.
+func BuildWithStore(cfg *config.Config, masterKey string, logger *slog.Logger, db *store.Store, l gateway.Ledger) (http.Handler, func(), error) {
+	return build(cfg, masterKey, logger, nil, l, db)
+}
+
+func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *accesslog.Writer, l gateway.Ledger, db *store.Store) (http.Handler, func(), error) {
 	catalogue, err := pricing.Builtin()
 	if err != nil {
 		return nil, nil, err
@@ -176,9 +186,14 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 	if err != nil {
 		return nil, nil, err
 	}
+	var keys *auth.Cache
+	if db != nil {
+		keys = auth.NewCache(db, logger)
+	}
+	authn := auth.New(masterKey, keys)
 	g := gateway.New(gateway.Options{
 		Routes:       routes,
-		Auth:         auth.New(masterKey),
+		Auth:         authn,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes,
 		Logger:       logger,
 		RequestLog:   requestLog(reqLog),
@@ -190,8 +205,21 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		for _, c := range closers {
 			c()
 		}
+		if keys != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := keys.Close(ctx); err != nil {
+				logger.Warn("writing key last-used times", "error", err)
+			}
+		}
 	}
-	return g.Handler(), closeIdle, nil
+	if db == nil {
+		return g.Handler(), closeIdle, nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/admin/", admin.Handler(admin.New(db, routes, keys, logger), authn))
+	mux.Handle("/", g.Handler())
+	return mux, closeIdle, nil
 }
 
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {

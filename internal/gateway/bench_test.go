@@ -128,7 +128,7 @@ func benchGateway(b *testing.B, p provider.Provider) http.Handler {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return New(Options{Routes: routes, Auth: auth.New("sk-bench"), MaxBodyBytes: 32 << 20}).Handler()
+	return New(Options{Routes: routes, Auth: auth.New("sk-bench", nil), MaxBodyBytes: 32 << 20}).Handler()
 }
 
 // nopWriter is a ResponseWriter that discards, so the benchmark measures

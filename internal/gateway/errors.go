@@ -24,6 +24,7 @@ const (
 	kindTimeout        // the upstream took too long: 504
 	kindNotImplemented // a route tollgate cannot serve yet: 501
 	kindInternal
+	kindUnavailable // tollgate itself cannot serve now (its key database is down): 503
 )
 
 // errorTypes maps a kind to (Anthropic type, OpenAI type, OpenAI code).
@@ -38,6 +39,7 @@ var errorTypes = [...]struct{ anthropic, openai, code string }{
 	kindTimeout:          {anthropic.ErrTimeout, openai.ErrServer, "timeout"},
 	kindNotImplemented:   {anthropic.ErrInvalidRequest, openai.ErrInvalidRequest, "not_implemented"},
 	kindInternal:         {anthropic.ErrAPI, openai.ErrServer, ""},
+	kindUnavailable:      {anthropic.ErrAPI, openai.ErrUnavailable, "service_unavailable"},
 }
 
 // Error is an error the gateway answers itself. Message is what the client

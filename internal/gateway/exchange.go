@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/pricing"
@@ -26,6 +27,7 @@ type exchange struct {
 	id      string
 	dialect api.Dialect
 	start   time.Time
+	key     *auth.Key // the virtual key used; nil for the master key (or none)
 
 	model         string // as the client sent it
 	provider      string
@@ -56,8 +58,14 @@ type exchange struct {
 // at the end of the request, for the log line and the ledger record alike.
 func (x *exchange) cost() (nano int64, ok bool) {
 	if !x.costed {
-		c, err := x.prices.Cost(x.usage)
-		x.costNano, x.costKnown, x.costed = c, err == nil, true
+		x.costed = true
+		if x.usage == (meter.Usage{}) {
+			// No tokens cost nothing, priced or not (a rejected request).
+			x.costNano, x.costKnown = 0, true
+		} else {
+			c, err := x.prices.Cost(x.usage)
+			x.costNano, x.costKnown = c, err == nil
+		}
 	}
 	return x.costNano, x.costKnown
 }
@@ -65,9 +73,15 @@ func (x *exchange) cost() (nano int64, ok bool) {
 var requestIDEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
 // newRequestID returns "req_" and 26 characters of randomness (128 bits).
+// newRequestID returns "req_" and 26 characters: 48 bits of the time in
+// milliseconds, then 80 random bits. Ids sort by time (the alphabet is in
+// ASCII order), so the ledger's primary key grows at its end instead of at
+// random places, and pages of records can continue from an id.
 func newRequestID() string {
 	var b [16]byte
-	rand.Read(b[:])
+	ms := uint64(time.Now().UnixMilli())
+	b[0], b[1], b[2], b[3], b[4], b[5] = byte(ms>>40), byte(ms>>32), byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
+	rand.Read(b[6:])
 	return "req_" + requestIDEncoding.EncodeToString(b[:])
 }
 
@@ -202,7 +216,7 @@ func (x *exchange) appendJSON(b []byte, method, path string) []byte {
 func (x *exchange) record(r *http.Request) store.Request {
 	latency := time.Since(x.start)
 	rec := store.Request{
-		ID: x.id, Time: x.start, ClientProtocol: x.dialect.String(), Model: x.model, Provider: x.provider,
+		ID: x.id, Time: x.start, KeyID: x.keyID(), ClientProtocol: x.dialect.String(), Model: x.model, Provider: x.provider,
 		UpstreamModel: x.upstreamModel, Lane: x.lane, Stream: x.stream, Status: x.status, ErrorType: x.errorType(),
 		Input: x.usage.Input, CacheRead: x.usage.CacheRead, CacheWrite5m: x.usage.CacheWrite5m,
 		CacheWrite1h: x.usage.CacheWrite1h, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
@@ -216,6 +230,13 @@ func (x *exchange) record(r *http.Request) store.Request {
 		rec.ClientIP = host
 	}
 	return rec
+}
+
+func (x *exchange) keyID() string {
+	if x.key == nil {
+		return ""
+	}
+	return x.key.ID
 }
 
 // errorType classifies how the request ended badly, "" when it did not.

@@ -177,12 +177,17 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, met
 		e.Header = http.Header{"Allow": {method}}
 		return e
 	}
-	if _, err := g.auth.Check(r); err != nil {
+	p, err := g.auth.Check(r)
+	if err != nil {
 		status, k := http.StatusUnauthorized, kindAuthentication
-		if errors.Is(err, auth.ErrBothKeys) {
+		switch {
+		case errors.Is(err, auth.ErrBothKeys):
 			status, k = http.StatusBadRequest, kindInvalidRequest
+		case errors.Is(err, auth.ErrUnavailable):
+			status, k = http.StatusServiceUnavailable, kindUnavailable
 		}
 		return &Error{Status: status, Kind: k, Message: err.Error()}
 	}
+	x.key = p.Key
 	return h(w, r, x)
 }

@@ -80,7 +80,19 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchang
 		return nil, s, nil, &Error{Status: http.StatusNotFound, Kind: kindNotFound, Param: "model", Code: "model_not_found",
 			Message: fmt.Sprintf("model %q does not exist; GET /v1/models lists the models this gateway serves", s.model)}
 	}
+	if err := x.allow(m); err != nil {
+		return nil, s, nil, err
+	}
 	return body, s, m, nil
+}
+
+// allow checks that the request's key may use model m.
+func (x *exchange) allow(m *route.Model) error {
+	if x.key == nil || x.key.AllowsModel(m.Name, m.Aliases) {
+		return nil
+	}
+	return &Error{Status: http.StatusForbidden, Kind: kindPermission, Param: "model", Code: "model_not_allowed",
+		Message: fmt.Sprintf("this API key may not use model %q", m.Name)}
 }
 
 // readBody reads the whole request body, at most maxBody bytes, into a
@@ -120,6 +132,9 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, x *exchange) 
 func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request, x *exchange) error {
 	var ids []string
 	for _, m := range g.routes.Models() {
+		if x.allow(m) != nil {
+			continue // a key sees only the models it may use
+		}
 		ids = append(ids, m.Name)
 		ids = append(ids, m.Aliases...)
 	}
@@ -147,9 +162,13 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request, x *exchange
 // getModel serves GET /v1/models/{id}.
 func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request, x *exchange) error {
 	id := r.PathValue("id")
-	if g.routes.Lookup([]byte(id)) == nil {
+	m := g.routes.Lookup([]byte(id))
+	if m == nil {
 		return &Error{Status: http.StatusNotFound, Kind: kindNotFound, Code: "model_not_found",
 			Message: fmt.Sprintf("model %q does not exist", id)}
+	}
+	if err := x.allow(m); err != nil {
+		return err
 	}
 	if x.dialect == api.Anthropic {
 		return writeJSON(w, x, g.anthropicModel(id))

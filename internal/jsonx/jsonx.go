@@ -30,3 +30,10 @@ func AppendQuote(dst []byte, s string) []byte {
 	}
 	return out
 }
+
+// UnmarshalStrict is Unmarshal that also rejects members v has no field
+// for: for requests tollgate itself defines, where a misspelt field must
+// fail rather than be ignored.
+func UnmarshalStrict(data []byte, v any) error {
+	return json.Unmarshal(data, v, json.RejectUnknownMembers(true))
+}

@@ -118,13 +118,20 @@ func (s *Store) fullInsert(ctx context.Context) (*sql.Stmt, error) {
 	return s.fullStmt, nil
 }
 
+// MaxRequestsPage is the most records one Requests call returns.
+const MaxRequestsPage = 1001 // a page of 1000 and one to tell whether there are more
+
 // RequestFilter selects ledger records; zero fields match everything.
 type RequestFilter struct {
 	KeyID  string
 	Model  string
 	Status int
-	Before time.Time // for paging: records strictly older than this
-	Limit  int       // default 100, at most 1000
+	Since  time.Time // records at or after this time, when set
+	Before time.Time // records strictly older than this, when set
+	// AfterID pages: the records that come after this one, newest first
+	// (ids are time-ordered, so (time, id) is a total order).
+	AfterID string
+	Limit   int // default 100, at most 1000
 }
 
 // Requests returns records newest first.
@@ -140,14 +147,22 @@ func (s *Store) Requests(ctx context.Context, f RequestFilter) ([]Request, error
 	if f.Status != 0 {
 		where, args = append(where, "status = ?"), append(args, f.Status)
 	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "time >= ?"), append(args, f.Since.UnixMilli())
+	}
 	if !f.Before.IsZero() {
 		where, args = append(where, "time < ?"), append(args, f.Before.UnixMilli())
+	}
+	if f.AfterID != "" {
+		where = append(where, "(time < (SELECT time FROM requests WHERE id = ?) OR "+
+			"(time = (SELECT time FROM requests WHERE id = ?) AND id < ?))")
+		args = append(args, f.AfterID, f.AfterID, f.AfterID)
 	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
 	}
-	limit = min(limit, 1000)
+	limit = min(limit, MaxRequestsPage)
 	q := "SELECT " + requestColumns + " FROM requests"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -157,6 +172,10 @@ func (s *Store) Requests(ctx context.Context, f RequestFilter) ([]Request, error
 	if err != nil {
 		return nil, err
 	}
+	return scanRequests(rows)
+}
+
+func scanRequests(rows *sql.Rows) ([]Request, error) {
 	defer rows.Close()
 	var out []Request
 	for rows.Next() {
@@ -178,4 +197,20 @@ func (s *Store) Requests(ctx context.Context, f RequestFilter) ([]Request, error
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// RequestByID returns one record; IsNotFound(err) when there is none.
+func (s *Store) RequestByID(ctx context.Context, id string) (Request, error) {
+	rows, err := s.db.QueryContext(ctx, s.rebind("SELECT "+requestColumns+" FROM requests WHERE id = ?"), id)
+	if err != nil {
+		return Request{}, err
+	}
+	recs, err := scanRequests(rows)
+	if err != nil {
+		return Request{}, err
+	}
+	if len(recs) == 0 {
+		return Request{}, errNoRows
+	}
+	return recs[0], nil
 }

@@ -1,0 +1,287 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/admin"
+	"github.com/tollgate/tollgate/internal/cli"
+	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/store/storetest"
+)
+
+const master = "sk-master-admin-test"
+
+// syncLedger writes each record at once, so a test can read it back.
+type syncLedger struct {
+	t  *testing.T
+	db *store.Store
+}
+
+func (l syncLedger) Record(r store.Request) {
+	if err := l.db.InsertRequests(context.Background(), []store.Request{r}); err != nil {
+		l.t.Errorf("ledger: %v", err)
+	}
+}
+
+type env struct {
+	t   *testing.T
+	srv *httptest.Server
+	db  *store.Store
+}
+
+func newEnv(t *testing.T, db *store.Store) *env {
+	t.Helper()
+	cfg, err := config.Parse([]byte(`
+providers: [ { name: demo, type: echo } ]
+models:
+  - { name: echo, aliases: [e], targets: [ { provider: demo } ], pricing: { input: "3", output: "15" } }
+  - { name: other, targets: [ { provider: demo } ] }
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, closeAll, err := cli.BuildWithStore(cfg, master, slog.New(slog.DiscardHandler), db, syncLedger{t, db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); closeAll() })
+	return &env{t: t, srv: srv, db: db}
+}
+
+// call sends a request with key in x-api-key and decodes a JSON answer.
+func (e *env) call(method, path, key, body string, out any) (int, map[string]any) {
+	e.t.Helper()
+	req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("X-Api-Key", key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Anthropic-Version", "2023-06-01")
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var generic map[string]any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		e.t.Fatalf("%s %s: answer is not JSON: %q", method, path, raw)
+	}
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			e.t.Fatalf("%s %s: %v in %s", method, path, err, raw)
+		}
+	}
+	return resp.StatusCode, generic
+}
+
+func errType(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	s, _ := e["type"].(string)
+	return s
+}
+
+const message = `{"model":%q,"max_tokens":16,"messages":[{"role":"user","content":"hello"}]}`
+
+func TestKeysEndToEnd(t *testing.T) {
+	for name, db := range storetest.Open(t) {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, db)
+
+			var created admin.KeyView
+			status, _ := e.call("POST", "/admin/keys", master,
+				`{"name":"ci","models":["e"],"metadata":{"team":"infra"},"expires_at":"2099-01-01T00:00:00Z"}`, &created)
+			if status != http.StatusCreated || !strings.HasPrefix(created.Key, "sk-tg-") || created.ID == "" ||
+				!strings.HasPrefix(created.Key, created.Prefix) || len(created.Prefix) >= len(created.Key) ||
+				created.ExpiresAt == nil || string(created.Metadata) != `{"team":"infra"}` {
+				t.Fatalf("create: %d %+v", status, created)
+			}
+			stored, err := db.KeyByID(context.Background(), created.ID)
+			if err != nil || strings.Contains(string(stored.Hash), created.Key) || stored.Prefix != created.Prefix {
+				t.Fatalf("stored: %+v %v", stored, err)
+			}
+
+			// The key works on its model, by any of the model's names.
+			for _, model := range []string{"e", "echo"} {
+				if status, body := e.call("POST", "/v1/messages", created.Key, fmt.Sprintf(message, model), nil); status != 200 {
+					t.Fatalf("allowed model %s: %d %v", model, status, body)
+				}
+			}
+			// Another model: 403 in each protocol's envelope.
+			status, body := e.call("POST", "/v1/messages", created.Key, fmt.Sprintf(message, "other"), nil)
+			if status != http.StatusForbidden || errType(body) != "permission_error" {
+				t.Fatalf("disallowed model, Anthropic: %d %v", status, body)
+			}
+			status, body = e.call("POST", "/v1/chat/completions", created.Key,
+				`{"model":"other","messages":[{"role":"user","content":"hi"}]}`, nil)
+			if status != http.StatusForbidden || errType(body) != "permission_error" || body["error"].(map[string]any)["code"] != "model_not_allowed" {
+				t.Fatalf("disallowed model, OpenAI: %d %v", status, body)
+			}
+			// /v1/models shows a key only its models.
+			var models struct{ Data []struct{ ID string } }
+			e.call("GET", "/v1/models", created.Key, "", &models)
+			if len(models.Data) != 2 || models.Data[0].ID != "echo" || models.Data[1].ID != "e" {
+				t.Errorf("models a restricted key sees: %+v", models.Data)
+			}
+
+			// The admin API takes the master key only.
+			if status, body := e.call("GET", "/admin/keys", created.Key, "", nil); status != http.StatusForbidden || errType(body) != "permission_error" {
+				t.Errorf("virtual key on admin: %d %v", status, body)
+			}
+			if status, body := e.call("GET", "/admin/keys", "wrong", "", nil); status != http.StatusUnauthorized || errType(body) != "authentication_error" {
+				t.Errorf("wrong key on admin: %d %v", status, body)
+			}
+			if status, _ := e.call("GET", "/admin/keys", "", "", nil); status != http.StatusUnauthorized {
+				t.Errorf("no key on admin: %d", status)
+			}
+
+			// Patch: open it to every model, rename it.
+			var patched admin.KeyView
+			status, _ = e.call("PATCH", "/admin/keys/"+created.ID, master, `{"name":"ci-2","models":[],"expires_at":null}`, &patched)
+			if status != 200 || patched.Name != "ci-2" || len(patched.Models) != 0 || patched.ExpiresAt != nil {
+				t.Fatalf("patch: %d %+v", status, patched)
+			}
+			if status, body := e.call("POST", "/v1/messages", created.Key, fmt.Sprintf(message, "other"), nil); status != 200 {
+				t.Fatalf("after opening the key to every model: %d %v", status, body)
+			}
+
+			var list admin.KeyList
+			if status, _ := e.call("GET", "/admin/keys", master, "", &list); status != 200 || len(list.Data) != 1 ||
+				list.Data[0].Key != "" || list.Data[0].LastUsedAt != nil && list.Data[0].LastUsedAt.After(time.Now()) {
+				t.Fatalf("list: %+v (the secret must never be listed)", list)
+			}
+
+			// Revoke: the next request on this replica is refused.
+			var revoked admin.KeyView
+			if status, _ := e.call("DELETE", "/admin/keys/"+created.ID, master, "", &revoked); status != 200 || !revoked.Revoked {
+				t.Fatalf("revoke: %d %+v", status, revoked)
+			}
+			if status, body := e.call("POST", "/v1/messages", created.Key, fmt.Sprintf(message, "echo"), nil); status != http.StatusUnauthorized ||
+				!strings.Contains(fmt.Sprint(body), "revoked") {
+				t.Fatalf("revoked key: %d %v", status, body)
+			}
+
+			// The ledger knows which key made which request: three
+			// messages, two refusals and the model list.
+			var page admin.RequestPage
+			if status, _ := e.call("GET", "/admin/requests?key="+created.ID, master, "", &page); status != 200 || len(page.Data) != 6 {
+				t.Fatalf("requests by key: %d, %d records", status, len(page.Data))
+			}
+			statuses := map[int]int{}
+			for _, r := range page.Data {
+				statuses[r.Status]++
+				if r.KeyID == nil || *r.KeyID != created.ID {
+					t.Errorf("record %s: key_id %v", r.ID, r.KeyID)
+				}
+			}
+			if statuses[200] != 4 || statuses[403] != 2 {
+				t.Errorf("statuses: %v", statuses)
+			}
+			var usage admin.UsageReport
+			if status, _ := e.call("GET", "/admin/usage?group_by=key&since=1h", master, "", &usage); status != 200 {
+				t.Fatalf("usage: %d", status)
+			}
+			var mine *admin.UsageGroup
+			for i := range usage.Data {
+				if usage.Data[i].Group == created.ID {
+					mine = &usage.Data[i]
+				}
+			}
+			if mine == nil || mine.Requests != 6 || mine.Errors != 2 || mine.Tokens.Input == 0 || mine.CostNanoUSD == nil ||
+				mine.UnpricedRequests != 1 { // the request to "other", which has no price
+				t.Fatalf("usage for the key: %+v", mine)
+			}
+		})
+	}
+}
+
+func TestAdminBadInput(t *testing.T) {
+	e := newEnv(t, storetest.Open(t)["sqlite"])
+	var k admin.KeyView
+	e.call("POST", "/admin/keys", master, `{"name":"x"}`, &k)
+	tests := []struct {
+		method, path, body string
+		status             int
+		want               string
+	}{
+		{"POST", "/admin/keys", `{"name":""}`, 400, "name"},
+		{"POST", "/admin/keys", `{"name":"a","modles":["e"]}`, 400, "modles"},
+		{"POST", "/admin/keys", `{"name":"a","models":["nope"]}`, 400, "nope"},
+		{"POST", "/admin/keys", `{"name":"a","expires_at":"2001-01-01T00:00:00Z"}`, 400, "future"},
+		{"POST", "/admin/keys", `{"name":"a","metadata":[1]}`, 400, "metadata"},
+		{"POST", "/admin/keys", `{"name":`, 400, "invalid request body"},
+		{"POST", "/admin/keys", ``, 400, "empty"},
+		{"PUT", "/admin/keys", `{}`, 405, "GET, POST"},
+		{"GET", "/admin/keys/key_missing", ``, 404, "key_missing"},
+		{"DELETE", "/admin/keys/key_missing", ``, 404, "key_missing"},
+		{"PATCH", "/admin/keys/" + k.ID, `{"revoked":false}`, 400, "DELETE"},
+		{"PATCH", "/admin/keys/" + k.ID, `{"colour":"red"}`, 400, "colour"},
+		{"PATCH", "/admin/keys/" + k.ID, `{"models":"e"}`, 400, "models"},
+		{"GET", "/admin/usage?group_by=colour", ``, 400, "group_by"},
+		{"GET", "/admin/usage?since=yesterday", ``, 400, "since"},
+		{"GET", "/admin/usage?since=1h&until=2h", ``, 400, "before"},
+		{"GET", "/admin/usage?sinse=1h", ``, 400, "sinse"},
+		{"GET", "/admin/requests?limit=0", ``, 400, "limit"},
+		{"GET", "/admin/requests?limit=5000", ``, 400, "limit"},
+		{"GET", "/admin/requests?status=abc", ``, 400, "status"},
+		{"GET", "/admin/requests?after_id=req_nope", ``, 400, "after_id"},
+		{"GET", "/admin/nothing", ``, 404, "no such admin endpoint"},
+	}
+	for _, tc := range tests {
+		status, body := e.call(tc.method, tc.path, master, tc.body, nil)
+		if status != tc.status || body["type"] != "error" || !strings.Contains(fmt.Sprint(body["error"]), tc.want) {
+			t.Errorf("%s %s %s: %d %v; want %d mentioning %q", tc.method, tc.path, tc.body, status, body, tc.status, tc.want)
+		}
+	}
+}
+
+func TestRequestPaging(t *testing.T) {
+	e := newEnv(t, storetest.Open(t)["sqlite"])
+	for i := 0; i < 7; i++ {
+		if status, _ := e.call("POST", "/v1/messages", master, fmt.Sprintf(message, "echo"), nil); status != 200 {
+			t.Fatal(status)
+		}
+	}
+	seen := map[string]bool{}
+	after := ""
+	var last time.Time
+	for pages := 0; ; pages++ {
+		var page admin.RequestPage
+		path := "/admin/requests?limit=3"
+		if after != "" {
+			path += "&after_id=" + after
+		}
+		if status, body := e.call("GET", path, master, "", &page); status != 200 {
+			t.Fatalf("%d %v", status, body)
+		}
+		for _, r := range page.Data {
+			if seen[r.ID] {
+				t.Fatalf("record %s on two pages", r.ID)
+			}
+			if !last.IsZero() && r.Time.After(last) {
+				t.Fatalf("not newest first")
+			}
+			seen[r.ID], last = true, r.Time
+		}
+		if !page.HasMore {
+			if pages != 2 || len(seen) != 7 {
+				t.Fatalf("%d pages, %d records; want 3 pages, 7 records", pages+1, len(seen))
+			}
+			break
+		}
+		after = *page.LastID
+	}
+}

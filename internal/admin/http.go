@@ -1,0 +1,295 @@
+package admin
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/store"
+)
+
+// maxBody bounds an admin request body.
+const maxBody = 1 << 20
+
+// Handler serves the admin API under /admin/. Only the master key may use
+// it: a virtual key gets 403, anything else 401.
+func Handler(s *Service, a *auth.Authenticator) http.Handler {
+	h := &handler{s: s}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/admin/keys", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.listKeys, http.MethodPost: h.createKey}))
+	mux.HandleFunc("/admin/keys/{id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.getKey, http.MethodPatch: h.patchKey, http.MethodDelete: h.revokeKey}))
+	mux.HandleFunc("/admin/usage", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.usage}))
+	mux.HandleFunc("/admin/requests", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.requests}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &Error{Status: http.StatusNotFound, Type: "not_found_error", Message: "no such admin endpoint: " + r.Method + " " + r.URL.Path})
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Check(r)
+		switch {
+		case errors.Is(err, auth.ErrBothKeys):
+			writeError(w, &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: err.Error()})
+		case errors.Is(err, auth.ErrUnavailable):
+			writeError(w, &Error{Status: http.StatusServiceUnavailable, Type: "api_error", Message: err.Error()})
+		case err != nil:
+			writeError(w, &Error{Status: http.StatusUnauthorized, Type: "authentication_error", Message: err.Error()})
+		case !p.Master:
+			writeError(w, &Error{Status: http.StatusForbidden, Type: "permission_error", Message: "the admin API takes the master key; virtual keys may not use it"})
+		default:
+			mux.ServeHTTP(w, r)
+		}
+	})
+}
+
+type handler struct{ s *Service }
+
+// methods dispatches by method, answering 405 with Allow in the API's own
+// envelope, and renders a returned error.
+func (h *handler) methods(m map[string]func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	var allowed []string
+	for _, meth := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		if m[meth] != nil {
+			allowed = append(allowed, meth)
+		}
+	}
+	allow := strings.Join(allowed, ", ")
+	return func(w http.ResponseWriter, r *http.Request) {
+		f := m[r.Method]
+		if f == nil {
+			w.Header().Set("Allow", allow)
+			writeError(w, &Error{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+				Message: "method " + r.Method + " is not allowed on " + r.URL.Path + "; use " + allow})
+			return
+		}
+		if err := f(w, r); err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				h.s.log.Error("admin: request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+				e = &Error{Status: http.StatusInternalServerError, Type: "api_error", Message: "internal error"}
+			}
+			writeError(w, e)
+		}
+	}
+}
+
+func (h *handler) createKey(w http.ResponseWriter, r *http.Request) error {
+	var req CreateKey
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	k, err := h.s.CreateKey(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, k)
+}
+
+func (h *handler) listKeys(w http.ResponseWriter, r *http.Request) error {
+	l, err := h.s.Keys(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, l)
+}
+
+func (h *handler) getKey(w http.ResponseWriter, r *http.Request) error {
+	k, err := h.s.Key(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, k)
+}
+
+func (h *handler) patchKey(w http.ResponseWriter, r *http.Request) error {
+	var fields map[string]jsontext.Value
+	if err := readJSON(r, &fields); err != nil {
+		return err
+	}
+	var p KeyPatch
+	for name, v := range fields {
+		var err error
+		switch name {
+		case "name":
+			p.Name = new(string)
+			err = jsonx.Unmarshal(v, p.Name)
+		case "models":
+			p.Models = new([]string)
+			err = jsonx.Unmarshal(v, p.Models)
+			if *p.Models == nil {
+				*p.Models = []string{} // null: every model
+			}
+		case "metadata":
+			p.Metadata = v
+		case "expires_at":
+			p.ExpiresAt = new(*time.Time)
+			err = jsonx.Unmarshal(v, p.ExpiresAt)
+			if err == nil && *p.ExpiresAt != nil && !(*p.ExpiresAt).After(time.Now()) {
+				return invalid("expires_at: %s is not in the future", (*p.ExpiresAt).Format(time.RFC3339))
+			}
+		case "revoked":
+			return invalid("revoked: revoke a key with DELETE /admin/keys/{id}; revocation cannot be undone")
+		default:
+			return invalid("unknown field %q; a key's name, models, metadata and expires_at can be changed", name)
+		}
+		if err != nil {
+			return invalid("%s: %v", name, err)
+		}
+	}
+	k, err := h.s.UpdateKey(r.Context(), r.PathValue("id"), p)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, k)
+}
+
+func (h *handler) revokeKey(w http.ResponseWriter, r *http.Request) error {
+	k, err := h.s.RevokeKey(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, k)
+}
+
+func (h *handler) usage(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := onlyParams(q, "since", "until", "group_by", "key"); err != nil {
+		return err
+	}
+	now := h.s.now()
+	until, err := ParseTime(q.Get("until"), now, now)
+	if err != nil {
+		return invalid("until: %v", err)
+	}
+	since, err := ParseTime(q.Get("since"), now, until.Add(-24*time.Hour))
+	if err != nil {
+		return invalid("since: %v", err)
+	}
+	group := store.GroupBy(q.Get("group_by"))
+	if group == "" {
+		group = store.ByModel
+	}
+	rep, err := h.s.Usage(r.Context(), UsageQuery{Since: since, Until: until, GroupBy: group, KeyID: q.Get("key")})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, rep)
+}
+
+func (h *handler) requests(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := onlyParams(q, "limit", "key", "model", "status", "after_id"); err != nil {
+		return err
+	}
+	rq := RequestQuery{KeyID: q.Get("key"), Model: q.Get("model"), AfterID: q.Get("after_id")}
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"limit", &rq.Limit}, {"status", &rq.Status}} {
+		if v := q.Get(p.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return invalid("%s: %q is not a non-negative integer", p.name, v)
+			}
+			*p.dst = n
+		}
+	}
+	if q.Has("limit") && rq.Limit == 0 {
+		return invalid("limit: must be between 1 and %d", MaxPage)
+	}
+	page, err := h.s.Requests(r.Context(), rq)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+// ParseTime reads a time parameter: RFC 3339, a date (UTC midnight), or a
+// duration before now such as 24h, 90m or 7d. Empty gives def.
+func ParseTime(s string, now, def time.Time) (time.Time, error) {
+	if s == "" {
+		return def, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if d, err := ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, errors.New("want an RFC 3339 time (2026-11-22T10:00:00Z), a date (2026-11-22) or a duration ago (24h, 7d)")
+}
+
+// ParseDuration is time.ParseDuration that also takes whole days ("7d").
+func ParseDuration(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 {
+			return 0, errors.New("invalid duration " + strconv.Quote(s))
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, errors.New("invalid duration " + strconv.Quote(s))
+	}
+	return d, nil
+}
+
+func onlyParams(q map[string][]string, names ...string) error {
+	for k := range q {
+		known := false
+		for _, n := range names {
+			known = known || k == n
+		}
+		if !known {
+			return invalid("unknown query parameter %q; this endpoint takes %s", k, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+func readJSON(r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Type: "request_too_large", Message: "request body is larger than 1 MiB"}
+		}
+		return invalid("reading request body: %v", err)
+	}
+	if len(body) == 0 {
+		return invalid("%v", errNoBody)
+	}
+	if err := jsonx.UnmarshalStrict(body, v); err != nil {
+		return invalid("invalid request body: %v", err)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := jsonx.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+	return nil
+}
+
+func writeError(w http.ResponseWriter, e *Error) {
+	writeJSON(w, e.Status, ErrorBody{Type: "error", Error: ErrorInfo{Type: e.Type, Message: e.Message}})
+}

@@ -1,0 +1,342 @@
+// Package admin manages virtual keys and reads the usage ledger: the
+// service behind the admin API (/admin/…) and the CLI's keys and usage
+// commands, which call it directly on a database or over HTTP.
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/route"
+	"github.com/tollgate/tollgate/internal/store"
+)
+
+// Service is safe for concurrent use.
+type Service struct {
+	store  *store.Store
+	routes *route.Table // to check model lists; nil skips the check
+	keys   *auth.Cache  // invalidated on changes; nil when not serving
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// New returns a Service over st. routes checks that keys name known
+// models; keys, when this process also serves requests, is told of
+// changes so that they apply at once.
+func New(st *store.Store, routes *route.Table, keys *auth.Cache, logger *slog.Logger) *Service {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{store: st, routes: routes, keys: keys, log: logger, now: time.Now}
+}
+
+// Error is an admin error with its HTTP status.
+type Error struct {
+	Status  int
+	Type    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func invalid(format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(what, id string) *Error {
+	return &Error{Status: http.StatusNotFound, Type: "not_found_error", Message: fmt.Sprintf("no %s with id %q", what, id)}
+}
+
+const maxNameLen = 200
+
+// CreateKey makes a virtual key. The answer holds the secret: it is not
+// stored and cannot be shown again.
+func (s *Service) CreateKey(ctx context.Context, req CreateKey) (KeyView, error) {
+	if err := s.checkName(req.Name); err != nil {
+		return KeyView{}, err
+	}
+	if err := s.checkModels(req.Models); err != nil {
+		return KeyView{}, err
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
+		return KeyView{}, invalid("expires_at: %s is not in the future", req.ExpiresAt.Format(time.RFC3339))
+	}
+	meta, err := checkMetadata(req.Metadata)
+	if err != nil {
+		return KeyView{}, err
+	}
+	secret, hash, prefix := auth.NewSecret()
+	k := store.Key{ID: auth.NewKeyID(), Name: req.Name, Hash: hash, Prefix: prefix, Models: req.Models,
+		Metadata: meta, CreatedAt: now, ExpiresAt: req.ExpiresAt}
+	if err := s.store.CreateKey(ctx, k); err != nil {
+		return KeyView{}, err
+	}
+	s.log.Info("admin: key created", "key_id", k.ID, "name", k.Name, "prefix", k.Prefix)
+	v := keyView(k)
+	v.Key = secret
+	return v, nil
+}
+
+// Keys lists every key, newest first.
+func (s *Service) Keys(ctx context.Context) (KeyList, error) {
+	keys, err := s.store.Keys(ctx)
+	if err != nil {
+		return KeyList{}, err
+	}
+	out := KeyList{Object: "list", Data: make([]KeyView, 0, len(keys))}
+	for _, k := range keys {
+		out.Data = append(out.Data, keyView(k))
+	}
+	return out, nil
+}
+
+// Key returns one key.
+func (s *Service) Key(ctx context.Context, id string) (KeyView, error) {
+	k, err := s.store.KeyByID(ctx, id)
+	if store.IsNotFound(err) {
+		return KeyView{}, notFound("key", id)
+	}
+	if err != nil {
+		return KeyView{}, err
+	}
+	return keyView(k), nil
+}
+
+// KeyPatch is a decoded PATCH /admin/keys/{id}: nil fields stay.
+type KeyPatch struct {
+	Name      *string
+	Models    *[]string
+	Metadata  jsontext.Value
+	ExpiresAt **time.Time // a nil *time.Time removes the expiry
+}
+
+// UpdateKey changes a key's name, models, metadata or expiry.
+func (s *Service) UpdateKey(ctx context.Context, id string, p KeyPatch) (KeyView, error) {
+	u := store.KeyUpdate{Name: p.Name, Models: p.Models, ExpiresAt: p.ExpiresAt}
+	if p.Name != nil {
+		if err := s.checkName(*p.Name); err != nil {
+			return KeyView{}, err
+		}
+	}
+	if p.Models != nil {
+		if err := s.checkModels(*p.Models); err != nil {
+			return KeyView{}, err
+		}
+	}
+	if p.Metadata != nil {
+		meta, err := checkMetadata(p.Metadata)
+		if err != nil {
+			return KeyView{}, err
+		}
+		u.Metadata = meta
+	}
+	k, err := s.store.UpdateKey(ctx, id, u)
+	if store.IsNotFound(err) {
+		return KeyView{}, notFound("key", id)
+	}
+	if err != nil {
+		return KeyView{}, err
+	}
+	s.invalidate(id)
+	s.log.Info("admin: key updated", "key_id", id)
+	return keyView(k), nil
+}
+
+// RevokeKey revokes a key for good. It takes effect at once on this
+// process and within auth.HardTTL on every other replica.
+func (s *Service) RevokeKey(ctx context.Context, id string) (KeyView, error) {
+	yes := true
+	k, err := s.store.UpdateKey(ctx, id, store.KeyUpdate{Revoked: &yes})
+	if store.IsNotFound(err) {
+		return KeyView{}, notFound("key", id)
+	}
+	if err != nil {
+		return KeyView{}, err
+	}
+	s.invalidate(id)
+	s.log.Info("admin: key revoked", "key_id", id, "name", k.Name)
+	return keyView(k), nil
+}
+
+func (s *Service) invalidate(id string) {
+	if s.keys != nil {
+		s.keys.Invalidate(id)
+	}
+}
+
+func (s *Service) checkName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return invalid("name: required, and not blank")
+	case !utf8.ValidString(name) || len(name) > maxNameLen:
+		return invalid("name: at most %d bytes of UTF-8", maxNameLen)
+	}
+	return nil
+}
+
+// checkModels rejects a model list naming a model this gateway does not
+// serve: a typo would otherwise lock the key out silently.
+func (s *Service) checkModels(models []string) error {
+	for _, m := range models {
+		if m == "" {
+			return invalid("models: empty model name")
+		}
+		if s.routes != nil && s.routes.Lookup([]byte(m)) == nil {
+			return invalid("models: %q is not a model or alias this gateway serves", m)
+		}
+	}
+	return nil
+}
+
+func checkMetadata(v jsontext.Value) ([]byte, error) {
+	if len(v) == 0 || string(v) == "null" {
+		return []byte("{}"), nil
+	}
+	if v.Kind() != '{' {
+		return nil, invalid("metadata: must be a JSON object")
+	}
+	c := v.Clone()
+	if err := c.Compact(); err != nil {
+		return nil, invalid("metadata: %v", err)
+	}
+	if len(c) > 16<<10 {
+		return nil, invalid("metadata: at most 16 KiB")
+	}
+	return c, nil
+}
+
+func keyView(k store.Key) KeyView {
+	return KeyView{ID: k.ID, Object: "key", Name: k.Name, Prefix: k.Prefix, Models: nonNil(k.Models),
+		Metadata: jsontext.Value(k.Metadata), CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt,
+		LastUsedAt: k.LastUsedAt, Revoked: k.Revoked}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// UsageQuery selects what Usage sums.
+type UsageQuery struct {
+	Since, Until time.Time
+	GroupBy      store.GroupBy
+	KeyID        string
+}
+
+// Usage sums the ledger by group over [Since, Until).
+func (s *Service) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) {
+	if !q.Since.Before(q.Until) {
+		return UsageReport{}, invalid("since (%s) must be before until (%s)", q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
+	}
+	switch q.GroupBy {
+	case store.ByModel, store.ByKey, store.ByDay, store.ByProvider:
+	default:
+		return UsageReport{}, invalid("group_by: %q is not one of model, key, day, provider", q.GroupBy)
+	}
+	groups, err := s.store.Usage(ctx, store.UsageFilter{Since: q.Since, Until: q.Until, GroupBy: q.GroupBy, KeyID: q.KeyID})
+	if err != nil {
+		return UsageReport{}, err
+	}
+	rep := UsageReport{Object: "usage", Since: q.Since.UTC(), Until: q.Until.UTC(), GroupBy: string(q.GroupBy),
+		Data: make([]UsageGroup, 0, len(groups))}
+	for _, g := range groups {
+		ug := UsageGroup{Group: g.Group, Requests: g.Requests, Errors: g.Errors, CostNanoUSD: g.CostNanoUSD,
+			UnpricedRequests: g.Unpriced, Tokens: Tokens{Input: g.Input, CacheRead: g.CacheRead,
+				CacheWrite5m: g.CacheWrite5m, CacheWrite1h: g.CacheWrite1h, Output: g.Output, Reasoning: g.Reasoning}}
+		rep.Data = append(rep.Data, ug)
+		rep.Total.add(ug)
+	}
+	return rep, nil
+}
+
+func (t *UsageGroup) add(g UsageGroup) {
+	t.Requests += g.Requests
+	t.Errors += g.Errors
+	t.UnpricedRequests += g.UnpricedRequests
+	t.Tokens.Input += g.Tokens.Input
+	t.Tokens.CacheRead += g.Tokens.CacheRead
+	t.Tokens.CacheWrite5m += g.Tokens.CacheWrite5m
+	t.Tokens.CacheWrite1h += g.Tokens.CacheWrite1h
+	t.Tokens.Output += g.Tokens.Output
+	t.Tokens.Reasoning += g.Tokens.Reasoning
+	if g.CostNanoUSD != nil {
+		c := *g.CostNanoUSD
+		if t.CostNanoUSD != nil {
+			c += *t.CostNanoUSD
+		}
+		t.CostNanoUSD = &c
+	}
+}
+
+// RequestQuery selects ledger records.
+type RequestQuery struct {
+	Limit   int
+	KeyID   string
+	Model   string
+	Status  int
+	AfterID string
+}
+
+// MaxPage is the largest page of records.
+const MaxPage = 1000
+
+// Requests pages the ledger, newest first.
+func (s *Service) Requests(ctx context.Context, q RequestQuery) (RequestPage, error) {
+	if q.Limit == 0 {
+		q.Limit = 100
+	}
+	if q.Limit < 1 || q.Limit > MaxPage {
+		return RequestPage{}, invalid("limit: must be between 1 and %d", MaxPage)
+	}
+	if q.AfterID != "" {
+		if _, err := s.store.RequestByID(ctx, q.AfterID); store.IsNotFound(err) {
+			return RequestPage{}, invalid("after_id: no request with id %q", q.AfterID)
+		} else if err != nil {
+			return RequestPage{}, err
+		}
+	}
+	recs, err := s.store.Requests(ctx, store.RequestFilter{KeyID: q.KeyID, Model: q.Model, Status: q.Status,
+		AfterID: q.AfterID, Limit: q.Limit + 1})
+	if err != nil {
+		return RequestPage{}, err
+	}
+	page := RequestPage{Object: "list", Data: make([]RequestRecord, 0, min(len(recs), q.Limit))}
+	if len(recs) > q.Limit {
+		page.HasMore, recs = true, recs[:q.Limit]
+	}
+	for _, r := range recs {
+		page.Data = append(page.Data, recordView(r))
+	}
+	if n := len(page.Data); n > 0 {
+		page.FirstID, page.LastID = &page.Data[0].ID, &page.Data[n-1].ID
+	}
+	return page, nil
+}
+
+func recordView(r store.Request) RequestRecord {
+	v := RequestRecord{ID: r.ID, Time: r.Time, ClientProtocol: r.ClientProtocol, Model: r.Model, Provider: r.Provider,
+		UpstreamModel: r.UpstreamModel, Lane: r.Lane, Stream: r.Stream, Status: r.Status, ErrorType: r.ErrorType,
+		Tokens: Tokens{Input: r.Input, CacheRead: r.CacheRead, CacheWrite5m: r.CacheWrite5m, CacheWrite1h: r.CacheWrite1h,
+			Output: r.Output, Reasoning: r.Reasoning},
+		CostNanoUSD: r.CostNanoUSD, LatencyMS: r.LatencyMS, TTFBMS: r.TTFBMS, UpstreamMS: r.UpstreamMS,
+		OverheadMS: r.OverheadMS, ClientIP: r.ClientIP, UserAgent: r.UserAgent}
+	if r.KeyID != "" {
+		id := r.KeyID
+		v.KeyID = &id
+	}
+	return v
+}
+
+var errNoBody = errors.New("request body is empty; expected a JSON object")

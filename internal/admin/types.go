@@ -1,0 +1,119 @@
+package admin
+
+import (
+	"time"
+
+	"github.com/tollgate/tollgate/internal/jsonx"
+)
+
+// The admin API's wire types. Their JSON names are fixed: tools depend on
+// them. The CLI decodes the same types from a running gateway.
+
+// KeyView is a virtual key as the API shows it; the secret is in Key only
+// in the answer to its creation.
+type KeyView struct {
+	ID         string      `json:"id"`
+	Object     string      `json:"object"` // "key"
+	Key        string      `json:"key,omitempty"`
+	Name       string      `json:"name"`
+	Prefix     string      `json:"prefix"`
+	Models     []string    `json:"models"`
+	Metadata   jsonx.Value `json:"metadata"`
+	CreatedAt  time.Time   `json:"created_at"`
+	ExpiresAt  *time.Time  `json:"expires_at"`
+	LastUsedAt *time.Time  `json:"last_used_at"`
+	Revoked    bool        `json:"revoked"`
+}
+
+// KeyList is the answer to GET /admin/keys.
+type KeyList struct {
+	Object string    `json:"object"` // "list"
+	Data   []KeyView `json:"data"`
+}
+
+// CreateKey is the body of POST /admin/keys.
+type CreateKey struct {
+	Name      string      `json:"name"`
+	Models    []string    `json:"models,omitempty"`
+	ExpiresAt *time.Time  `json:"expires_at,omitempty"`
+	Metadata  jsonx.Value `json:"metadata,omitempty"`
+}
+
+// Tokens counts tokens by bucket, in the Anthropic convention: Input
+// excludes the cache buckets, and Reasoning is part of Output.
+type Tokens struct {
+	Input        int64 `json:"input"`
+	CacheRead    int64 `json:"cache_read"`
+	CacheWrite5m int64 `json:"cache_write_5m"`
+	CacheWrite1h int64 `json:"cache_write_1h"`
+	Output       int64 `json:"output"`
+	Reasoning    int64 `json:"reasoning"`
+}
+
+// RequestRecord is one ledger record.
+type RequestRecord struct {
+	ID             string    `json:"id"`
+	Time           time.Time `json:"time"`
+	KeyID          *string   `json:"key_id"` // null for the master key
+	ClientProtocol string    `json:"client_protocol"`
+	Model          string    `json:"model"`
+	Provider       string    `json:"provider"`
+	UpstreamModel  string    `json:"upstream_model"`
+	Lane           string    `json:"lane"`
+	Stream         bool      `json:"stream"`
+	Status         int       `json:"status"`
+	ErrorType      string    `json:"error_type"`
+	Tokens         Tokens    `json:"tokens"`
+	CostNanoUSD    *int64    `json:"cost_nano_usd"` // null when unpriced
+	LatencyMS      float64   `json:"latency_ms"`
+	TTFBMS         float64   `json:"ttfb_ms"`
+	UpstreamMS     float64   `json:"upstream_ms"`
+	OverheadMS     float64   `json:"overhead_ms"`
+	ClientIP       string    `json:"client_ip"`
+	UserAgent      string    `json:"user_agent"`
+}
+
+// RequestPage is the answer to GET /admin/requests, newest first. Pass
+// LastID as after_id for the next page while HasMore.
+type RequestPage struct {
+	Object  string          `json:"object"` // "list"
+	Data    []RequestRecord `json:"data"`
+	HasMore bool            `json:"has_more"`
+	FirstID *string         `json:"first_id"`
+	LastID  *string         `json:"last_id"`
+}
+
+// UsageGroup sums the requests of one group.
+type UsageGroup struct {
+	Group    string `json:"group"`
+	Requests int64  `json:"requests"`
+	Errors   int64  `json:"errors"`
+	Tokens   Tokens `json:"tokens"`
+	// CostNanoUSD sums the priced requests; null when none was priced.
+	CostNanoUSD *int64 `json:"cost_nano_usd"`
+	// UnpricedRequests used tokens of a model without a price: their cost
+	// is unknown and not in CostNanoUSD.
+	UnpricedRequests int64 `json:"unpriced_requests"`
+}
+
+// UsageReport is the answer to GET /admin/usage.
+type UsageReport struct {
+	Object  string       `json:"object"` // "usage"
+	Since   time.Time    `json:"since"`
+	Until   time.Time    `json:"until"`
+	GroupBy string       `json:"group_by"`
+	Data    []UsageGroup `json:"data"`
+	Total   UsageGroup   `json:"total"`
+}
+
+// ErrorBody is every admin error's envelope.
+type ErrorBody struct {
+	Type  string    `json:"type"` // "error"
+	Error ErrorInfo `json:"error"`
+}
+
+// ErrorInfo describes an admin error.
+type ErrorInfo struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}

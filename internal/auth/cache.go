@@ -1,0 +1,276 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/store"
+)
+
+// KeyStore is where virtual keys live (the database).
+type KeyStore interface {
+	KeyByHash(ctx context.Context, hash []byte) (store.Key, error)
+	TouchKeys(ctx context.Context, used map[string]time.Time) error
+}
+
+// Key is a virtual key as a request sees it.
+type Key struct {
+	ID   string
+	Name string
+	// models holds the allowed names and aliases; nil allows every model.
+	models    map[string]struct{}
+	expiresAt time.Time // zero: never
+	revoked   bool
+	use       *keyUse
+}
+
+// AllowsModel reports whether the key may call the model with this name
+// and aliases: the key's list may name it by any of them.
+func (k *Key) AllowsModel(name string, aliases []string) bool {
+	if k.models == nil {
+		return true
+	}
+	if _, ok := k.models[name]; ok {
+		return true
+	}
+	for _, a := range aliases {
+		if _, ok := k.models[a]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// keyUse tracks when a key was last used; it outlives cache refreshes.
+type keyUse struct {
+	last    atomic.Int64 // unix milliseconds
+	flushed int64        // what was last written; the flusher's alone
+}
+
+// Cache timings. A cached key is served as it is for SoftTTL; the first
+// request after that refreshes it in the background, and after HardTTL a
+// request waits for the database. So a key revoked on another replica
+// stops working there within HardTTL (5 s) — within SoftTTL plus a
+// query's time on a replica that is serving it.
+const (
+	SoftTTL = 2 * time.Second
+	HardTTL = 5 * time.Second
+	// maxNegative bounds the cached "no such key" answers, so a flood of
+	// random keys cannot grow memory without limit.
+	maxNegative = 10_000
+	// touchInterval is how often last-used times are written.
+	touchInterval = 10 * time.Second
+)
+
+type entry struct {
+	key        *Key // nil: no such key
+	fetched    time.Time
+	refreshing atomic.Bool
+}
+
+// Cache looks virtual keys up by digest. It is safe for concurrent use.
+type Cache struct {
+	store KeyStore
+	log   *slog.Logger
+	now   func() time.Time
+
+	entries   sync.Map // [sha256.Size]byte → *entry
+	negatives atomic.Int64
+
+	useMu sync.Mutex
+	uses  map[string]*keyUse // by key id, so refreshes keep the last-used time
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// NewCache returns a cache over st and starts its background writer of
+// last-used times; Close stops it.
+func NewCache(st KeyStore, logger *slog.Logger) *Cache {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Cache{store: st, log: logger, now: time.Now, uses: map[string]*keyUse{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+// Lookup returns the key with this digest, checking revocation and expiry.
+func (c *Cache) Lookup(ctx context.Context, hash [sha256.Size]byte) (*Key, error) {
+	now := c.now()
+	v, ok := c.entries.Load(hash)
+	var e *entry
+	if ok {
+		e = v.(*entry)
+		age := now.Sub(e.fetched)
+		switch {
+		case age >= HardTTL:
+			e = nil
+		case age >= SoftTTL && e.refreshing.CompareAndSwap(false, true):
+			go c.refresh(hash)
+		}
+	}
+	if e == nil {
+		var err error
+		if e, err = c.fetch(ctx, hash); err != nil {
+			if ok {
+				// The database is unreachable: a key known a moment ago
+				// keeps working (nobody can revoke it meanwhile).
+				e = v.(*entry)
+				c.log.Warn("auth: key database unreachable; serving a cached key", "error", err)
+			} else {
+				c.log.Warn("auth: key database unreachable", "error", err)
+				return nil, ErrUnavailable
+			}
+		}
+	}
+	k := e.key
+	switch {
+	case k == nil:
+		return nil, ErrInvalidKey
+	case k.revoked:
+		return nil, ErrRevokedKey
+	case !k.expiresAt.IsZero() && !now.Before(k.expiresAt):
+		return nil, ErrExpiredKey
+	}
+	k.use.last.Store(now.UnixMilli())
+	return k, nil
+}
+
+func (c *Cache) refresh(hash [sha256.Size]byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), HardTTL)
+	defer cancel()
+	if _, err := c.fetch(ctx, hash); err != nil {
+		c.log.Warn("auth: refreshing a cached key failed", "error", err)
+		if v, ok := c.entries.Load(hash); ok {
+			v.(*entry).refreshing.Store(false) // let a later request try again
+		}
+	}
+}
+
+// fetch reads a key from the store and caches the answer.
+func (c *Cache) fetch(ctx context.Context, hash [sha256.Size]byte) (*entry, error) {
+	sk, err := c.store.KeyByHash(ctx, hash[:])
+	e := &entry{fetched: c.now()}
+	switch {
+	case store.IsNotFound(err):
+		if c.negatives.Load() >= maxNegative {
+			return e, nil // answer without caching
+		}
+		c.negatives.Add(1)
+	case err != nil:
+		return nil, err
+	default:
+		e.key = c.newKey(sk)
+	}
+	if old, loaded := c.entries.Swap(hash, e); loaded && old.(*entry).key == nil {
+		c.negatives.Add(-1)
+	}
+	return e, nil
+}
+
+func (c *Cache) newKey(sk store.Key) *Key {
+	k := &Key{ID: sk.ID, Name: sk.Name, revoked: sk.Revoked}
+	if len(sk.Models) > 0 {
+		k.models = make(map[string]struct{}, len(sk.Models))
+		for _, m := range sk.Models {
+			k.models[m] = struct{}{}
+		}
+	}
+	if sk.ExpiresAt != nil {
+		k.expiresAt = *sk.ExpiresAt
+	}
+	c.useMu.Lock()
+	u := c.uses[sk.ID]
+	if u == nil {
+		u = &keyUse{}
+		c.uses[sk.ID] = u
+	}
+	c.useMu.Unlock()
+	k.use = u
+	return k
+}
+
+// Invalidate drops a key from the cache, so a change made through this
+// replica (revocation, new model list, expiry) applies to the next request.
+func (c *Cache) Invalidate(id string) {
+	c.entries.Range(func(h, v any) bool {
+		if k := v.(*entry).key; k != nil && k.ID == id {
+			c.entries.Delete(h)
+		}
+		return true
+	})
+}
+
+// Close writes the last-used times out and stops the background writer.
+func (c *Cache) Close(ctx context.Context) error {
+	close(c.stop)
+	<-c.done
+	return c.flushUse(ctx)
+}
+
+func (c *Cache) run() {
+	defer close(c.done)
+	t := time.NewTicker(touchInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), touchInterval)
+		if err := c.flushUse(ctx); err != nil {
+			c.log.Warn("auth: writing key last-used times failed; retrying", "error", err)
+		}
+		cancel()
+		c.sweep()
+	}
+}
+
+// flushUse writes the last-used times that changed since the last write.
+func (c *Cache) flushUse(ctx context.Context) error {
+	type pending struct {
+		u    *keyUse
+		last int64
+	}
+	used := map[string]time.Time{}
+	var todo []pending
+	c.useMu.Lock()
+	for id, u := range c.uses {
+		if last := u.last.Load(); last > u.flushed {
+			used[id] = time.UnixMilli(last)
+			todo = append(todo, pending{u, last})
+		}
+	}
+	c.useMu.Unlock()
+	if len(used) == 0 {
+		return nil
+	}
+	if err := c.store.TouchKeys(ctx, used); err != nil {
+		return err
+	}
+	c.useMu.Lock()
+	for _, p := range todo {
+		p.u.flushed = max(p.u.flushed, p.last)
+	}
+	c.useMu.Unlock()
+	return nil
+}
+
+// sweep drops entries too old to be served, so keys seen once do not stay
+// in memory.
+func (c *Cache) sweep() {
+	now := c.now()
+	c.entries.Range(func(h, v any) bool {
+		e := v.(*entry)
+		if now.Sub(e.fetched) >= HardTTL && c.entries.CompareAndDelete(h, v) && e.key == nil {
+			c.negatives.Add(-1)
+		}
+		return true
+	})
+}

@@ -1,0 +1,215 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Key is a virtual API key. Only a hash of its secret is stored, with a
+// short prefix of it to recognise the key in lists.
+type Key struct {
+	ID         string
+	Name       string
+	Hash       []byte // SHA-256 of the secret
+	Prefix     string
+	Models     []string // allowed model names or aliases; empty allows all
+	Metadata   []byte   // a JSON object, "{}" when none
+	CreatedAt  time.Time
+	ExpiresAt  *time.Time
+	LastUsedAt *time.Time
+	Revoked    bool
+}
+
+// Expired reports whether the key has expired at now.
+func (k *Key) Expired(now time.Time) bool { return k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) }
+
+// ErrDuplicateKey is returned when a key's id or hash is already stored.
+var ErrDuplicateKey = errors.New("a key with this id or secret already exists")
+
+const keyColumns = "id, name, hash, prefix, models, metadata, created_at, expires_at, last_used_at, revoked"
+
+// CreateKey stores a new key.
+func (s *Store) CreateKey(ctx context.Context, k Key) error {
+	models, err := json.Marshal(nonNil(k.Models))
+	if err != nil {
+		return err
+	}
+	meta := k.Metadata
+	if len(meta) == 0 {
+		meta = []byte("{}")
+	}
+	_, err = s.db.ExecContext(ctx, s.rebind("INSERT INTO keys ("+keyColumns+") VALUES (?,?,?,?,?,?,?,?,?,?)"),
+		k.ID, k.Name, k.Hash, k.Prefix, string(models), string(meta), k.CreatedAt.UnixMilli(),
+		millisOrNil(k.ExpiresAt), millisOrNil(k.LastUsedAt), k.Revoked)
+	if err != nil && isUniqueViolation(err) {
+		return ErrDuplicateKey
+	}
+	return err
+}
+
+// KeyByID returns a key; IsNotFound(err) when there is none.
+func (s *Store) KeyByID(ctx context.Context, id string) (Key, error) {
+	return s.oneKey(ctx, "id = ?", id)
+}
+
+// KeyByHash returns the key whose secret hashes to hash.
+func (s *Store) KeyByHash(ctx context.Context, hash []byte) (Key, error) {
+	return s.oneKey(ctx, "hash = ?", hash)
+}
+
+func (s *Store) oneKey(ctx context.Context, where string, arg any) (Key, error) {
+	rows, err := s.db.QueryContext(ctx, s.rebind("SELECT "+keyColumns+" FROM keys WHERE "+where), arg)
+	if err != nil {
+		return Key{}, err
+	}
+	keys, err := scanKeys(rows)
+	if err != nil {
+		return Key{}, err
+	}
+	if len(keys) == 0 {
+		return Key{}, errNoRows
+	}
+	return keys[0], nil
+}
+
+// Keys lists every key, newest first.
+func (s *Store) Keys(ctx context.Context) ([]Key, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+keyColumns+" FROM keys ORDER BY created_at DESC, id DESC")
+	if err != nil {
+		return nil, err
+	}
+	return scanKeys(rows)
+}
+
+// KeyUpdate changes the fields that are set.
+type KeyUpdate struct {
+	Name      *string
+	Models    *[]string
+	Metadata  []byte      // nil leaves it
+	ExpiresAt **time.Time // set to a nil *time.Time to remove the expiry
+	Revoked   *bool
+}
+
+// UpdateKey applies u and returns the key as stored.
+func (s *Store) UpdateKey(ctx context.Context, id string, u KeyUpdate) (Key, error) {
+	var sets []string
+	var args []any
+	if u.Name != nil {
+		sets, args = append(sets, "name = ?"), append(args, *u.Name)
+	}
+	if u.Models != nil {
+		m, err := json.Marshal(nonNil(*u.Models))
+		if err != nil {
+			return Key{}, err
+		}
+		sets, args = append(sets, "models = ?"), append(args, string(m))
+	}
+	if u.Metadata != nil {
+		sets, args = append(sets, "metadata = ?"), append(args, string(u.Metadata))
+	}
+	if u.ExpiresAt != nil {
+		sets, args = append(sets, "expires_at = ?"), append(args, millisOrNil(*u.ExpiresAt))
+	}
+	if u.Revoked != nil {
+		sets, args = append(sets, "revoked = ?"), append(args, *u.Revoked)
+	}
+	if len(sets) > 0 {
+		res, err := s.db.ExecContext(ctx, s.rebind("UPDATE keys SET "+strings.Join(sets, ", ")+" WHERE id = ?"), append(args, id)...)
+		if err != nil {
+			return Key{}, err
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 0 {
+			return Key{}, errNoRows
+		}
+	}
+	return s.KeyByID(ctx, id)
+}
+
+// TouchKeys records when keys were last used; an older time never
+// replaces a newer one (replicas flush in any order).
+func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	q := s.rebind("UPDATE keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)")
+	for id, t := range used {
+		ms := t.UnixMilli()
+		if _, err := tx.ExecContext(ctx, q, ms, id, ms); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func scanKeys(rows *sql.Rows) ([]Key, error) {
+	defer rows.Close()
+	var out []Key
+	for rows.Next() {
+		var k Key
+		var models, meta string
+		var created int64
+		var expires, used sql.NullInt64
+		if err := rows.Scan(&k.ID, &k.Name, &k.Hash, &k.Prefix, &models, &meta, &created, &expires, &used, &k.Revoked); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(models), &k.Models); err != nil {
+			return nil, fmt.Errorf("key %s: models: %w", k.ID, err)
+		}
+		k.Metadata = []byte(meta)
+		k.CreatedAt = time.UnixMilli(created).UTC()
+		k.ExpiresAt = timeOrNil(expires)
+		k.LastUsedAt = timeOrNil(used)
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func millisOrNil(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func timeOrNil(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := time.UnixMilli(v.Int64).UTC()
+	return &t
+}
+
+// isUniqueViolation recognises a unique-constraint failure in either
+// database.
+func isUniqueViolation(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "23505" // unique_violation
+	}
+	var lite *sqlite.Error
+	if errors.As(err, &lite) {
+		return lite.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || lite.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
