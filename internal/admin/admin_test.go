@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/admin"
+	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/store"
@@ -283,5 +284,35 @@ func TestRequestPaging(t *testing.T) {
 			break
 		}
 		after = *page.LastID
+	}
+}
+
+// TestRevocationAcrossReplicas runs two gateways on one database: a key
+// revoked through one is refused by the other within auth.HardTTL.
+func TestRevocationAcrossReplicas(t *testing.T) {
+	for name, db := range storetest.Open(t) {
+		t.Run(name, func(t *testing.T) {
+			a, b := newEnv(t, db), newEnv(t, db)
+			var k admin.KeyView
+			a.call("POST", "/admin/keys", master, `{"name":"shared"}`, &k)
+			if status, _ := b.call("POST", "/v1/messages", k.Key, fmt.Sprintf(message, "echo"), nil); status != 200 {
+				t.Fatalf("replica b: %d", status)
+			}
+			if status, _ := a.call("DELETE", "/admin/keys/"+k.ID, master, "", nil); status != 200 {
+				t.Fatal(status)
+			}
+			revoked := time.Now()
+			for {
+				status, _ := b.call("POST", "/v1/messages", k.Key, fmt.Sprintf(message, "echo"), nil)
+				if status == http.StatusUnauthorized {
+					t.Logf("replica b refused the key %v after its revocation", time.Since(revoked).Round(time.Millisecond))
+					break
+				}
+				if time.Since(revoked) > auth.HardTTL+time.Second {
+					t.Fatalf("replica b still accepts a key revoked %v ago", time.Since(revoked))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
 	}
 }

@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-
-	"github.com/tollgate/tollgate/internal/config"
 )
 
 // migrate applies the database migrations alone (serve applies them too).
@@ -14,12 +12,9 @@ func migrate(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := config.Default()
-	if path := configPath(*cfgFlag); path != "" {
-		var err error
-		if cfg, err = config.Load(path); err != nil {
-			return err
-		}
+	cfg, err := loadConfig(*cfgFlag)
+	if err != nil {
+		return err
 	}
 	db, err := openDatabase(cfg)
 	if err != nil {

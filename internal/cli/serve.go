@@ -39,12 +39,9 @@ func serve(args []string, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
 	}
-	cfg := config.Default()
-	if path := configPath(*cfgFlag); path != "" {
-		var err error
-		if cfg, err = config.Load(path); err != nil {
-			return err
-		}
+	cfg, err := loadConfig(*cfgFlag)
+	if err != nil {
+		return err
 	}
 	if *addrFlag != "" {
 		cfg.Server.Addr = *addrFlag
@@ -163,26 +160,7 @@ func BuildWithStore(cfg *config.Config, masterKey string, logger *slog.Logger, d
 }
 
 func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *accesslog.Writer, l gateway.Ledger, db *store.Store) (http.Handler, func(), error) {
-	catalogue, err := pricing.Builtin()
-	if err != nil {
-		return nil, nil, err
-	}
-	providers := make(map[string]provider.Provider, len(cfg.Providers))
-	var closers []func()
-	for _, pc := range cfg.Providers {
-		switch pc.Type {
-		case config.TypeEcho:
-			providers[pc.Name] = provider.NewEcho(pc.Name)
-		default:
-			h, err := provider.NewHTTP(pc)
-			if err != nil {
-				return nil, nil, err
-			}
-			providers[pc.Name] = h
-			closers = append(closers, h.CloseIdleConnections)
-		}
-	}
-	routes, err := route.New(cfg, providers, catalogue)
+	routes, closers, err := newRoutes(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -220,6 +198,35 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 	mux.Handle("/admin/", admin.Handler(admin.New(db, routes, keys, logger), authn))
 	mux.Handle("/", g.Handler())
 	return mux, closeIdle, nil
+}
+
+// newRoutes builds the providers and the route table of cfg; closers close
+// the providers' idle connections.
+func newRoutes(cfg *config.Config) (*route.Table, []func(), error) {
+	catalogue, err := pricing.Builtin()
+	if err != nil {
+		return nil, nil, err
+	}
+	providers := make(map[string]provider.Provider, len(cfg.Providers))
+	var closers []func()
+	for _, pc := range cfg.Providers {
+		switch pc.Type {
+		case config.TypeEcho:
+			providers[pc.Name] = provider.NewEcho(pc.Name)
+		default:
+			h, err := provider.NewHTTP(pc)
+			if err != nil {
+				return nil, nil, err
+			}
+			providers[pc.Name] = h
+			closers = append(closers, h.CloseIdleConnections)
+		}
+	}
+	routes, err := route.New(cfg, providers, catalogue)
+	if err != nil {
+		return nil, nil, err
+	}
+	return routes, closers, nil
 }
 
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {

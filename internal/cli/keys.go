@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/admin"
+	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/jsonx"
+)
+
+const keysUsage = `Usage:
+  tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [--json]
+  tollgate keys list [--json]
+  tollgate keys revoke ID
+
+Each takes --config FILE (act on that configuration's database) or
+--url URL --admin-key KEY (act through a running gateway's admin API).
+`
+
+func keys(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, keysUsage)
+		return errUsage
+	}
+	switch args[0] {
+	case "create":
+		return keysCreate(args[1:], stdout, stderr)
+	case "list":
+		return keysList(args[1:], stdout, stderr)
+	case "revoke":
+		return keysRevoke(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, keysUsage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "tollgate keys: unknown command %q\n\n%s", args[0], keysUsage)
+	return errUsage
+}
+
+func keysCreate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("keys create", stderr)
+	bf := addBackendFlags(fs)
+	name := fs.String("name", "", "the key's name (required)")
+	models := fs.String("models", "", "comma-separated models or aliases the key may use (default: all)")
+	expires := fs.String("expires", "", "lifetime, such as 720h or 30d (default: never expires)")
+	metadata := fs.String("metadata", "", "a JSON object stored with the key")
+	asJSON := fs.Bool("json", false, "print the key as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *name == "" {
+		return errors.New("keys create: --name is required")
+	}
+	req := admin.CreateKey{Name: *name}
+	for _, m := range strings.Split(*models, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			req.Models = append(req.Models, m)
+		}
+	}
+	if *expires != "" {
+		d, err := admin.ParseDuration(*expires)
+		if err != nil || d == 0 {
+			return fmt.Errorf("keys create: --expires %q: want a positive duration such as 720h or 30d", *expires)
+		}
+		t := time.Now().Add(d).UTC().Truncate(time.Millisecond)
+		req.ExpiresAt = &t
+	}
+	if *metadata != "" {
+		req.Metadata = jsonx.Value(*metadata)
+		if !req.Metadata.IsValid() {
+			return fmt.Errorf("keys create: --metadata is not valid JSON")
+		}
+	}
+	b, closeB, err := bf.open()
+	if err != nil {
+		return err
+	}
+	defer closeB()
+	k, err := b.CreateKey(context.Background(), req)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, k)
+	}
+	fmt.Fprintf(stdout, "Created key %s (%q).\nIts secret is shown this once; store it now:\n\n    %s\n\n", k.ID, k.Name, k.Key)
+	return nil
+}
+
+func keysList(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("keys list", stderr)
+	bf := addBackendFlags(fs)
+	asJSON := fs.Bool("json", false, "print the keys as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	b, closeB, err := bf.open()
+	if err != nil {
+		return err
+	}
+	defer closeB()
+	l, err := b.Keys(context.Background())
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, l)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tMODELS\tCREATED\tEXPIRES\tLAST USED\tSTATUS")
+	now := time.Now()
+	for _, k := range l.Data {
+		models := strings.Join(k.Models, ",")
+		if models == "" {
+			models = "*"
+		}
+		status := "active"
+		switch {
+		case k.Revoked:
+			status = "revoked"
+		case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
+			status = "expired"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, models,
+			shortTime(&k.CreatedAt), shortTime(k.ExpiresAt), shortTime(k.LastUsedAt), status)
+	}
+	return tw.Flush()
+}
+
+func keysRevoke(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("keys revoke", stderr)
+	bf := addBackendFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("keys revoke: give one key ID (tollgate keys list shows them)")
+	}
+	b, closeB, err := bf.open()
+	if err != nil {
+		return err
+	}
+	defer closeB()
+	k, err := b.RevokeKey(context.Background(), fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Revoked key %s (%q). Gateways refuse it within %s.\n", k.ID, k.Name, auth.HardTTL)
+	return nil
+}
+
+func shortTime(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+func printJSON(w io.Writer, v any) error {
+	b, err := jsonx.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
