@@ -130,15 +130,19 @@ func newReqSpec(t *target, w workload) *reqSpec {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	model := upstreamModelOpenAI
+	key := tollgateMasterKey
+	if t.key != "" {
+		key = t.key
+	}
 	if w.API == apiAnthropic {
-		h.Set("x-api-key", tollgateMasterKey)
+		h.Set("x-api-key", key)
 		h.Set("anthropic-version", "2023-06-01")
 		model = upstreamModelAnthr
 		if t.gateway {
 			model = tollgateModelAnthr
 		}
 	} else {
-		h.Set("Authorization", "Bearer "+tollgateMasterKey)
+		h.Set("Authorization", "Bearer "+key)
 		if t.gateway {
 			model = tollgateModelOpenAI
 		}

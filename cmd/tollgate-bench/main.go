@@ -13,7 +13,12 @@
 //     request or response buffering. Skipped when nginx is not on PATH.
 //   - tollgate: `tollgate serve` with a generated config routing the models
 //     bench-o and bench-a to the fake upstream, logging one JSON line per
-//     request to a file, as in production.
+//     request to a file, as in production: the load uses a virtual key
+//     (looked up through the key cache) and every request is recorded in
+//     the usage ledger on the embedded SQLite database.
+//   - tollgate-stateless: the same with database.url: none, so the master
+//     key only and no ledger: what keys and the ledger cost is the
+//     difference between the two.
 //
 // The fake upstream ("tollgate-bench upstream") is a process of its own,
 // so its CPU is never charged to a proxy. It answers at once, with no
@@ -50,8 +55,8 @@
 //   - idle RSS: VmRSS after start-up and 10 requests; peak RSS: VmHWM after
 //     all load.
 //   - log/req: size of tollgate's log over the requests it was sent.
-//   - ratios: tollgate's CPU/req, added p50 and req/s over nginx's and
-//     reverseproxy's.
+//   - ratios: tollgate's CPU/req, added p50 and req/s over nginx's,
+//     reverseproxy's and tollgate-stateless's.
 //
 // Go's goroutine hand-offs between threads cost more on a virtual machine
 // than on bare metal; -gomaxprocs 1 runs the Go proxies on one core, like
@@ -103,7 +108,7 @@ type config struct {
 	gomaxprocs  int // GOMAXPROCS for the Go proxies; 0 keeps Go's default
 }
 
-var knownTargets = []string{"direct", "reverseproxy", "nginx", "tollgate"}
+var knownTargets = []string{"direct", "reverseproxy", "nginx", "tollgate", "tollgate-stateless"}
 
 func main() {
 	if len(os.Args) > 1 {
@@ -243,6 +248,7 @@ type target struct {
 	BaseURL string
 	proc    *child // the measured process; nil for direct
 	gateway bool   // takes tollgate's model names
+	key     string // the API key to send; "" sends tollgate's master key
 	client  *http.Client
 	sent    atomic.Int64 // requests sent, warm-ups included
 }
@@ -302,8 +308,14 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 			}
 		case "nginx":
 			t, err = startNginx(ctx, procs, tmp, upAddr)
-		case "tollgate":
-			t, err = startTollgate(ctx, procs, tmp, cfg.tollgateBin, upAddr, cfg.gomaxprocs, logf)
+		case "tollgate", "tollgate-stateless":
+			if cfg.tollgateBin == "" {
+				logf("building ./cmd/tollgate ...")
+				cfg.tollgateBin, err = buildTollgate(ctx, tmp)
+			}
+			if err == nil {
+				t, err = startTollgate(ctx, procs, tmp, name, cfg.tollgateBin, upAddr, cfg.gomaxprocs)
+			}
 		}
 		info := &TargetInfo{Name: name}
 		rep.Targets = append(rep.Targets, info)

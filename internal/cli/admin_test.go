@@ -65,7 +65,11 @@ func TestAdminCommands(t *testing.T) {
 			if err := db.Migrate(ctx); err != nil {
 				t.Fatal(err)
 			}
-			ledger := ledgerFunc(func(r store.Request) { db.InsertRequests(ctx, []store.Request{r}) })
+			ledger := ledgerFunc(func(r store.Request) {
+				if err := db.InsertRequests(ctx, []store.Request{r}); err != nil {
+					t.Errorf("ledger: %v", err)
+				}
+			})
 			h, closeAll, err := cli.BuildWithStore(cfg, "sk-master-cli", slog.New(slog.DiscardHandler), db, ledger)
 			if err != nil {
 				t.Fatal(err)

@@ -69,16 +69,20 @@ func serve(args []string, stderr io.Writer) error {
 		reqLog = accesslog.New(stderr)
 		defer reqLog.Close()
 	}
-	db, err := openDatabase(cfg)
-	if err != nil {
-		return err
+	var db *store.Store
+	var recorder *ledger.Recorder
+	if cfg.Database.URL == config.NoDatabase {
+		logger.Warn("database: none: only the master key is accepted, and no usage is recorded")
+	} else {
+		if db, err = openDatabase(cfg); err != nil {
+			return err
+		}
+		defer db.Close()
+		if recorder, err = ledger.New(db, ledger.Options{SpillPath: cfg.Database.SpillPath, Logger: logger}); err != nil {
+			return err
+		}
 	}
-	defer db.Close()
-	recorder, err := ledger.New(db, ledger.Options{SpillPath: cfg.Database.SpillPath, Logger: logger})
-	if err != nil {
-		return err
-	}
-	handler, closeIdle, err := build(cfg, masterKey, logger, reqLog, recorder, db)
+	handler, closeIdle, err := build(cfg, masterKey, logger, reqLog, ledgerOrNil(recorder), db)
 	if err != nil {
 		return err
 	}
@@ -115,17 +119,31 @@ func serve(args []string, stderr io.Writer) error {
 	// Every request is over: write the last usage records (and key
 	// last-used times) out.
 	closeIdle()
-	flushCtx, cancelFlush := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancelFlush()
-	if ferr := recorder.Close(flushCtx); ferr != nil {
-		logger.Error("usage ledger", "error", ferr)
+	if recorder != nil {
+		flushCtx, cancelFlush := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancelFlush()
+		if ferr := recorder.Close(flushCtx); ferr != nil {
+			logger.Error("usage ledger", "error", ferr)
+		}
 	}
 	logger.Info("stopped")
 	return err
 }
 
+// ledgerOrNil keeps a nil *ledger.Recorder from becoming a non-nil
+// gateway.Ledger.
+func ledgerOrNil(r *ledger.Recorder) gateway.Ledger {
+	if r == nil {
+		return nil
+	}
+	return r
+}
+
 // openDatabase opens the configured database and applies migrations.
 func openDatabase(cfg *config.Config) (*store.Store, error) {
+	if cfg.Database.URL == config.NoDatabase {
+		return nil, errors.New("the configuration has no database (database.url: none)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	db, err := store.Open(ctx, cfg.Database.URL)

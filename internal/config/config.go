@@ -63,12 +63,16 @@ type Server struct {
 
 // Database is where keys and the usage ledger live.
 type Database struct {
-	// URL is sqlite://PATH (the embedded default) or postgres://…
+	// URL is sqlite://PATH (the embedded default), postgres://… or none.
 	URL string `yaml:"url"`
 	// SpillPath is where usage records wait while the database is
 	// unreachable and memory is full; they are written back when it returns.
 	SpillPath string `yaml:"spill_path"`
 }
+
+// NoDatabase as database.url runs without one: the master key only, no
+// usage ledger and no admin API.
+const NoDatabase = "none"
 
 // DefaultDatabaseURL is the embedded SQLite file in the working directory.
 const DefaultDatabaseURL = "sqlite://tollgate.db"
@@ -321,8 +325,8 @@ func (c *Config) Validate() error {
 	if c.Server.DrainTimeout < 0 {
 		bad("server.drain_timeout", "must not be negative")
 	}
-	if u := c.Database.URL; !strings.HasPrefix(u, "sqlite://") && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
-		bad("database.url", "%q: want sqlite://PATH or postgres://…", u)
+	if u := c.Database.URL; u != NoDatabase && !strings.HasPrefix(u, "sqlite://") && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		bad("database.url", "%q: want sqlite://PATH, postgres://… or none", u)
 	}
 	if f := c.Server.LogFormat; f != "json" && f != "text" {
 		bad("server.log_format", "must be json or text, not %q", f)

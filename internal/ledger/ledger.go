@@ -29,8 +29,8 @@ type Sink interface {
 
 // Options tune a Recorder; zero values take the defaults.
 type Options struct {
-	BatchSize     int           // records per write (default 500)
-	FlushInterval time.Duration // longest a record waits in memory (default 200ms)
+	BatchSize     int           // records per write (default 2000)
+	FlushInterval time.Duration // longest a record waits in memory (default 500ms)
 	BufferSize    int           // records held in memory before spilling (default 50,000)
 	SpillPath     string        // the spill file (default "tollgate-ledger.spill")
 	Logger        *slog.Logger
@@ -64,10 +64,10 @@ type Recorder struct {
 // an earlier run are replayed first.
 func New(sink Sink, o Options) (*Recorder, error) {
 	if o.BatchSize <= 0 {
-		o.BatchSize = 500
+		o.BatchSize = 2000
 	}
 	if o.FlushInterval <= 0 {
-		o.FlushInterval = 200 * time.Millisecond
+		o.FlushInterval = 500 * time.Millisecond
 	}
 	if o.BufferSize <= 0 {
 		o.BufferSize = 50_000

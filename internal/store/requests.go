@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/bits"
 	"strings"
 	"time"
 )
@@ -42,35 +43,46 @@ const requestColumns = "id, time, key_id, client_protocol, model, provider, upst
 
 const requestColumnCount = 24
 
-// batchRows bounds the rows of one INSERT (SQLite and PostgreSQL both cap
-// the parameters of a statement).
-const batchRows = 200
+// maxChunkRows bounds the rows of one INSERT (SQLite and PostgreSQL both
+// cap the parameters of a statement).
+const maxChunkRows = 256
 
 // InsertRequests writes records in one transaction. It is idempotent: a
 // record whose id is already stored is skipped, so a batch replayed after
 // a failure (or from the spill file) never duplicates.
+//
+// A batch is cut into chunks of power-of-two sizes (a batch of 300 is 256
+// + 32 + 8 + 4), so at most nine multi-row INSERTs exist, each prepared
+// once: parsing an INSERT of thousands of parameters costs more than
+// running it.
 func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	var full *sql.Stmt
-	if len(recs) >= batchRows {
-		// Prepared before the transaction: SQLite has one connection, which
-		// the transaction would hold while the pool waited for it.
-		var err error
-		if full, err = s.fullInsert(ctx); err != nil {
-			return err
+	// Prepared before the transaction: SQLite has one connection, which
+	// the transaction would hold while the pool waited for it.
+	var stmts [10]*sql.Stmt
+	for n := len(recs); n > 0; {
+		size := chunkSize(n)
+		if stmts[bits.Len(uint(size))] == nil {
+			st, err := s.insertStmt(ctx, size)
+			if err != nil {
+				return err
+			}
+			stmts[bits.Len(uint(size))] = st
 		}
+		n -= size
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	for start := 0; start < len(recs); start += batchRows {
-		chunk := recs[start:min(start+batchRows, len(recs))]
-		args := make([]any, 0, len(chunk)*requestColumnCount)
-		for _, r := range chunk {
+	args := make([]any, 0, min(len(recs), maxChunkRows)*requestColumnCount)
+	for start := 0; start < len(recs); {
+		size := chunkSize(len(recs) - start)
+		args = args[:0]
+		for _, r := range recs[start : start+size] {
 			var key any
 			if r.KeyID != "" {
 				key = r.KeyID
@@ -83,39 +95,35 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 				r.Lane, r.Stream, r.Status, r.ErrorType, r.Input, r.CacheRead, r.CacheWrite5m, r.CacheWrite1h,
 				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent)
 		}
-		var err error
-		if len(chunk) == batchRows {
-			// Full chunks reuse one prepared statement: parsing an INSERT
-			// of thousands of parameters costs more than running it.
-			_, err = tx.StmtContext(ctx, full).ExecContext(ctx, args...)
-		} else {
-			_, err = tx.ExecContext(ctx, s.insertSQL(len(chunk)), args...)
-		}
-		if err != nil {
+		if _, err := tx.StmtContext(ctx, stmts[bits.Len(uint(size))]).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("inserting request records: %w", err)
 		}
+		start += size
 	}
 	return tx.Commit()
 }
 
-func (s *Store) insertSQL(rows int) string {
-	return "INSERT INTO requests (" + requestColumns + ") VALUES " + s.placeholders(rows, requestColumnCount) +
-		" ON CONFLICT (id) DO NOTHING"
+// chunkSize is the largest power of two ≤ n, at most maxChunkRows.
+func chunkSize(n int) int {
+	return 1 << (bits.Len(uint(min(n, maxChunkRows))) - 1)
 }
 
-// fullInsert returns the prepared statement for a full chunk, preparing it
-// on first use.
-func (s *Store) fullInsert(ctx context.Context) (*sql.Stmt, error) {
+// insertStmt returns the prepared INSERT of rows records, preparing it on
+// first use.
+func (s *Store) insertStmt(ctx context.Context, rows int) (*sql.Stmt, error) {
 	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
-	if s.fullStmt == nil {
-		stmt, err := s.db.PrepareContext(ctx, s.insertSQL(batchRows))
+	i := bits.Len(uint(rows))
+	if s.inserts[i] == nil {
+		q := "INSERT INTO requests (" + requestColumns + ") VALUES " + s.placeholders(rows, requestColumnCount) +
+			" ON CONFLICT (id) DO NOTHING"
+		stmt, err := s.db.PrepareContext(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		s.fullStmt = stmt
+		s.inserts[i] = stmt
 	}
-	return s.fullStmt, nil
+	return s.inserts[i], nil
 }
 
 // MaxRequestsPage is the most records one Requests call returns.

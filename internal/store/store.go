@@ -37,8 +37,8 @@ type Store struct {
 	db      *sql.DB
 	dialect Dialect
 
-	prepMu   sync.Mutex
-	fullStmt *sql.Stmt // INSERT of a full chunk of request records
+	prepMu  sync.Mutex
+	inserts [10]*sql.Stmt // multi-row INSERTs of request records, by bits.Len(rows)
 }
 
 // Open connects to a database URL: sqlite://PATH (a file, created if
@@ -91,8 +91,10 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error {
 	s.prepMu.Lock()
-	if s.fullStmt != nil {
-		s.fullStmt.Close()
+	for _, st := range s.inserts {
+		if st != nil {
+			st.Close()
+		}
 	}
 	s.prepMu.Unlock()
 	return s.db.Close()

@@ -74,7 +74,13 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 		sum("cache_write_1h_tokens") + ", " + sum("output_tokens") + ", " + sum("reasoning_tokens") + ", " +
 		costSum + ", " + sum("CASE WHEN cost_nano_usd IS NULL THEN 1 ELSE 0 END") +
 		" FROM requests WHERE time >= ? AND time < ?"
-	args := []any{f.Since.UnixMilli(), f.Until.UnixMilli()}
+	// Records keep whole milliseconds: the end rounds up, so a record
+	// made in the same millisecond as a query ending "now" is in it.
+	until := f.Until.UnixMilli()
+	if f.Until.After(time.UnixMilli(until)) {
+		until++
+	}
+	args := []any{f.Since.UnixMilli(), until}
 	if f.KeyID != "" {
 		q += " AND key_id = ?"
 		args = append(args, f.KeyID)
