@@ -235,6 +235,7 @@ func TestAdminBadInput(t *testing.T) {
 		{"GET", "/admin/usage?since=yesterday", ``, 400, "since"},
 		{"GET", "/admin/usage?since=1h&until=2h", ``, 400, "before"},
 		{"GET", "/admin/usage?sinse=1h", ``, 400, "sinse"},
+		{"GET", "/admin/usage?until=0000-01-01", ``, 400, "out of range"},
 		{"GET", "/admin/requests?limit=0", ``, 400, "limit"},
 		{"GET", "/admin/requests?limit=5000", ``, 400, "limit"},
 		{"GET", "/admin/requests?status=abc", ``, 400, "status"},

@@ -237,6 +237,14 @@ type UsageQuery struct {
 
 // Usage sums the ledger by group over [Since, Until).
 func (s *Service) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) {
+	for _, t := range []struct {
+		name string
+		t    time.Time
+	}{{"since", q.Since}, {"until", q.Until}} {
+		if t.t.Year() < 1970 || t.t.Year() > 9999 {
+			return UsageReport{}, invalid("%s: %s is out of range (1970 to 9999)", t.name, t.t.Format(time.RFC3339))
+		}
+	}
 	if !q.Since.Before(q.Until) {
 		return UsageReport{}, invalid("since (%s) must be before until (%s)", q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
 	}
