@@ -1,10 +1,12 @@
-package store
+package store_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/store"
 )
 
 // BenchmarkInsertRequests measures ledger write throughput into a fresh
@@ -14,7 +16,7 @@ func BenchmarkInsertRequests(b *testing.B) {
 	for _, size := range []int{500, 2000} {
 		for name, s := range benchStores(b) {
 			b.Run(fmt.Sprintf("%s/batch=%d", name, size), func(b *testing.B) {
-				batch := make([]Request, size)
+				batch := make([]store.Request, size)
 				n := 0
 				cost := int64(1234567)
 				start := time.Now()
@@ -22,7 +24,7 @@ func BenchmarkInsertRequests(b *testing.B) {
 					for i := range batch {
 						n++
 						t := start.Add(time.Duration(n) * 100 * time.Microsecond)
-						batch[i] = Request{ID: fmt.Sprintf("req_%013x%013d", t.UnixMilli(), n), Time: t, KeyID: "key_0123456789abcdef",
+						batch[i] = store.Request{ID: fmt.Sprintf("req_%013x%013d", t.UnixMilli(), n), Time: t, KeyID: "key_0123456789abcdef",
 							ClientProtocol: "openai", Model: "claude-sonnet-4-5", Provider: "anthropic", UpstreamModel: "claude-sonnet-4-5-20250929",
 							Lane: "translated", Status: 200, Input: 1234, CacheRead: 20000, Output: 321, CostNanoUSD: &cost,
 							LatencyMS: 812.125, TTFBMS: 402.5, UpstreamMS: 811.9, OverheadMS: 0.225,

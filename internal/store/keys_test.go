@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/store"
 )
 
 func TestKeysLifecycle(t *testing.T) {
@@ -16,16 +18,16 @@ func TestKeysLifecycle(t *testing.T) {
 			created := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 			expires := created.Add(720 * time.Hour)
 			hash := sha256.Sum256([]byte("sk-tg-secret"))
-			k := Key{ID: "key_1", Name: "ci", Hash: hash[:], Prefix: "sk-tg-secr", Models: []string{"sonnet", "gpt"},
+			k := store.Key{ID: "key_1", Name: "ci", Hash: hash[:], Prefix: "sk-tg-secr", Models: []string{"sonnet", "gpt"},
 				Metadata: []byte(`{"team":"infra","n":3}`), CreatedAt: created, ExpiresAt: &expires}
 			if err := s.CreateKey(ctx, k); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.CreateKey(ctx, k); !errors.Is(err, ErrDuplicateKey) {
+			if err := s.CreateKey(ctx, k); !errors.Is(err, store.ErrDuplicateKey) {
 				t.Fatalf("second create: %v, want ErrDuplicateKey", err)
 			}
 			other := sha256.Sum256([]byte("sk-tg-other"))
-			if err := s.CreateKey(ctx, Key{ID: "key_2", Name: "all models", Hash: other[:], Prefix: "sk-tg-othe", CreatedAt: created.Add(time.Second)}); err != nil {
+			if err := s.CreateKey(ctx, store.Key{ID: "key_2", Name: "all models", Hash: other[:], Prefix: "sk-tg-othe", CreatedAt: created.Add(time.Second)}); err != nil {
 				t.Fatal(err)
 			}
 			got, err := s.KeyByHash(ctx, hash[:])
@@ -40,7 +42,7 @@ func TestKeysLifecycle(t *testing.T) {
 			if !got.Expired(expires) || got.Expired(expires.Add(-time.Millisecond)) {
 				t.Error("Expired: the expiry instant is the first expired one")
 			}
-			if _, err := s.KeyByHash(ctx, []byte("nope")); !IsNotFound(err) {
+			if _, err := s.KeyByHash(ctx, []byte("nope")); !store.IsNotFound(err) {
 				t.Errorf("unknown hash: %v", err)
 			}
 			list, err := s.Keys(ctx)
@@ -50,14 +52,14 @@ func TestKeysLifecycle(t *testing.T) {
 
 			name, models, yes := "renamed", []string{}, true
 			var noExpiry *time.Time
-			u, err := s.UpdateKey(ctx, "key_1", KeyUpdate{Name: &name, Models: &models, ExpiresAt: &noExpiry, Metadata: []byte(`{}`), Revoked: &yes})
+			u, err := s.UpdateKey(ctx, "key_1", store.KeyUpdate{Name: &name, Models: &models, ExpiresAt: &noExpiry, Metadata: []byte(`{}`), Revoked: &yes})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if u.Name != "renamed" || len(u.Models) != 0 || u.ExpiresAt != nil || string(u.Metadata) != "{}" || !u.Revoked {
 				t.Fatalf("update: %+v", u)
 			}
-			if _, err := s.UpdateKey(ctx, "key_x", KeyUpdate{Name: &name}); !IsNotFound(err) {
+			if _, err := s.UpdateKey(ctx, "key_x", store.KeyUpdate{Name: &name}); !store.IsNotFound(err) {
 				t.Errorf("update of a missing key: %v", err)
 			}
 
@@ -83,7 +85,7 @@ func TestUsageGroups(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			day := time.Date(2026, 11, 21, 23, 59, 0, 0, time.UTC)
 			c := func(v int64) *int64 { return &v }
-			recs := []Request{
+			recs := []store.Request{
 				{ID: "r1", Time: day, KeyID: "key_a", Model: "sonnet", Provider: "anthropic", Status: 200, Input: 10, CacheRead: 100, CacheWrite5m: 5, CacheWrite1h: 7, Output: 20, Reasoning: 4, CostNanoUSD: c(1_000)},
 				{ID: "r2", Time: day.Add(2 * time.Minute), KeyID: "key_a", Model: "sonnet", Provider: "anthropic", Status: 200, Input: 1, Output: 2, CostNanoUSD: c(9_000_000_000_000)},
 				{ID: "r3", Time: day.Add(3 * time.Minute), Model: "local", Provider: "vllm", Status: 200, Input: 50, Output: 5},                    // unpriced
@@ -97,8 +99,8 @@ func TestUsageGroups(t *testing.T) {
 			if err := s.InsertRequests(ctx, recs); err != nil {
 				t.Fatal(err)
 			}
-			f := UsageFilter{Since: day.Add(-time.Hour), Until: day.Add(time.Hour)}
-			f.GroupBy = ByModel
+			f := store.UsageFilter{Since: day.Add(-time.Hour), Until: day.Add(time.Hour)}
+			f.GroupBy = store.ByModel
 			got, err := s.Usage(ctx, f)
 			if err != nil {
 				t.Fatal(err)
@@ -114,30 +116,30 @@ func TestUsageGroups(t *testing.T) {
 				*so.CostNanoUSD != 9_000_000_001_030 || so.Unpriced != 0 {
 				t.Errorf("sonnet group: %+v", so)
 			}
-			f.GroupBy = ByDay
+			f.GroupBy = store.ByDay
 			days, err := s.Usage(ctx, f)
 			if err != nil || len(days) != 2 || days[0].Group != "2026-11-21" || days[0].Requests != 1 || days[1].Group != "2026-11-22" || days[1].Requests != 4 {
 				t.Errorf("by day: %+v %v", days, err)
 			}
-			f.GroupBy = ByKey
+			f.GroupBy = store.ByKey
 			keys, err := s.Usage(ctx, f)
 			if err != nil || len(keys) != 3 || keys[0].Group != "" || keys[1].Group != "key_a" || keys[2].Requests != 2 {
 				t.Errorf("by key: %+v %v", keys, err)
 			}
-			f.GroupBy, f.KeyID = ByProvider, "key_a"
+			f.GroupBy, f.KeyID = store.ByProvider, "key_a"
 			prov, err := s.Usage(ctx, f)
 			if err != nil || len(prov) != 1 || prov[0].Group != "anthropic" || prov[0].Requests != 2 {
 				t.Errorf("by provider for one key: %+v %v", prov, err)
 			}
-			if _, err := s.Usage(ctx, UsageFilter{GroupBy: "colour"}); err == nil {
+			if _, err := s.Usage(ctx, store.UsageFilter{GroupBy: "colour"}); err == nil {
 				t.Error("unknown grouping accepted")
 			}
 
-			page1, err := s.Requests(ctx, RequestFilter{Limit: 2})
+			page1, err := s.Requests(ctx, store.RequestFilter{Limit: 2})
 			if err != nil || len(page1) != 2 || page1[0].ID != "r6" {
 				t.Fatalf("page 1: %v %v", page1, err)
 			}
-			page2, err := s.Requests(ctx, RequestFilter{Limit: 2, AfterID: page1[1].ID})
+			page2, err := s.Requests(ctx, store.RequestFilter{Limit: 2, AfterID: page1[1].ID})
 			if err != nil || len(page2) != 2 || page2[0].ID != "r4" || page2[1].ID != "r3" {
 				t.Fatalf("page 2 after %s: %v %v", page1[1].ID, page2, err)
 			}
