@@ -230,6 +230,7 @@ func TestAdminBadInput(t *testing.T) {
 		{"DELETE", "/admin/keys/key_missing", ``, 404, "key_missing"},
 		{"PATCH", "/admin/keys/" + k.ID, `{"revoked":false}`, 400, "DELETE"},
 		{"PATCH", "/admin/keys/" + k.ID, `{"colour":"red"}`, 400, "colour"},
+		{"PATCH", "/admin/keys/" + k.ID, `{"expires_at":"2001-01-01T00:00:00Z"}`, 400, "future"},
 		{"PATCH", "/admin/keys/" + k.ID, `{"models":"e"}`, 400, "models"},
 		{"GET", "/admin/usage?group_by=colour", ``, 400, "group_by"},
 		{"GET", "/admin/usage?since=yesterday", ``, 400, "since"},

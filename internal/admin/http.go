@@ -133,9 +133,6 @@ func (h *handler) patchKey(w http.ResponseWriter, r *http.Request) error {
 		case "expires_at":
 			p.ExpiresAt = new(*time.Time)
 			err = jsonx.Unmarshal(v, p.ExpiresAt)
-			if err == nil && *p.ExpiresAt != nil && !(*p.ExpiresAt).After(time.Now()) {
-				return invalid("expires_at: %s is not in the future", (*p.ExpiresAt).Format(time.RFC3339))
-			}
 		case "revoked":
 			return invalid("revoked: revoke a key with DELETE /admin/keys/{id}; revocation cannot be undone")
 		default:

@@ -68,8 +68,8 @@ func (s *Service) CreateKey(ctx context.Context, req CreateKey) (KeyView, error)
 		return KeyView{}, err
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
-		return KeyView{}, invalid("expires_at: %s is not in the future", req.ExpiresAt.Format(time.RFC3339))
+	if err := checkExpiry(req.ExpiresAt, now); err != nil {
+		return KeyView{}, err
 	}
 	meta, err := checkMetadata(req.Metadata)
 	if err != nil {
@@ -130,6 +130,11 @@ func (s *Service) UpdateKey(ctx context.Context, id string, p KeyPatch) (KeyView
 	}
 	if p.Models != nil {
 		if err := s.checkModels(*p.Models); err != nil {
+			return KeyView{}, err
+		}
+	}
+	if p.ExpiresAt != nil {
+		if err := checkExpiry(*p.ExpiresAt, s.now()); err != nil {
 			return KeyView{}, err
 		}
 	}
@@ -194,6 +199,14 @@ func (s *Service) checkModels(models []string) error {
 		if s.routes != nil && s.routes.Lookup([]byte(m)) == nil {
 			return invalid("models: %q is not a model or alias this gateway serves", m)
 		}
+	}
+	return nil
+}
+
+// checkExpiry refuses an expiry that is not in the future; nil is none.
+func checkExpiry(t *time.Time, now time.Time) error {
+	if t != nil && !t.After(now) {
+		return invalid("expires_at: %s is not in the future", t.Format(time.RFC3339))
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/store/storetest"
 )
 
 func rec(i int) store.Request {
@@ -241,32 +241,18 @@ func (r *relay) up(t *testing.T) {
 
 // The same outage against a real PostgreSQL whose connections are cut.
 func TestPostgresOutage(t *testing.T) {
-	pgURL := os.Getenv("TOLLGATE_TEST_POSTGRES_URL")
+	pgURL, withSchema := storetest.SchemaURL(t)
 	if pgURL == "" {
 		t.Skip("TOLLGATE_TEST_POSTGRES_URL is not set: PostgreSQL outage test skipped")
 	}
-	schema := fmt.Sprintf("l_%d", time.Now().UnixNano())
-	admin, err := sql.Open("pgx", pgURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Exec("DROP SCHEMA " + schema + " CASCADE")
 	host := "127.0.0.1:5432"
 	if i := strings.Index(pgURL, "@"); i >= 0 {
 		rest := pgURL[i+1:]
 		host = rest[:strings.IndexAny(rest+"/", "/")]
 	}
 	rl := newRelay(t, host)
-	relayed := strings.Replace(pgURL, host, rl.addr, 1)
-	sep := "?"
-	if strings.Contains(relayed, "?") {
-		sep = "&"
-	}
-	s, err := store.Open(context.Background(), relayed+sep+"search_path="+schema+"&connect_timeout=2")
+	relayed := strings.Replace(withSchema, host, rl.addr, 1)
+	s, err := store.Open(context.Background(), relayed+"&connect_timeout=2")
 	if err != nil {
 		t.Fatal(err)
 	}
