@@ -1,0 +1,393 @@
+package limit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Scope is one holder of counters with its limits: a key, a key for one
+// model, or a model across all keys.
+type Scope struct {
+	// Name identifies the counters; it must be the same on every replica.
+	Name   string
+	Limits Limits
+	// KeyID and Models select this scope's spend in the ledger, to reload
+	// a budget's counter: "" is every key, nil every model.
+	KeyID  string
+	Models []string
+}
+
+// Request is what one request asks of its scopes.
+type Request struct {
+	// ID is unique per request (its request id); it names its leases.
+	ID     string
+	Scopes []Scope
+	// Tokens is the reservation against tpm limits: the estimated input
+	// plus the most output the request may produce.
+	Tokens int64
+	// Cost is the reservation against budgets in nano-USD: the worst case.
+	Cost int64
+}
+
+// Used is what a request actually used, given at settlement.
+type Used struct {
+	Tokens int64 // as counted for tpm limits
+	Cost   int64 // nano-USD
+}
+
+// What names a kind of limit.
+type What string
+
+// The kinds of limit.
+const (
+	Requests What = "requests"
+	Tokens   What = "tokens"
+	Parallel What = "parallel"
+	Budget   What = "budget"
+)
+
+// Quota is the state of the tightest limit of one kind, for response headers.
+type Quota struct {
+	Limit     int64
+	Remaining int64
+	// Reset is when the limit is whole again; zero when unknown or never.
+	Reset time.Time
+}
+
+// Status is what the response headers show: the tightest limit of each
+// kind that applied to the request, after it was admitted (or refused).
+type Status struct {
+	Requests, Tokens, Budget *Quota
+}
+
+// Refusal is returned by Admit when a limit refuses the request.
+type Refusal struct {
+	Scope string
+	What  What
+	Limit int64
+	// RetryAfter is how long until the request could be admitted, if the
+	// rest stays as it is; 0 means it never could (it asks for more than
+	// the limit) or the time is unknown.
+	RetryAfter time.Duration
+	Message    string
+	Status     Status
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
+// ErrUnavailable is returned by Admit, with on_error fail_closed, when the
+// counters cannot be reached.
+var ErrUnavailable = errors.New("limits and budgets cannot be checked right now: their store is unreachable")
+
+// Spender reads spend from the ledger, to reload a budget's counter after
+// a restart: the total since since, or with slot > 0, totals per slot
+// (index = unix milliseconds / slot milliseconds).
+type Spender interface {
+	Spend(ctx context.Context, keyID string, models []string, since time.Time, slot time.Duration) (total int64, bySlot map[int64]int64, err error)
+}
+
+// Options configure a Limiter.
+type Options struct {
+	// Spender reloads budgets; nil starts every budget counter at zero.
+	Spender Spender
+	// FailOpen admits requests, unchecked, while the counters (or the
+	// ledger, to reload a budget) are unreachable; otherwise they are
+	// refused with ErrUnavailable.
+	FailOpen bool
+	Logger   *slog.Logger
+}
+
+// Limiter admits and settles requests. It is safe for concurrent use.
+type Limiter struct {
+	b        backend
+	spender  Spender
+	failOpen bool
+	log      *slog.Logger
+
+	down       atomic.Bool // the back end is failing; logged once per outage
+	Errors     atomic.Int64
+	FailedOpen atomic.Int64
+	Refused    atomic.Int64
+}
+
+// backend keeps the counters. admit applies checks atomically: all or none.
+type backend interface {
+	admit(ctx context.Context, member string, checks []check) (outcome, error)
+	seed(ctx context.Context, c check, epoch string, total int64, bySlot map[int64]int64) error
+	settle(ctx context.Context, member string, settles []settlement) error
+	close() error
+}
+
+// check is one counter test within an admission.
+type check struct {
+	scope  int  // index into Request.Scopes
+	what   What // which limit
+	key    string
+	limit  int64
+	amount int64
+	slotMS int64 // window slot; 0 for budgets that are not rolling
+	// Budgets: when the period ends (unix ms, 0 never), and where the
+	// ledger is summed from to reload it.
+	endMS  int64
+	since  time.Time
+	period period
+}
+
+// outcome is a back end's answer to admit.
+type outcome struct {
+	refused int   // index of the refusing check, or -1
+	seed    []int // budget checks whose counter must be reloaded first
+	now     int64 // the back end's clock, unix ms
+	used    []int64
+	reset   []int64 // unix ms when each check's counter is whole again; 0 unknown
+	retry   int64   // unix ms when the refused check could admit; 0 never
+	slot    []int64 // per check: the window slot it was counted in
+	epoch   []string
+}
+
+// settlement adjusts one admitted check.
+type settlement struct {
+	check
+	slot   int64
+	epoch  string
+	actual int64 // tokens or nano-USD used; for requests and parallel unused
+}
+
+// Ticket is an admitted request's claim on its counters; Settle ends it.
+type Ticket struct {
+	member  string
+	settles []settlement
+	Status  Status
+	once    sync.Once
+}
+
+// New returns a Limiter over a back end (NewMemory, NewRedis).
+func New(b backend, o Options) *Limiter {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Limiter{b: b, spender: o.Spender, failOpen: o.FailOpen, log: o.Logger}
+}
+
+// Close stops the back end.
+func (l *Limiter) Close() error { return l.b.close() }
+
+// checks lists the counters a request touches, in a stable order.
+func checks(req *Request, now time.Time) []check {
+	var cs []check
+	for i, s := range req.Scopes {
+		lim := s.Limits
+		if lim.RPM > 0 {
+			cs = append(cs, check{scope: i, what: Requests, key: s.Name + ":rpm", limit: lim.RPM, amount: 1, slotMS: 1000})
+		}
+		if lim.TPM > 0 {
+			cs = append(cs, check{scope: i, what: Tokens, key: s.Name + ":tpm", limit: lim.TPM, amount: req.Tokens, slotMS: 1000})
+		}
+		if lim.MaxParallel > 0 {
+			cs = append(cs, check{scope: i, what: Parallel, key: s.Name + ":par", limit: lim.MaxParallel, amount: 1})
+		}
+		if lim.BudgetUSD != nil {
+			p, _ := ParsePeriod(string(lim.BudgetPeriod)) // validated when set
+			id, since, end := p.span(now)
+			// Every request reserves at least one nano-USD, so a spent
+			// budget refuses even requests that claim to cost nothing.
+			c := check{scope: i, what: Budget, key: s.Name + ":usd:" + id, limit: lim.BudgetUSD.Nano(), amount: max(req.Cost, 1),
+				slotMS: p.slot().Milliseconds(), since: since, period: p}
+			if !end.IsZero() {
+				c.endMS = end.UnixMilli()
+			}
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// Admit checks every limit of the request's scopes and, if all allow it,
+// takes the request from each counter. It returns a *Refusal when a limit
+// refuses, ErrUnavailable when the counters cannot be reached (fail
+// closed), and a nil ticket with no error when nothing limits the request
+// or the request was let through unchecked (fail open).
+func (l *Limiter) Admit(ctx context.Context, req *Request) (*Ticket, error) {
+	cs := checks(req, time.Now())
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	for attempt := 0; ; attempt++ {
+		o, err := l.b.admit(ctx, req.ID, cs)
+		if err != nil {
+			return nil, l.failure(err)
+		}
+		l.recovered()
+		if len(o.seed) > 0 && attempt < 3 {
+			if err := l.reload(ctx, req, cs, o.seed); err != nil {
+				return nil, l.failure(err)
+			}
+			continue
+		}
+		if len(o.seed) > 0 {
+			return nil, l.failure(errors.New("budget counters were not reloaded"))
+		}
+		st := status(req, cs, o)
+		if o.refused >= 0 {
+			l.Refused.Add(1)
+			return nil, refusal(req, cs, o, st)
+		}
+		t := &Ticket{member: req.ID, Status: st}
+		for i, c := range cs {
+			if c.what == Requests {
+				continue // nothing to settle: a request is a request
+			}
+			t.settles = append(t.settles, settlement{check: c, slot: o.slot[i], epoch: o.epoch[i]})
+		}
+		return t, nil
+	}
+}
+
+// reload seeds the named budget counters from the ledger.
+func (l *Limiter) reload(ctx context.Context, req *Request, cs []check, idx []int) error {
+	for _, i := range idx {
+		c := cs[i]
+		var total int64
+		var bySlot map[int64]int64
+		if l.spender != nil {
+			s := req.Scopes[c.scope]
+			var err error
+			if total, bySlot, err = l.spender.Spend(ctx, s.KeyID, s.Models, c.since, time.Duration(c.slotMS)*time.Millisecond); err != nil {
+				return fmt.Errorf("reloading spend from the ledger: %w", err)
+			}
+		}
+		if err := l.b.seed(ctx, c, newEpoch(), total, bySlot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newEpoch() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// failure applies the fail mode to an error reaching the counters.
+func (l *Limiter) failure(err error) error {
+	l.Errors.Add(1)
+	if !l.down.Swap(true) {
+		l.log.Error("limits: counters unreachable", "error", err, "fail_open", l.failOpen)
+	}
+	if l.failOpen {
+		l.FailedOpen.Add(1)
+		return nil
+	}
+	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+}
+
+func (l *Limiter) recovered() {
+	if l.down.Load() && l.down.Swap(false) {
+		l.log.Info("limits: counters reachable again")
+	}
+}
+
+// Settle replaces the ticket's reservations with what the request used and
+// frees its place among parallel requests. It is safe to call more than
+// once; only the first call counts. ctx should outlive the client's request.
+func (l *Limiter) Settle(ctx context.Context, t *Ticket, used Used) {
+	if t == nil {
+		return
+	}
+	t.once.Do(func() {
+		for i := range t.settles {
+			switch t.settles[i].what {
+			case Tokens:
+				t.settles[i].actual = used.Tokens
+			case Budget:
+				t.settles[i].actual = used.Cost
+			}
+		}
+		if err := l.b.settle(ctx, t.member, t.settles); err != nil {
+			l.Errors.Add(1)
+			l.log.Error("limits: settling a request failed; its spend is in the ledger and is counted when the counter is next reloaded", "error", err)
+		}
+	})
+}
+
+// status picks the tightest limit of each kind for the headers.
+func status(req *Request, cs []check, o outcome) Status {
+	var st Status
+	for i, c := range cs {
+		var q **Quota
+		switch c.what {
+		case Requests:
+			q = &st.Requests
+		case Tokens:
+			q = &st.Tokens
+		case Budget:
+			q = &st.Budget
+		default:
+			continue
+		}
+		rem := max(c.limit-o.used[i], 0)
+		if *q == nil || rem < (*q).Remaining {
+			nq := &Quota{Limit: c.limit, Remaining: rem}
+			if o.reset[i] > 0 {
+				nq.Reset = time.UnixMilli(o.reset[i])
+			}
+			*q = nq
+		}
+	}
+	return st
+}
+
+// refusal describes the refused check for the client.
+func refusal(req *Request, cs []check, o outcome, st Status) *Refusal {
+	c := cs[o.refused]
+	s := req.Scopes[c.scope]
+	r := &Refusal{Scope: s.Name, What: c.what, Limit: c.limit, Status: st}
+	if o.retry > 0 {
+		r.RetryAfter = max(time.Duration(o.retry-o.now)*time.Millisecond, time.Millisecond)
+	}
+	who := scopeWords(s)
+	used := o.used[o.refused]
+	switch c.what {
+	case Requests:
+		r.Message = fmt.Sprintf("rate limit reached: %s allows %d requests per minute", who, c.limit)
+	case Tokens:
+		if c.amount > c.limit {
+			r.Message = fmt.Sprintf("request too large: it may use %d tokens (estimated input plus max_tokens), more than the %d tokens per minute %s allows; lower max_tokens", c.amount, c.limit, who)
+		} else {
+			r.Message = fmt.Sprintf("rate limit reached: %s allows %d tokens per minute; %d are used and this request may use %d", who, c.limit, used, c.amount)
+		}
+	case Parallel:
+		r.Message = fmt.Sprintf("concurrency limit reached: %s allows %d requests in flight at once", who, c.limit)
+		r.RetryAfter = time.Second
+	case Budget:
+		left := max(c.limit-used, 0)
+		span := map[byte]string{'t': "total", 'd': "daily", 'm': "monthly", 'r': "rolling " + string(s.Limits.BudgetPeriod)}[c.period.kind]
+		if used >= c.limit {
+			r.Message = fmt.Sprintf("budget exhausted: the %s budget of %s USD for %s is spent", span, FormatNano(c.limit), who)
+		} else {
+			r.Message = fmt.Sprintf("budget insufficient: %s USD of the %s budget of %s USD for %s is left (in-flight requests included), less than this request's worst-case cost of %s USD; lower max_tokens",
+				FormatNano(left), span, FormatNano(c.limit), who, FormatNano(c.amount))
+		}
+	}
+	return r
+}
+
+func scopeWords(s Scope) string {
+	switch {
+	case s.KeyID != "" && s.Models != nil:
+		return fmt.Sprintf("this API key for model %q", s.Models[0])
+	case s.KeyID != "":
+		return "this API key"
+	case s.Models != nil:
+		return fmt.Sprintf("model %q (across all keys)", s.Models[0])
+	}
+	return s.Name
+}
