@@ -28,7 +28,7 @@ func TestSlidingWindow(t *testing.T) {
 	clock.t = t0.Add(30 * time.Second)
 	tk, _ := admit(t, l, "2", 0, 0, s)
 	// Full again when the newest request's slot has left: 61 slots after it.
-	if want := t0.Add(30*time.Second).Truncate(time.Second).Add(61 * time.Second); !tk.Status.Requests.Reset.Equal(want) {
+	if want := t0.Add(30 * time.Second).Truncate(time.Second).Add(61 * time.Second); !tk.Status.Requests.Reset.Equal(want) {
 		t.Errorf("reset %s, want %s", tk.Status.Requests.Reset, want)
 	}
 	clock.t = t0.Add(59 * time.Second)
