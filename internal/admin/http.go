@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/store"
 )
 
@@ -133,10 +134,16 @@ func (h *handler) patchKey(w http.ResponseWriter, r *http.Request) error {
 		case "expires_at":
 			p.ExpiresAt = new(*time.Time)
 			err = jsonx.Unmarshal(v, p.ExpiresAt)
+		case "limits":
+			p.Limits = new(limit.Limits)
+			err = jsonx.UnmarshalStrict(v, p.Limits) // null: no limits of its own
+		case "model_limits":
+			p.ModelLimits = new(map[string]limit.Limits)
+			err = jsonx.UnmarshalStrict(v, p.ModelLimits)
 		case "revoked":
 			return invalid("revoked: revoke a key with DELETE /admin/keys/{id}; revocation cannot be undone")
 		default:
-			return invalid("unknown field %q; a key's name, models, metadata and expires_at can be changed", name)
+			return invalid("unknown field %q; a key's name, models, metadata, expires_at, limits and model_limits can be changed", name)
 		}
 		if err != nil {
 			return invalid("%s: %v", name, err)

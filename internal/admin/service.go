@@ -16,6 +16,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/store"
 )
@@ -75,9 +77,17 @@ func (s *Service) CreateKey(ctx context.Context, req CreateKey) (KeyView, error)
 	if err != nil {
 		return KeyView{}, err
 	}
+	var own limit.Limits
+	if req.Limits != nil {
+		own = *req.Limits
+	}
+	limits, modelLimits, err := s.checkLimits(own, req.ModelLimits)
+	if err != nil {
+		return KeyView{}, err
+	}
 	secret, hash, prefix := auth.NewSecret()
 	k := store.Key{ID: auth.NewKeyID(), Name: req.Name, Hash: hash, Prefix: prefix, Models: req.Models,
-		Metadata: meta, CreatedAt: now, ExpiresAt: req.ExpiresAt}
+		Metadata: meta, CreatedAt: now, ExpiresAt: req.ExpiresAt, Limits: limits, ModelLimits: modelLimits}
 	if err := s.store.CreateKey(ctx, k); err != nil {
 		return KeyView{}, err
 	}
@@ -118,6 +128,9 @@ type KeyPatch struct {
 	Models    *[]string
 	Metadata  jsontext.Value
 	ExpiresAt **time.Time // a nil *time.Time removes the expiry
+	// Limits and ModelLimits replace the key's as a whole.
+	Limits      *limit.Limits
+	ModelLimits *map[string]limit.Limits
 }
 
 // UpdateKey changes a key's name, models, metadata or expiry.
@@ -144,6 +157,26 @@ func (s *Service) UpdateKey(ctx context.Context, id string, p KeyPatch) (KeyView
 			return KeyView{}, err
 		}
 		u.Metadata = meta
+	}
+	if p.Limits != nil || p.ModelLimits != nil {
+		var own limit.Limits
+		var per map[string]limit.Limits
+		if p.Limits != nil {
+			own = *p.Limits
+		}
+		if p.ModelLimits != nil {
+			per = *p.ModelLimits
+		}
+		l, ml, err := s.checkLimits(own, per)
+		if err != nil {
+			return KeyView{}, err
+		}
+		if p.Limits != nil {
+			u.Limits = l
+		}
+		if p.ModelLimits != nil {
+			u.ModelLimits = ml
+		}
 	}
 	k, err := s.store.UpdateKey(ctx, id, u)
 	if store.IsNotFound(err) {
@@ -228,10 +261,49 @@ func checkMetadata(v jsontext.Value) ([]byte, error) {
 	return c, nil
 }
 
+// checkLimits validates a key's limits and encodes them for the store.
+func (s *Service) checkLimits(own limit.Limits, per map[string]limit.Limits) (limits, modelLimits []byte, err error) {
+	if err := own.Validate(); err != nil {
+		return nil, nil, invalid("limits.%v", err)
+	}
+	for name, l := range per {
+		if name == "" || s.routes != nil && s.routes.Lookup([]byte(name)) == nil {
+			return nil, nil, invalid("model_limits: %q is not a model or alias this gateway serves", name)
+		}
+		if err := l.Validate(); err != nil {
+			return nil, nil, invalid("model_limits[%q].%v", name, err)
+		}
+		if l.BudgetUSD != nil && s.routes != nil {
+			m := s.routes.Lookup([]byte(name))
+			if _, err := m.Targets[0].Prices.WorstCase(1, 1); err != nil {
+				return nil, nil, invalid("model_limits[%q].budget_usd: model %q has no price, so a budget cannot count its cost", name, m.Name)
+			}
+		}
+	}
+	if limits, err = jsonx.Marshal(own); err != nil {
+		return nil, nil, err
+	}
+	if per == nil {
+		per = map[string]limit.Limits{}
+	}
+	if modelLimits, err = jsonx.Marshal(per); err != nil {
+		return nil, nil, err
+	}
+	return limits, modelLimits, nil
+}
+
 func keyView(k store.Key) KeyView {
-	return KeyView{ID: k.ID, Object: "key", Name: k.Name, Prefix: k.Prefix, Models: nonNil(k.Models),
+	v := KeyView{ID: k.ID, Object: "key", Name: k.Name, Prefix: k.Prefix, Models: nonNil(k.Models),
 		Metadata: jsontext.Value(k.Metadata), CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt,
-		LastUsedAt: k.LastUsedAt, Revoked: k.Revoked}
+		LastUsedAt: k.LastUsedAt, Revoked: k.Revoked, ModelLimits: map[string]limit.Limits{}}
+	// Stored by checkLimits; an unreadable value shows as none.
+	if len(k.Limits) > 0 {
+		jsonx.Unmarshal(k.Limits, &v.Limits)
+	}
+	if len(k.ModelLimits) > 0 {
+		jsonx.Unmarshal(k.ModelLimits, &v.ModelLimits)
+	}
+	return v
 }
 
 func nonNil(s []string) []string {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/limit"
 )
 
 // The admin API's wire types. Their JSON names are fixed: tools depend on
@@ -23,6 +24,10 @@ type KeyView struct {
 	ExpiresAt  *time.Time  `json:"expires_at"`
 	LastUsedAt *time.Time  `json:"last_used_at"`
 	Revoked    bool        `json:"revoked"`
+	// Limits are the key's own (configured defaults fill what they leave
+	// unset); ModelLimits apply to the key's use of one model each.
+	Limits      limit.Limits            `json:"limits"`
+	ModelLimits map[string]limit.Limits `json:"model_limits"`
 }
 
 // KeyList is the answer to GET /admin/keys.
@@ -37,6 +42,9 @@ type CreateKey struct {
 	Models    []string    `json:"models,omitempty"`
 	ExpiresAt *time.Time  `json:"expires_at,omitempty"`
 	Metadata  jsonx.Value `json:"metadata,omitempty"`
+	// Limits and ModelLimits (by model name or alias) cap the key's use.
+	Limits      *limit.Limits           `json:"limits,omitempty"`
+	ModelLimits map[string]limit.Limits `json:"model_limits,omitempty"`
 }
 
 // Tokens counts tokens by bucket, in the Anthropic convention: Input

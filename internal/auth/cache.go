@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/store"
 )
 
@@ -26,6 +28,25 @@ type Key struct {
 	expiresAt time.Time // zero: never
 	revoked   bool
 	use       *keyUse
+
+	// Limits are the key's own limits (before configured defaults), and
+	// ModelLimits its limits per model name or alias.
+	Limits      limit.Limits
+	ModelLimits map[string]limit.Limits
+}
+
+// LimitsFor returns the key's limits for the model with this name and
+// aliases, if it has any.
+func (k *Key) LimitsFor(name string, aliases []string) (limit.Limits, bool) {
+	if l, ok := k.ModelLimits[name]; ok {
+		return l, true
+	}
+	for _, a := range aliases {
+		if l, ok := k.ModelLimits[a]; ok {
+			return l, true
+		}
+	}
+	return limit.Limits{}, false
 }
 
 // AllowsModel reports whether the key may call the model with this name
@@ -183,6 +204,17 @@ func (c *Cache) newKey(sk store.Key) *Key {
 	}
 	if sk.ExpiresAt != nil {
 		k.expiresAt = *sk.ExpiresAt
+	}
+	// The admin API validated both before storing them.
+	if len(sk.Limits) > 2 {
+		if err := jsonx.Unmarshal(sk.Limits, &k.Limits); err != nil {
+			c.log.Error("auth: a key's stored limits do not parse", "key_id", sk.ID, "error", err)
+		}
+	}
+	if len(sk.ModelLimits) > 2 {
+		if err := jsonx.Unmarshal(sk.ModelLimits, &k.ModelLimits); err != nil {
+			c.log.Error("auth: a key's stored model limits do not parse", "key_id", sk.ID, "error", err)
+		}
 	}
 	c.useMu.Lock()
 	u := c.uses[sk.ID]

@@ -24,6 +24,8 @@ import (
 type backend interface {
 	CreateKey(ctx context.Context, req admin.CreateKey) (admin.KeyView, error)
 	Keys(ctx context.Context) (admin.KeyList, error)
+	Key(ctx context.Context, id string) (admin.KeyView, error)
+	UpdateKey(ctx context.Context, id string, p admin.KeyPatch) (admin.KeyView, error)
 	RevokeKey(ctx context.Context, id string) (admin.KeyView, error)
 	Usage(ctx context.Context, q admin.UsageQuery) (admin.UsageReport, error)
 }
@@ -144,6 +146,36 @@ func (r *remote) CreateKey(ctx context.Context, req admin.CreateKey) (admin.KeyV
 func (r *remote) Keys(ctx context.Context) (admin.KeyList, error) {
 	var l admin.KeyList
 	return l, r.do(ctx, http.MethodGet, "/admin/keys", nil, &l)
+}
+
+func (r *remote) Key(ctx context.Context, id string) (admin.KeyView, error) {
+	var k admin.KeyView
+	return k, r.do(ctx, http.MethodGet, "/admin/keys/"+url.PathEscape(id), nil, &k)
+}
+
+// UpdateKey sends the patch's set fields, as PATCH /admin/keys/{id} takes them.
+func (r *remote) UpdateKey(ctx context.Context, id string, p admin.KeyPatch) (admin.KeyView, error) {
+	body := map[string]any{}
+	if p.Name != nil {
+		body["name"] = *p.Name
+	}
+	if p.Models != nil {
+		body["models"] = *p.Models
+	}
+	if p.Metadata != nil {
+		body["metadata"] = p.Metadata
+	}
+	if p.ExpiresAt != nil {
+		body["expires_at"] = *p.ExpiresAt
+	}
+	if p.Limits != nil {
+		body["limits"] = *p.Limits
+	}
+	if p.ModelLimits != nil {
+		body["model_limits"] = *p.ModelLimits
+	}
+	var k admin.KeyView
+	return k, r.do(ctx, http.MethodPatch, "/admin/keys/"+url.PathEscape(id), body, &k)
 }
 
 func (r *remote) RevokeKey(ctx context.Context, id string) (admin.KeyView, error) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,12 +13,17 @@ import (
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/limit"
 )
 
 const keysUsage = `Usage:
-  tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [--json]
+  tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [LIMITS] [--json]
+  tollgate keys update ID [--name NAME] [--models a,b] [LIMITS] [--json]
   tollgate keys list [--json]
   tollgate keys revoke ID
+
+LIMITS (0 or none removes one; with --model M they apply to the key's use of model M):
+  --rpm N  --tpm N  --max-parallel N  --budget-usd AMOUNT  --budget-period total|daily|monthly|24h|30d  [--model M]
 
 Each takes --config FILE (act on that configuration's database) or
 --url URL --admin-key KEY (act through a running gateway's admin API).
@@ -31,6 +37,8 @@ func keys(args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "create":
 		return keysCreate(args[1:], stdout, stderr)
+	case "update":
+		return keysUpdate(args[1:], stdout, stderr)
 	case "list":
 		return keysList(args[1:], stdout, stderr)
 	case "revoke":
@@ -50,6 +58,7 @@ func keysCreate(args []string, stdout, stderr io.Writer) error {
 	models := fs.String("models", "", "comma-separated models or aliases the key may use (default: all)")
 	expires := fs.String("expires", "", "lifetime, such as 720h or 30d (default: never expires)")
 	metadata := fs.String("metadata", "", "a JSON object stored with the key")
+	lf := addLimitFlags(fs)
 	asJSON := fs.Bool("json", false, "print the key as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -58,6 +67,14 @@ func keysCreate(args []string, stdout, stderr io.Writer) error {
 		return errors.New("keys create: --name is required")
 	}
 	req := admin.CreateKey{Name: *name}
+	if lf.any(fs) {
+		var own limit.Limits
+		per := map[string]limit.Limits{}
+		if err := lf.apply(fs, &own, per); err != nil {
+			return fmt.Errorf("keys create: %w", err)
+		}
+		req.Limits, req.ModelLimits = &own, per
+	}
 	for _, m := range strings.Split(*models, ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			req.Models = append(req.Models, m)
@@ -93,6 +110,73 @@ func keysCreate(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+func keysUpdate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("keys update", stderr)
+	bf := addBackendFlags(fs)
+	name := fs.String("name", "", "a new name")
+	models := fs.String("models", "", "comma-separated models or aliases the key may use (\"*\": all)")
+	lf := addLimitFlags(fs)
+	asJSON := fs.Bool("json", false, "print the key as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("keys update: give one key ID (tollgate keys list shows them)")
+	}
+	b, closeB, err := bf.open()
+	if err != nil {
+		return err
+	}
+	defer closeB()
+	ctx := context.Background()
+	var p admin.KeyPatch
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["name"] {
+		p.Name = name
+	}
+	if set["models"] {
+		list := []string{}
+		for _, m := range strings.Split(*models, ",") {
+			if m = strings.TrimSpace(m); m != "" && m != "*" {
+				list = append(list, m)
+			}
+		}
+		p.Models = &list
+	}
+	if lf.any(fs) {
+		// Limits are replaced as a whole: start from the key's own.
+		k, err := b.Key(ctx, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		own, per := k.Limits, k.ModelLimits
+		if per == nil {
+			per = map[string]limit.Limits{}
+		}
+		if err := lf.apply(fs, &own, per); err != nil {
+			return fmt.Errorf("keys update: %w", err)
+		}
+		if *lf.model == "" {
+			p.Limits = &own
+		} else {
+			p.ModelLimits = &per
+		}
+	}
+	if p.Name == nil && p.Models == nil && p.Limits == nil && p.ModelLimits == nil {
+		return errors.New("keys update: nothing to change; give --name, --models or a limit")
+	}
+	k, err := b.UpdateKey(ctx, fs.Arg(0), p)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, k)
+	}
+	fmt.Fprintf(stdout, "Updated key %s (%q): limits %s.\n", k.ID, k.Name, describeLimits(k))
+	return nil
+}
+
 func keysList(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("keys list", stderr)
 	bf := addBackendFlags(fs)
@@ -113,7 +197,7 @@ func keysList(args []string, stdout, stderr io.Writer) error {
 		return printJSON(stdout, l)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tMODELS\tCREATED\tEXPIRES\tLAST USED\tSTATUS")
+	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tMODELS\tLIMITS\tCREATED\tEXPIRES\tLAST USED\tSTATUS")
 	now := time.Now()
 	for _, k := range l.Data {
 		models := strings.Join(k.Models, ",")
@@ -127,7 +211,7 @@ func keysList(args []string, stdout, stderr io.Writer) error {
 		case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
 			status = "expired"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, models,
+		fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, models, describeLimits(k),
 			shortTime(&k.CreatedAt), shortTime(k.ExpiresAt), shortTime(k.LastUsedAt), status)
 	}
 	return tw.Flush()

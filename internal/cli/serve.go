@@ -187,6 +187,10 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		keys = auth.NewCache(db, logger)
 	}
 	authn := auth.New(masterKey, keys)
+	limits, err := newLimits(cfg, routes, db, logger)
+	if err != nil {
+		return nil, nil, err
+	}
 	g := gateway.New(gateway.Options{
 		Routes:       routes,
 		Auth:         authn,
@@ -194,12 +198,16 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		Logger:       logger,
 		RequestLog:   requestLog(reqLog),
 		Ledger:       l,
+		Limits:       limits,
 		// Derived from the master key so that replicas sharing it agree.
 		Signer: translate.NewSigner(signingKey(masterKey)),
 	})
 	closeIdle := func() {
 		for _, c := range closers {
 			c()
+		}
+		if limits.Limiter != nil {
+			limits.Limiter.Close()
 		}
 		if keys != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

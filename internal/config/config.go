@@ -46,6 +46,8 @@ type Config struct {
 	Database  Database   `yaml:"database"`
 	Providers []Provider `yaml:"providers"`
 	Models    []Model    `yaml:"models"`
+	Limits    Limits     `yaml:"limits"`
+	Redis     Redis      `yaml:"redis"`
 }
 
 // Server holds listener and request-size settings.
@@ -119,6 +121,9 @@ type Model struct {
 	Capabilities Capabilities `yaml:"capabilities"`
 	// Pricing overrides the built-in price catalogue for this model.
 	Pricing *Pricing `yaml:"pricing"`
+	// Limits apply to the model across all keys (the master key too), to
+	// protect an upstream's quota.
+	Limits LimitValues `yaml:"limits"`
 }
 
 // Pricing is a model's prices in USD per million tokens per bucket.
@@ -417,6 +422,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateLimits(bad)
 	return errors.Join(errs...)
 }
 

@@ -125,6 +125,12 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"no models", "providers: [ { name: demo, type: echo } ]\n", "models: at least one model"},
 		{"targets not a list", strings.Replace(minimal, "targets: [ { provider: demo } ]", "targets: demo", 1), "models[0].targets: expected a list"},
 		{"bad addr", "server: { addr: nowhere }\n" + minimal, "server.addr"},
+		{"negative rpm", "limits: { key_defaults: { rpm: -5 } }\n" + minimal, "limits.key_defaults: rpm: must be a positive integer"},
+		{"bad budget", "limits: { key_defaults: { budget_usd: 1e3 } }\n" + minimal, "limits.key_defaults: budget_usd"},
+		{"bad period", strings.Replace(minimal, "targets:", "limits: { budget_usd: 5, budget_period: weekly }, targets:", 1), "models[0].limits: budget_period"},
+		{"unknown limit", strings.Replace(minimal, "targets:", "limits: { rpd: 5 }, targets:", 1), "models[0].limits.rpd: unknown field"},
+		{"bad redis url", "redis: { url: \"127.0.0.1:6379\" }\n" + minimal, "redis.url"},
+		{"bad fail mode", "redis: { url: \"redis://x:1\", on_error: ignore }\n" + minimal, "redis.on_error"},
 		{"empty file", "", "empty configuration"},
 		{"not YAML", "models: [", "parsing YAML"},
 	}

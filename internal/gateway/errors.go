@@ -25,6 +25,8 @@ const (
 	kindNotImplemented // a route tollgate cannot serve yet: 501
 	kindInternal
 	kindUnavailable // tollgate itself cannot serve now (its key database is down): 503
+	kindRateLimit   // a limit of the key or model refused the request: 429
+	kindBudget      // a budget cannot cover the request: 429
 )
 
 // errorTypes maps a kind to (Anthropic type, OpenAI type, OpenAI code).
@@ -40,6 +42,8 @@ var errorTypes = [...]struct{ anthropic, openai, code string }{
 	kindNotImplemented:   {anthropic.ErrInvalidRequest, openai.ErrInvalidRequest, "not_implemented"},
 	kindInternal:         {anthropic.ErrAPI, openai.ErrServer, ""},
 	kindUnavailable:      {anthropic.ErrAPI, openai.ErrUnavailable, "service_unavailable"},
+	kindRateLimit:        {anthropic.ErrRateLimit, openai.ErrRateLimit, "rate_limit_exceeded"},
+	kindBudget:           {anthropic.ErrRateLimit, openai.ErrInsufficientQuota, "insufficient_quota"},
 }
 
 // Error is an error the gateway answers itself. Message is what the client

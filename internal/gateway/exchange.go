@@ -15,6 +15,7 @@ import (
 	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/pricing"
 	"github.com/tollgate/tollgate/internal/store"
@@ -47,6 +48,9 @@ type exchange struct {
 
 	body   *bodyBuf        // the pooled request body, if any; released at the end
 	prices *pricing.Prices // of the target that served it; nil when unpriced
+
+	ticket       *limit.Ticket // the request's reservations, settled in finish
+	limitHeaders bool          // the gateway's quota headers replace the upstream's
 
 	costed    bool // costNano and costKnown are set
 	costNano  int64

@@ -41,6 +41,8 @@ type Options struct {
 	Signer *translate.Signer
 	// Ledger, when set, receives one record per request.
 	Ledger Ledger
+	// Limits, when Limits.Limiter is set, enforces rate limits and budgets.
+	Limits Limits
 }
 
 // Ledger takes usage records; it must not block.
@@ -56,6 +58,7 @@ type Gateway struct {
 	log     *slog.Logger
 	reqLog  io.Writer
 	ledger  Ledger
+	limits  Limits
 	signer  *translate.Signer
 	started time.Time
 }
@@ -68,7 +71,7 @@ func New(o Options) *Gateway {
 	if o.Signer == nil {
 		o.Signer = translate.NewSigner([]byte("tollgate"))
 	}
-	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, signer: o.Signer, started: time.Now()}
+	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, limits: o.Limits, signer: o.Signer, started: time.Now()}
 }
 
 // handlerFunc is a data-plane handler: it returns an error instead of
@@ -164,6 +167,7 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 // finish ends every request the same way: one log line and one ledger
 // record, whatever happened (rejected, failed, disconnected or served).
 func (g *Gateway) finish(r *http.Request, x *exchange) {
+	g.settle(x)
 	x.log(r.Context(), g.log, g.reqLog, r.Method, r.URL.Path)
 	if g.ledger != nil {
 		g.ledger.Record(x.record(r))

@@ -23,6 +23,9 @@ func (g *Gateway) messages(w http.ResponseWriter, r *http.Request, x *exchange) 
 	if !s.maxTokens {
 		return &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Param: "max_tokens", Message: "max_tokens: field required"}
 	}
+	if err := g.admit(w, r, x, m, body, s); err != nil {
+		return err
+	}
 	return g.forward(w, r, x, m, body, s, provider.Messages)
 }
 
@@ -40,6 +43,9 @@ func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request, x *exchang
 func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request, x *exchange) error {
 	body, s, m, err := g.readRequest(w, r, x, false)
 	if err != nil {
+		return err
+	}
+	if err := g.admit(w, r, x, m, body, s); err != nil {
 		return err
 	}
 	return g.forward(w, r, x, m, body, s, provider.ChatCompletions)

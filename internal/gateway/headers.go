@@ -33,10 +33,12 @@ var droppedResponseHeaders = map[string]bool{
 }
 
 // copyResponseHeader relays upstream response headers (request-id,
-// retry-after, rate-limit headers, provider extras) to the client.
-func copyResponseHeader(dst, src http.Header) {
+// retry-after, rate-limit headers, provider extras) to the client. With
+// ownLimits the upstream's rate-limit headers are dropped: the client is
+// limited by the gateway, whose headers are already set.
+func copyResponseHeader(dst, src http.Header, ownLimits bool) {
 	for k, v := range src {
-		if !droppedResponseHeaders[k] {
+		if !droppedResponseHeaders[k] && !(ownLimits && isRateLimitHeader(k)) {
 			dst[k] = v
 		}
 	}

@@ -149,7 +149,7 @@ func isEventStream(h http.Header) bool {
 // set it keeps the bytes and reads usage from the finished JSON.
 func (g *Gateway) relayBody(w http.ResponseWriter, x *exchange, resp *http.Response, meter bool) error {
 	h := w.Header()
-	copyResponseHeader(h, resp.Header)
+	copyResponseHeader(h, resp.Header, x.limitHeaders)
 	if resp.ContentLength >= 0 {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	}
@@ -251,7 +251,7 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 				return g.endStream(w, rc, r, x, tap, false, rerr)
 			}
 			h := w.Header()
-			copyResponseHeader(h, resp.Header)
+			copyResponseHeader(h, resp.Header, x.limitHeaders)
 			h.Set("Cache-Control", "no-cache")
 			h.Set("X-Accel-Buffering", "no") // tell buffering proxies in front not to hold events
 			x.status, x.firstByte = resp.StatusCode, time.Since(x.start)
@@ -341,7 +341,7 @@ func (g *Gateway) endStream(w http.ResponseWriter, rc *http.ResponseController, 
 // first stream event, as an ordinary JSON error response.
 func (g *Gateway) writeUpstreamError(w http.ResponseWriter, x *exchange, resp *http.Response, status int, body []byte) error {
 	h := w.Header()
-	copyResponseHeader(h, resp.Header)
+	copyResponseHeader(h, resp.Header, x.limitHeaders)
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	x.status, x.firstByte = status, time.Since(x.start)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -20,7 +21,8 @@ type scanned struct {
 	hasModel   bool
 
 	stream       bool
-	maxTokens    bool // max_tokens present (required on /v1/messages)
+	maxTokens    bool  // max_tokens present (required on /v1/messages)
+	maxOutput    int64 // max_tokens or max_completion_tokens, whichever is larger; 0 if neither
 	messages     int  // -1 absent, 0 empty array, 1 non-empty array
 	includeUsage bool // stream_options.include_usage is true
 
@@ -81,7 +83,7 @@ func scanBody(body []byte) (scanned, error) {
 		}
 		names = append(names, key)
 		switch string(key) {
-		case "model", "stream", "max_tokens", "messages", "stream_options":
+		case "model", "stream", "max_tokens", "max_completion_tokens", "messages", "stream_options":
 			v, err := d.ReadValue()
 			if err != nil {
 				return s, syntaxError(body, err)
@@ -125,13 +127,16 @@ func (s *scanned) take(key string, v jsontext.Value, end int) error {
 		default:
 			return &scanError{param: "stream", msg: "stream: expected a boolean"}
 		}
-	case "max_tokens":
+	case "max_tokens", "max_completion_tokens":
 		switch v.Kind() {
 		case '0':
-			s.maxTokens = true
+			s.maxTokens = s.maxTokens || key == "max_tokens"
+			if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n > s.maxOutput {
+				s.maxOutput = n
+			}
 		case 'n':
 		default:
-			return &scanError{param: "max_tokens", msg: "max_tokens: expected an integer"}
+			return &scanError{param: key, msg: key + ": expected an integer"}
 		}
 	case "messages":
 		if v.Kind() != '[' {

@@ -184,3 +184,38 @@ func (a uint128) divRound(d uint64) (int64, error) {
 	}
 	return int64(q), nil
 }
+
+// WorstCase is the most a request can cost with this many prompt tokens,
+// whatever mix of fresh, cached and cache-written tokens they turn out to
+// be, and this many output tokens. Budgets reserve it before a request is
+// sent. It fails with ErrUnpriced unless input and output are priced.
+func (p *Prices) WorstCase(input, output int64) (int64, error) {
+	if p == nil || !p.Input.set || !p.Output.set {
+		return 0, ErrUnpriced
+	}
+	var worst int64
+	for _, u := range [...]struct {
+		priced bool
+		usage  meter.Usage
+	}{
+		{true, meter.Usage{Input: input, Output: output}},
+		{p.CacheRead.set, meter.Usage{CacheRead: input, Output: output}},
+		{p.CacheWrite5m.set, meter.Usage{CacheWrite5m: input, Output: output}},
+		{p.CacheWrite1h.set, meter.Usage{CacheWrite1h: input, Output: output}},
+		// Reasoning can be priced above other output.
+		{p.Reasoning.set, meter.Usage{Input: input, Output: output, Reasoning: output}},
+	} {
+		if !u.priced {
+			continue
+		}
+		c, err := p.Cost(u.usage)
+		if err != nil {
+			if errors.Is(err, ErrUnpriced) {
+				continue // a long-prompt tier without this bucket's price
+			}
+			return 0, err
+		}
+		worst = max(worst, c)
+	}
+	return worst, nil
+}

@@ -125,3 +125,26 @@ func TestCostProperties(t *testing.T) {
 		}
 	}
 }
+
+func TestWorstCase(t *testing.T) {
+	p := &Prices{Input: MustPrice("3"), Output: MustPrice("15"), CacheRead: MustPrice("0.3"),
+		CacheWrite5m: MustPrice("3.75"), CacheWrite1h: MustPrice("6")}
+	// 1000 prompt tokens all written to the 1-hour cache: 6000 nano-USD... per token-million:
+	// 1000 × 6 / 1e6 USD = 0.006 USD; 500 output × 15 / 1e6 = 0.0075 USD.
+	got, err := p.WorstCase(1000, 500)
+	if err != nil || got != 13_500_000 {
+		t.Errorf("WorstCase = %d, %v; want 13500000", got, err)
+	}
+	p.LongPrompt = &Tier{ThresholdTokens: 999, Prices: Prices{Input: MustPrice("6"), Output: MustPrice("30")}}
+	// Long prompt: input 6 (cache writes keep their base prices), output 30.
+	if got, err := p.WorstCase(1000, 500); err != nil || got != 21_000_000 {
+		t.Errorf("long prompt WorstCase = %d, %v; want 21000000", got, err)
+	}
+	if _, err := (&Prices{Input: MustPrice("1")}).WorstCase(1, 1); err != ErrUnpriced {
+		t.Errorf("output unpriced: %v", err)
+	}
+	var none *Prices
+	if _, err := none.WorstCase(1, 1); err != ErrUnpriced {
+		t.Errorf("nil prices: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/pricing"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/translate"
@@ -20,6 +21,14 @@ type Model struct {
 	// through the protocol its target does not speak.
 	Caps   translate.Caps
 	Policy translate.Policy
+	// Limits apply to the model across all keys.
+	Limits limit.Limits
+}
+
+// Names is the model's name and its aliases: every name a ledger record
+// of it may carry.
+func (m *Model) Names() []string {
+	return append([]string{m.Name}, m.Aliases...)
 }
 
 // Target is one (provider, upstream model) pair.
@@ -46,7 +55,11 @@ type Table struct {
 func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *pricing.Catalogue) (*Table, error) {
 	t := &Table{byName: make(map[string]*Model)}
 	for _, mc := range cfg.Models {
-		m := &Model{Name: mc.Name, Aliases: mc.Aliases, Caps: caps(mc.Capabilities), Policy: policy(mc.Translation)}
+		lim, err := mc.Limits.Limit()
+		if err != nil {
+			return nil, fmt.Errorf("model %q: limits: %w", mc.Name, err)
+		}
+		m := &Model{Name: mc.Name, Aliases: mc.Aliases, Caps: caps(mc.Capabilities), Policy: policy(mc.Translation), Limits: lim}
 		for _, tc := range mc.Targets {
 			p, ok := providers[tc.Provider]
 			if !ok {

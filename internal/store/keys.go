@@ -27,6 +27,10 @@ type Key struct {
 	ExpiresAt  *time.Time
 	LastUsedAt *time.Time
 	Revoked    bool
+	// Limits and ModelLimits are JSON objects (the admin API's limits and
+	// model_limits); "{}" when none.
+	Limits      []byte
+	ModelLimits []byte
 }
 
 // Expired reports whether the key has expired at now.
@@ -35,7 +39,7 @@ func (k *Key) Expired(now time.Time) bool { return k.ExpiresAt != nil && !now.Be
 // ErrDuplicateKey is returned when a key's id or hash is already stored.
 var ErrDuplicateKey = errors.New("a key with this id or secret already exists")
 
-const keyColumns = "id, name, hash, prefix, models, metadata, created_at, expires_at, last_used_at, revoked"
+const keyColumns = "id, name, hash, prefix, models, metadata, created_at, expires_at, last_used_at, revoked, limits, model_limits"
 
 // CreateKey stores a new key.
 func (s *Store) CreateKey(ctx context.Context, k Key) error {
@@ -47,9 +51,9 @@ func (s *Store) CreateKey(ctx context.Context, k Key) error {
 	if len(meta) == 0 {
 		meta = []byte("{}")
 	}
-	_, err = s.db.ExecContext(ctx, s.rebind("INSERT INTO keys ("+keyColumns+") VALUES (?,?,?,?,?,?,?,?,?,?)"),
+	_, err = s.db.ExecContext(ctx, s.rebind("INSERT INTO keys ("+keyColumns+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
 		k.ID, k.Name, k.Hash, k.Prefix, string(models), string(meta), k.CreatedAt.UnixMilli(),
-		millisOrNil(k.ExpiresAt), millisOrNil(k.LastUsedAt), k.Revoked)
+		millisOrNil(k.ExpiresAt), millisOrNil(k.LastUsedAt), k.Revoked, orEmpty(k.Limits), orEmpty(k.ModelLimits))
 	if err != nil && isUniqueViolation(err) {
 		return ErrDuplicateKey
 	}
@@ -97,6 +101,9 @@ type KeyUpdate struct {
 	Metadata  []byte      // nil leaves it
 	ExpiresAt **time.Time // set to a nil *time.Time to remove the expiry
 	Revoked   *bool
+	// Limits and ModelLimits replace the stored JSON; nil leaves it.
+	Limits      []byte
+	ModelLimits []byte
 }
 
 // UpdateKey applies u and returns the key as stored.
@@ -121,6 +128,12 @@ func (s *Store) UpdateKey(ctx context.Context, id string, u KeyUpdate) (Key, err
 	}
 	if u.Revoked != nil {
 		sets, args = append(sets, "revoked = ?"), append(args, *u.Revoked)
+	}
+	if u.Limits != nil {
+		sets, args = append(sets, "limits = ?"), append(args, orEmpty(u.Limits))
+	}
+	if u.ModelLimits != nil {
+		sets, args = append(sets, "model_limits = ?"), append(args, orEmpty(u.ModelLimits))
 	}
 	if len(sets) > 0 {
 		res, err := s.db.ExecContext(ctx, s.rebind("UPDATE keys SET "+strings.Join(sets, ", ")+" WHERE id = ?"), append(args, id)...)
@@ -160,22 +173,31 @@ func scanKeys(rows *sql.Rows) ([]Key, error) {
 	var out []Key
 	for rows.Next() {
 		var k Key
-		var models, meta string
+		var models, meta, limits, modelLimits string
 		var created int64
 		var expires, used sql.NullInt64
-		if err := rows.Scan(&k.ID, &k.Name, &k.Hash, &k.Prefix, &models, &meta, &created, &expires, &used, &k.Revoked); err != nil {
+		if err := rows.Scan(&k.ID, &k.Name, &k.Hash, &k.Prefix, &models, &meta, &created, &expires, &used, &k.Revoked, &limits, &modelLimits); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(models), &k.Models); err != nil {
 			return nil, fmt.Errorf("key %s: models: %w", k.ID, err)
 		}
 		k.Metadata = []byte(meta)
+		k.Limits, k.ModelLimits = []byte(limits), []byte(modelLimits)
 		k.CreatedAt = time.UnixMilli(created).UTC()
 		k.ExpiresAt = timeOrNil(expires)
 		k.LastUsedAt = timeOrNil(used)
 		out = append(out, k)
 	}
 	return out, rows.Err()
+}
+
+// orEmpty stores an absent JSON object as {}.
+func orEmpty(b []byte) string {
+	if len(b) == 0 {
+		return "{}"
+	}
+	return string(b)
 }
 
 func nonNil(s []string) []string {

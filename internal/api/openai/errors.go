@@ -10,8 +10,10 @@ const (
 	ErrAuthentication = "authentication_error"
 	ErrPermission     = "permission_error"
 	ErrRateLimit      = "rate_limit_error"
-	ErrServer         = "server_error"
-	ErrUnavailable    = "service_unavailable_error"
+	// ErrInsufficientQuota is OpenAI's type (and code) for a spent quota.
+	ErrInsufficientQuota = "insufficient_quota"
+	ErrServer            = "server_error"
+	ErrUnavailable       = "service_unavailable_error"
 )
 
 // ErrorEnvelope is the body of every Chat Completions error, and the data of

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/gateway"
+	"github.com/tollgate/tollgate/internal/limit"
+	"github.com/tollgate/tollgate/internal/route"
+	"github.com/tollgate/tollgate/internal/store"
+)
+
+// newLimits builds the limiter: in Redis when redis.url is set, else in
+// this process. There is none when nothing could ever be limited: no
+// database (so no virtual keys) and no model limits.
+func newLimits(cfg *config.Config, routes *route.Table, db *store.Store, logger *slog.Logger) (gateway.Limits, error) {
+	defaults, err := cfg.Limits.KeyDefaults.Limit()
+	if err != nil {
+		return gateway.Limits{}, fmt.Errorf("limits.key_defaults: %w", err)
+	}
+	out := gateway.Limits{KeyDefaults: defaults, CacheReads: cfg.Limits.TPMCacheReads, CacheWrites: cfg.Limits.CountsCacheWrites()}
+	modelLimits := false
+	for _, m := range routes.Models() {
+		if m.Limits.IsZero() {
+			continue
+		}
+		modelLimits = true
+		if m.Limits.BudgetUSD != nil {
+			if _, err := m.Targets[0].Prices.WorstCase(1, 1); err != nil {
+				return gateway.Limits{}, fmt.Errorf("model %q has a budget but no input and output prices; give it pricing", m.Name)
+			}
+		}
+	}
+	if db == nil && !modelLimits {
+		return out, nil
+	}
+	opts := limit.Options{FailOpen: cfg.Redis.OnError != config.FailClosed, Logger: logger}
+	if db != nil {
+		opts.Spender = db
+	}
+	if cfg.Redis.URL == "" {
+		out.Limiter = limit.New(limit.NewMemory(), opts)
+		return out, nil
+	}
+	r, err := limit.NewRedis(cfg.Redis.URL)
+	if err != nil {
+		return gateway.Limits{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := r.Ping(ctx); err != nil {
+		// Not fatal: the fail mode applies until Redis answers.
+		logger.Error("redis: unreachable at start; limits follow redis.on_error until it answers", "error", err)
+	}
+	out.Limiter = limit.New(r, opts)
+	return out, nil
+}
