@@ -23,8 +23,8 @@ type scanned struct {
 	stream       bool
 	maxTokens    bool  // max_tokens present (required on /v1/messages)
 	maxOutput    int64 // max_tokens or max_completion_tokens, whichever is larger; 0 if neither
-	messages     int  // -1 absent, 0 empty array, 1 non-empty array
-	includeUsage bool // stream_options.include_usage is true
+	messages     int   // -1 absent, 0 empty array, 1 non-empty array
+	includeUsage bool  // stream_options.include_usage is true
 
 	streamOptionsObject bool // stream_options is an object
 }
