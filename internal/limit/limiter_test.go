@@ -32,7 +32,7 @@ func backends(t *testing.T, f func(t *testing.T, mk func(Options) *Limiter)) {
 	})
 }
 
-func redisURL(t *testing.T) string {
+func redisURL(t testing.TB) string {
 	url := os.Getenv("TOLLGATE_TEST_REDIS_URL")
 	if url == "" {
 		t.Skip("TOLLGATE_TEST_REDIS_URL is not set; set it (e.g. redis://127.0.0.1:6379/0) to run the Redis tests")
@@ -40,7 +40,7 @@ func redisURL(t *testing.T) string {
 	return url
 }
 
-func dropPrefix(t *testing.T, url, prefix string) {
+func dropPrefix(t testing.TB, url, prefix string) {
 	r, err := newRedis(url, prefix, LeaseTTL)
 	if err != nil {
 		return

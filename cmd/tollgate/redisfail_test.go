@@ -1,0 +1,140 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/store"
+)
+
+// startRedis runs a redis-server of the test's own on a free port, without
+// persistence, and returns its port and a function that kills it.
+func startRedis(t *testing.T, port int) func() {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server is not installed (apt-get install redis-server): %v", err)
+	}
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	kill := func() { cmd.Process.Kill(); <-done }
+	t.Cleanup(kill)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return kill
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Redis killed and restarted under two replicas, one failing open and one
+// closed: each keeps to its mode while Redis is away, both recover, and
+// the budget counter, lost with Redis's data, is reloaded from the ledger.
+func TestRedisOutageFailModes(t *testing.T) {
+	pgURL, _ := requireServices(t)
+	port := freePort(t)
+	kill := startRedis(t, port)
+	redisURL := fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+	up := newFakeOpenAI("-")
+	defer up.Close()
+	open := startServe(t, buildBinary(t), nil, "--addr", "127.0.0.1:0", "--config", writeConfig(t, replicaConfig(pgURL, redisURL, "fail_open", up.URL)))
+	closed := startServe(t, buildBinary(t), nil, "--addr", "127.0.0.1:0", "--config", writeConfig(t, replicaConfig(pgURL, redisURL, "fail_closed", up.URL)))
+	keyID, key := createKey(t, "http://"+open.addr, `{"name":"k","limits":{"rpm":1000,"budget_usd":"1"}}`)
+	body := `{"model":"m","max_tokens":50,"messages":[{"role":"user","content":"` + strings.Repeat("word ", 120) + `"}]}`
+	call := func(s *server) (int, string) {
+		resp, out := post(t, "http://"+s.addr+"/v1/chat/completions", body, "Authorization: Bearer "+key)
+		return resp.StatusCode, out
+	}
+	for _, s := range []*server{open, closed} {
+		if status, out := call(s); status != 200 {
+			t.Fatalf("before the outage: %d %s", status, out)
+		}
+	}
+
+	kill()
+	if status, out := call(closed); status != 503 || gjson.Get(out, "error.type").String() != "service_unavailable_error" ||
+		!strings.Contains(out, "cannot be checked") {
+		t.Errorf("fail_closed while Redis is down: %d %s", status, out)
+	}
+	for i := 0; i < 3; i++ {
+		if status, out := call(open); status != 200 {
+			t.Errorf("fail_open while Redis is down: %d %s", status, out)
+		}
+	}
+	for _, s := range []*server{open, closed} {
+		if !strings.Contains(s.stderrText(), "limits: counters unreachable") {
+			t.Errorf("no log line for the outage:\n%s", s.stderrText())
+		}
+	}
+
+	// Redis comes back empty. Let the ledger write what was served meanwhile.
+	startRedis(t, port)
+	time.Sleep(1500 * time.Millisecond)
+	for _, s := range []*server{closed, open} {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			status, _ := call(s)
+			if status == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no recovery after Redis returned: %d\n%s", status, s.stderrText())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !strings.Contains(s.stderrText(), "limits: counters reachable again") {
+			t.Errorf("no log line for the recovery")
+		}
+	}
+
+	rc := redisClient(t, redisURL)
+	committed, err := rc.HGet(context.Background(), "tollgate:key:"+keyID+":usd:t", "c").Int64()
+	if err != nil {
+		t.Fatalf("budget counter after the restart: %v", err)
+	}
+	for _, s := range []*server{open, closed} {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		if err := <-s.done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := store.Open(context.Background(), pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	spent, _, err := db.Spend(context.Background(), keyID, nil, time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 before, 3 open during, 2 after: 7 served requests.
+	if spent != 7*fakeCost || committed != spent {
+		t.Errorf("ledger spend %d (want %d), reloaded counter %d", spent, 7*fakeCost, committed)
+	}
+}

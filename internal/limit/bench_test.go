@@ -1,0 +1,35 @@
+package limit
+
+import (
+	"strconv"
+	"testing"
+)
+
+// BenchmarkAdmitSettle is one request's cost in limits: a key with rpm,
+// tpm and a monthly budget, admitted and settled.
+func BenchmarkAdmitSettle(b *testing.B) {
+	run := func(b *testing.B, l *Limiter) {
+		s := []Scope{keyScope("bench", Limits{RPM: 1 << 40, TPM: 1 << 40, BudgetUSD: NanoUSD(MaxBudgetUSD * 1e9), BudgetPeriod: "monthly"})}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			tk, err := l.Admit(ctx, &Request{ID: strconv.Itoa(i), Scopes: s, Tokens: 1000, Cost: 1000})
+			if err != nil || tk == nil {
+				b.Fatal(err)
+			}
+			l.Settle(ctx, tk, Used{Tokens: 900, Cost: 900})
+		}
+	}
+	b.Run("memory", func(b *testing.B) { run(b, New(NewMemory(), Options{})) })
+	b.Run("redis", func(b *testing.B) {
+		url := redisURL(b)
+		prefix := "tgbench:" + newEpoch() + ":"
+		r, err := newRedis(url, prefix, LeaseTTL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { r.close(); dropPrefix(b, url, prefix) }()
+		run(b, New(r, Options{}))
+	})
+}
