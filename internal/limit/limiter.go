@@ -111,7 +111,13 @@ type Limiter struct {
 	failOpen bool
 	log      *slog.Logger
 
-	down       atomic.Bool // the back end is failing; logged once per outage
+	down atomic.Bool // the back end is failing; logged once per outage
+	// unchecked lists the budget counters that requests passed unchecked
+	// (fail open) during the outage; they are reloaded from the ledger
+	// when the back end answers again, so the outage's spend counts.
+	uncheckedMu sync.Mutex
+	unchecked   map[string]check
+
 	Errors     atomic.Int64
 	FailedOpen atomic.Int64
 	Refused    atomic.Int64
@@ -122,6 +128,8 @@ type backend interface {
 	admit(ctx context.Context, member string, checks []check) (outcome, error)
 	seed(ctx context.Context, c check, epoch string, total int64, bySlot map[int64]int64) error
 	settle(ctx context.Context, member string, settles []settlement) error
+	// forget drops budget counters, to be reloaded from the ledger.
+	forget(ctx context.Context, cs []check) error
 	close() error
 }
 
@@ -212,8 +220,9 @@ func checks(req *Request, now time.Time) []check {
 // Admit checks every limit of the request's scopes and, if all allow it,
 // takes the request from each counter. It returns a *Refusal when a limit
 // refuses, ErrUnavailable when the counters cannot be reached (fail
-// closed), and a nil ticket with no error when nothing limits the request
-// or the request was let through unchecked (fail open).
+// closed), and a nil ticket with no error when nothing limits the
+// request. A request let through unchecked (fail open) gets a ticket that
+// reserved nothing and has no Status, to settle its cost into its budgets.
 func (l *Limiter) Admit(ctx context.Context, req *Request) (*Ticket, error) {
 	cs := checks(req, time.Now())
 	if len(cs) == 0 {
@@ -222,12 +231,12 @@ func (l *Limiter) Admit(ctx context.Context, req *Request) (*Ticket, error) {
 	for attempt := 0; ; attempt++ {
 		o, err := l.b.admit(ctx, req.ID, cs)
 		if err != nil {
-			return nil, l.failure(err)
+			return l.passUnchecked(req, cs), l.failure(err)
 		}
 		l.recovered()
 		if len(o.seed) > 0 && attempt < 3 {
 			if err := l.reload(ctx, req, cs, o.seed); err != nil {
-				return nil, l.failure(err)
+				return l.passUnchecked(req, cs), l.failure(err)
 			}
 			continue
 		}
@@ -276,6 +285,34 @@ func newEpoch() string {
 	return hex.EncodeToString(b[:])
 }
 
+// passUnchecked is the ticket of a request let through unchecked (fail open):
+// it reserved nothing, and settles its cost into the budgets it would have
+// been checked against, if they can be reached by then.
+func (l *Limiter) passUnchecked(req *Request, cs []check) *Ticket {
+	if !l.failOpen {
+		return nil
+	}
+	t := &Ticket{member: req.ID}
+	l.uncheckedMu.Lock()
+	defer l.uncheckedMu.Unlock()
+	for _, c := range cs {
+		if c.what == Budget {
+			c.amount = 0
+			t.settles = append(t.settles, settlement{check: c, slot: time.Now().UnixMilli() / max(c.slotMS, 1)})
+			if l.unchecked == nil {
+				l.unchecked = map[string]check{}
+			}
+			if len(l.unchecked) < 100_000 {
+				l.unchecked[c.key] = c
+			}
+		}
+	}
+	if len(t.settles) == 0 {
+		return nil
+	}
+	return t
+}
+
 // failure applies the fail mode to an error reaching the counters.
 func (l *Limiter) failure(err error) error {
 	l.Errors.Add(1)
@@ -292,7 +329,34 @@ func (l *Limiter) failure(err error) error {
 func (l *Limiter) recovered() {
 	if l.down.Load() && l.down.Swap(false) {
 		l.log.Info("limits: counters reachable again")
+		l.uncheckedMu.Lock()
+		cs := make([]check, 0, len(l.unchecked))
+		for _, c := range l.unchecked {
+			cs = append(cs, c)
+		}
+		l.unchecked = nil
+		l.uncheckedMu.Unlock()
+		if len(cs) > 0 {
+			go l.resync(cs)
+		}
 	}
+}
+
+// resyncDelay lets the ledger write the outage's records (it flushes at
+// least every 500 ms) before the counters are reloaded from it.
+var resyncDelay = 1500 * time.Millisecond
+
+// resync drops the budget counters that requests passed unchecked, so
+// that their next use reloads them from the ledger, outage spend included.
+func (l *Limiter) resync(cs []check) {
+	time.Sleep(resyncDelay)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.b.forget(ctx, cs); err != nil {
+		l.log.Error("limits: reloading budgets after the outage failed", "error", err)
+		return
+	}
+	l.log.Info("limits: budgets used during the outage reloaded from the ledger", "counters", len(cs))
 }
 
 // Settle replaces the ticket's reservations with what the request used and

@@ -262,7 +262,7 @@ func TestFailModes(t *testing.T) {
 	for _, open := range []bool{true, false} {
 		l := New(failing{}, Options{FailOpen: open})
 		tk, err := l.Admit(ctx, &Request{ID: "x", Scopes: []Scope{keyScope("a", Limits{RPM: 1})}})
-		if open && (tk != nil || err != nil) || !open && !errors.Is(err, ErrUnavailable) {
+		if open && (tk != nil || err != nil) || !open && (tk != nil || !errors.Is(err, ErrUnavailable)) {
 			t.Errorf("fail open %v: %v %v", open, tk, err)
 		}
 		if l.Errors.Load() != 1 {
@@ -284,6 +284,7 @@ func (failing) admit(context.Context, string, []check) (outcome, error) {
 func (failing) seed(context.Context, check, string, int64, map[int64]int64) error { return nil }
 func (failing) settle(context.Context, string, []settlement) error                { return nil }
 func (failing) close() error                                                      { return nil }
+func (failing) forget(context.Context, []check) error                             { return nil }
 
 func TestReloadFailureFollowsFailMode(t *testing.T) {
 	sp := &fakeSpender{err: errors.New("database down")}
@@ -291,7 +292,65 @@ func TestReloadFailureFollowsFailMode(t *testing.T) {
 	if _, err := New(NewMemory(), Options{Spender: sp}).Admit(ctx, &Request{ID: "x", Scopes: []Scope{s}}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("fail closed: %v", err)
 	}
-	if tk, err := New(NewMemory(), Options{Spender: sp, FailOpen: true}).Admit(ctx, &Request{ID: "x", Scopes: []Scope{s}}); tk != nil || err != nil {
+	// Fail open: admitted with a ticket that settles the cost unreserved.
+	if tk, err := New(NewMemory(), Options{Spender: sp, FailOpen: true}).Admit(ctx, &Request{ID: "x", Scopes: []Scope{s}}); tk == nil || err != nil || tk.settles[0].amount != 0 {
 		t.Errorf("fail open: %v %v", tk, err)
+	}
+}
+
+// flaky is a back end that can be made to fail, as Redis does when away.
+type flaky struct {
+	*Memory
+	down atomic.Bool
+}
+
+var errDown = errors.New("connection refused")
+
+func (f *flaky) admit(ctx context.Context, m string, cs []check) (outcome, error) {
+	if f.down.Load() {
+		return outcome{}, errDown
+	}
+	return f.Memory.admit(ctx, m, cs)
+}
+
+func (f *flaky) settle(ctx context.Context, m string, ss []settlement) error {
+	if f.down.Load() {
+		return errDown
+	}
+	return f.Memory.settle(ctx, m, ss)
+}
+
+// Spend that passed unchecked during an outage counts once the counters
+// answer again: budgets used meanwhile are reloaded from the ledger.
+func TestOutageSpendIsCountedAfterRecovery(t *testing.T) {
+	resyncDelay = 0
+	sp := &fakeSpender{}
+	b := &flaky{Memory: NewMemory()}
+	l := New(b, Options{Spender: sp, FailOpen: true})
+	s := keyScope("a", Limits{BudgetUSD: NanoUSD(usd)})
+	tk, _ := admit(t, l, "1", 0, usd/10, s)
+	l.Settle(ctx, tk, Used{Cost: usd / 10})
+
+	b.down.Store(true)
+	during, _ := admit(t, l, "2", 0, usd/10, s) // ends during the outage: settling fails
+	late, _ := admit(t, l, "3", 0, usd/10, s)   // ends after it
+	l.Settle(ctx, during, Used{Cost: 2 * usd / 10})
+	sp.total = 3 * usd / 10 // the ledger: request 1 and request 2
+	b.down.Store(false)
+
+	if _, r := admit(t, l, "4", 0, 1, s); r != nil { // the first check after: triggers the reload
+		t.Fatal(r)
+	}
+	for deadline := time.Now().Add(5 * time.Second); sp.calls.Load() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("budget not reloaded after the outage")
+		}
+		admit(t, l, "5", 0, 1, s)
+	}
+	l.Settle(ctx, late, Used{Cost: 4 * usd / 10})
+	// 0.1 + 0.2 (ledger) + 0.4 (settled after) = 0.7 spent.
+	_, r := admit(t, l, "6", 0, usd, s)
+	if r == nil || r.Status.Budget.Remaining > 3*usd/10 {
+		t.Fatalf("after the outage: %+v", r)
 	}
 }

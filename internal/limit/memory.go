@@ -202,6 +202,15 @@ func (m *Memory) settle(_ context.Context, member string, ss []settlement) error
 	return nil
 }
 
+func (m *Memory) forget(_ context.Context, cs []check) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range cs {
+		delete(m.budgets, c.key)
+	}
+	return nil
+}
+
 // sweep forgets, once a minute, counters that hold nothing any more.
 func (m *Memory) sweep(now int64) {
 	if now-m.lastSweep < 60_000 {

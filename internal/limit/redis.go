@@ -173,6 +173,22 @@ func (r *Redis) settle(ctx context.Context, member string, ss []settlement) erro
 	return scriptSettle.Run(ctx, r.c, keys, args...).Err()
 }
 
+func (r *Redis) forget(ctx context.Context, cs []check) error {
+	keys := make([]string, 0, 4*len(cs))
+	for _, c := range cs {
+		k := r.prefix + c.key
+		keys = append(keys, k, k+":s", k+":l", k+":a")
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 400)
+		if err := r.c.Del(ctx, keys[:n]...).Err(); err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
 // renewLoop extends the leases of this replica's requests in flight.
 func (r *Redis) renewLoop() {
 	defer close(r.done)
