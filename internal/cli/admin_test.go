@@ -99,8 +99,28 @@ func TestAdminCommands(t *testing.T) {
 						t.Errorf("%s: key on %s: %d, want %d", mode, model, resp.StatusCode, want)
 					}
 				}
+				// Limits: the key's own, then one model's; each update keeps the rest.
+				var lk struct {
+					Limits      map[string]any            `json:"limits"`
+					ModelLimits map[string]map[string]any `json:"model_limits"`
+				}
+				out, errs, code = run(t, append([]string{"keys", "update", k.ID, "--rpm", "60", "--budget-usd", "2.5", "--budget-period", "daily", "--json"}, flags...)...)
+				if code != 0 || json.Unmarshal([]byte(out), &lk) != nil || lk.Limits["rpm"] != 60.0 || lk.Limits["budget_usd"] != 2.5 || lk.Limits["budget_period"] != "daily" {
+					t.Fatalf("%s: keys update: %d %q %q", mode, code, out, errs)
+				}
+				lk.Limits, lk.ModelLimits = nil, nil
+				out, errs, code = run(t, append([]string{"keys", "update", k.ID, "--model", "e", "--tpm", "500", "--json"}, flags...)...)
+				if code != 0 || json.Unmarshal([]byte(out), &lk) != nil || lk.Limits["rpm"] != 60.0 || lk.ModelLimits["e"]["tpm"] != 500.0 {
+					t.Fatalf("%s: keys update --model: %d %q %q", mode, code, out, errs)
+				}
+				lk.Limits, lk.ModelLimits = nil, nil
+				out, errs, code = run(t, append([]string{"keys", "update", k.ID, "--budget-usd", "none", "--json"}, flags...)...)
+				if code != 0 || json.Unmarshal([]byte(out), &lk) != nil || lk.Limits["budget_usd"] != nil || lk.Limits["rpm"] != 60.0 {
+					t.Fatalf("%s: removing the budget: %d %q %q", mode, code, out, errs)
+				}
 				out, errs, code = run(t, append([]string{"keys", "list"}, flags...)...)
-				if code != 0 || !strings.Contains(out, k.ID) || !strings.Contains(out, "k-"+mode) || strings.Contains(out, k.Key) {
+				if code != 0 || !strings.Contains(out, k.ID) || !strings.Contains(out, "k-"+mode) || strings.Contains(out, k.Key) ||
+					!strings.Contains(out, "rpm 60, e: tpm 500") {
 					t.Errorf("%s: keys list: %d %q %q", mode, code, out, errs)
 				}
 				out, errs, code = run(t, append(append([]string{"keys", "revoke"}, k.ID), flags...)...)
@@ -195,6 +215,12 @@ func TestAdminCommandErrors(t *testing.T) {
 		{[]string{"usage", "--format", "xml", "--url", gw.URL, "--admin-key", "k"}, "--format"},
 		{[]string{"usage", "--since", "last week", "--url", gw.URL, "--admin-key", "k"}, "--since"},
 		{[]string{"keys", "frobnicate"}, "unknown command"},
+		{[]string{"keys", "create", "--name", "a", "--rpm", "-1", "--url", gw.URL, "--admin-key", "k"}, "--rpm"},
+		{[]string{"keys", "create", "--name", "a", "--budget-usd", "1.2.3", "--url", gw.URL, "--admin-key", "k"}, "--budget-usd"},
+		{[]string{"keys", "create", "--name", "a", "--budget-period", "weekly", "--budget-usd", "1", "--url", gw.URL, "--admin-key", "k"}, "budget_period"},
+		{[]string{"keys", "create", "--name", "a", "--budget-period", "daily", "--url", gw.URL, "--admin-key", "k"}, "without budget_usd"},
+		{[]string{"keys", "update", "key_x", "--url", gw.URL, "--admin-key", "k"}, "nothing to change"},
+		{[]string{"keys", "update", "--rpm", "5", "--url", gw.URL, "--admin-key", "k"}, "one key ID"},
 	}
 	for _, tc := range tests {
 		_, errs, code := run(t, tc.args...)
