@@ -3,7 +3,9 @@ package main_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -92,6 +94,12 @@ func TestRedisOutageFailModes(t *testing.T) {
 			t.Errorf("no log line for the outage:\n%s", s.stderrText())
 		}
 	}
+	if m := scrape(t, open); m["tollgate_limiter_unchecked_total"] != 3 || m["tollgate_limiter_errors_total"] < 3 || m["tollgate_limiter_up"] != 0 {
+		t.Errorf("fail_open metrics during the outage: %v", m)
+	}
+	if m := scrape(t, closed); m["tollgate_limiter_unchecked_total"] != 0 || m["tollgate_limiter_errors_total"] < 1 || m["tollgate_limiter_up"] != 0 {
+		t.Errorf("fail_closed metrics during the outage: %v", m)
+	}
 
 	// Redis comes back empty. Let the ledger write what was served meanwhile.
 	startRedis(t, port)
@@ -113,6 +121,9 @@ func TestRedisOutageFailModes(t *testing.T) {
 		}
 	}
 
+	if m := scrape(t, open); m["tollgate_limiter_up"] != 1 {
+		t.Errorf("metrics after the recovery: %v", m)
+	}
 	rc := redisClient(t, redisURL)
 	committed, err := rc.HGet(context.Background(), "tollgate:key:"+keyID+":usd:t", "c").Int64()
 	if err != nil {
@@ -137,4 +148,30 @@ func TestRedisOutageFailModes(t *testing.T) {
 	if spent != 7*fakeCost || committed != spent {
 		t.Errorf("ledger spend %d (want %d), reloaded counter %d", spent, 7*fakeCost, committed)
 	}
+}
+
+// scrape reads a replica's /metrics: tollgate_ samples by name, labels
+// dropped and summed.
+func scrape(t *testing.T, s *server) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + s.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "tollgate_") {
+			continue
+		}
+		name, rest, _ := strings.Cut(line, " ")
+		name, _, _ = strings.Cut(name, "{")
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+		if err != nil {
+			t.Fatalf("metrics line %q", line)
+		}
+		out[name] += v
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,6 +196,14 @@ func TestReplicasShareLimitsAndBudgets(t *testing.T) {
 	budgetSt := run("budget", budgetKey, budgetSecret, "budget", 150, 3)
 	parSt := run("parallel", parKey, parSecret, "parallel-marker", 120, 4)
 
+	var refusedRequests float64
+	for _, s := range replicas {
+		refusedRequests += scrapeLabelled(t, s, `tollgate_limiter_refusals_total{limit="requests"}`)
+	}
+	if refusedRequests != float64(rpmSt[429]) {
+		t.Errorf("refusals by rpm: metrics say %v, clients saw %d", refusedRequests, rpmSt[429])
+	}
+
 	// The counters as Redis holds them, before the replicas go.
 	rc := redisClient(t, redisURL)
 	committed, _ := rc.HGet(context.Background(), "tollgate:key:"+budgetKey+":usd:t", "c").Int64()
@@ -283,4 +292,23 @@ func redisClient(t *testing.T, url string) *redis.Client {
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// scrapeLabelled reads one sample, labels included, from a replica's /metrics.
+func scrapeLabelled(t *testing.T, s *server, sample string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + s.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	t.Fatalf("no sample %s in /metrics", sample)
+	return 0
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/gateway"
 	"github.com/tollgate/tollgate/internal/ledger"
+	"github.com/tollgate/tollgate/internal/metrics"
 	"github.com/tollgate/tollgate/internal/pricing"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
@@ -217,11 +218,19 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 			}
 		}
 	}
-	if db == nil {
-		return g.Handler(), closeIdle, nil
+	reg := metrics.New()
+	if limits.Limiter != nil {
+		backend := "memory"
+		if cfg.Redis.URL != "" {
+			backend = "redis"
+		}
+		reg.Limiter(limits.Limiter, backend)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/admin/", admin.Handler(admin.New(db, routes, keys, logger), authn))
+	mux.Handle("GET /metrics", reg.Handler())
+	if db != nil {
+		mux.Handle("/admin/", admin.Handler(admin.New(db, routes, keys, logger), authn))
+	}
 	mux.Handle("/", g.Handler())
 	return mux, closeIdle, nil
 }

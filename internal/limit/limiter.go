@@ -118,10 +118,28 @@ type Limiter struct {
 	uncheckedMu sync.Mutex
 	unchecked   map[string]check
 
+	// Counts for metrics: failures to reach the counters, requests let
+	// through unchecked, and refusals by kind of limit.
 	Errors     atomic.Int64
 	FailedOpen atomic.Int64
-	Refused    atomic.Int64
+	refused    [4]atomic.Int64
 }
+
+// Kinds lists the kinds of limit, in a fixed order.
+var Kinds = [...]What{Requests, Tokens, Parallel, Budget}
+
+// Refused counts the requests refused by a kind of limit.
+func (l *Limiter) Refused(w What) int64 {
+	for i, k := range Kinds {
+		if k == w {
+			return l.refused[i].Load()
+		}
+	}
+	return 0
+}
+
+// Up reports whether the counters answered the last time they were asked.
+func (l *Limiter) Up() bool { return !l.down.Load() }
 
 // backend keeps the counters. admit applies checks atomically: all or none.
 type backend interface {
@@ -245,7 +263,11 @@ func (l *Limiter) Admit(ctx context.Context, req *Request) (*Ticket, error) {
 		}
 		st := status(req, cs, o)
 		if o.refused >= 0 {
-			l.Refused.Add(1)
+			for i, k := range Kinds {
+				if k == cs[o.refused].what {
+					l.refused[i].Add(1)
+				}
+			}
 			return nil, refusal(req, cs, o, st)
 		}
 		t := &Ticket{member: req.ID, Status: st}
