@@ -16,6 +16,8 @@
 //     request to a file, as in production: the load uses a virtual key
 //     (looked up through the key cache) and every request is recorded in
 //     the usage ledger on the embedded SQLite database.
+//   - tollgate-limited: tollgate with a key whose rpm, tpm, max_parallel
+//     and budget are checked (in process) on every request.
 //   - tollgate-stateless: the same with database.url: none, so the master
 //     key only and no ledger: what keys and the ledger cost is the
 //     difference between the two.
@@ -108,7 +110,7 @@ type config struct {
 	gomaxprocs  int // GOMAXPROCS for the Go proxies; 0 keeps Go's default
 }
 
-var knownTargets = []string{"direct", "reverseproxy", "nginx", "tollgate", "tollgate-stateless"}
+var knownTargets = []string{"direct", "reverseproxy", "nginx", "tollgate", "tollgate-limited", "tollgate-stateless"}
 
 func main() {
 	if len(os.Args) > 1 {
@@ -308,7 +310,7 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 			}
 		case "nginx":
 			t, err = startNginx(ctx, procs, tmp, upAddr)
-		case "tollgate", "tollgate-stateless":
+		case "tollgate", "tollgate-limited", "tollgate-stateless":
 			if cfg.tollgateBin == "" {
 				logf("building ./cmd/tollgate ...")
 				cfg.tollgateBin, err = buildTollgate(ctx, tmp)

@@ -150,6 +150,21 @@ func (r *Report) finish() {
 			)
 		}
 	}
+	r.limitedRatios()
+}
+
+// limitedRatios compares the limited key with the unlimited one.
+func (r *Report) limitedRatios() {
+	for _, w := range r.Workloads {
+		lim, tg := r.result(w.Name, "tollgate-limited"), r.result(w.Name, "tollgate")
+		if lim == nil || tg == nil {
+			continue
+		}
+		r.Ratios = append(r.Ratios,
+			ratio(w.Name, "CPU/req tollgate-limited ÷ tollgate", lim.CPUPerReqUS, tg.CPUPerReqUS),
+			addedRatio(w.Name, "added p50 tollgate-limited ÷ tollgate", deref(lim.AddedP50US), deref(tg.AddedP50US)),
+		)
+	}
 }
 
 func deref(p *float64) float64 {

@@ -29,8 +29,8 @@ providers:
   - { name: up, type: openai, base_url: "http://%[3]s/v1", api_key: "upstream-key" }
   - { name: upa, type: anthropic, base_url: "http://%[3]s", api_key: "upstream-key" }
 models:
-  - { name: %[4]s, targets: [ { provider: up, model: %[5]s } ] }
-  - { name: %[6]s, targets: [ { provider: upa, model: %[7]s } ] }
+  - { name: %[4]s, targets: [ { provider: up, model: %[5]s } ], pricing: { input: "1", output: "2" } }
+  - { name: %[6]s, targets: [ { provider: upa, model: %[7]s } ], pricing: { input: "1", output: "2" } }
 `
 
 // buildTollgate builds ./cmd/tollgate of the module around the working
@@ -55,7 +55,9 @@ func buildTollgate(ctx context.Context, dir string) (string, error) {
 // bench-o and bench-a to the fake upstream. Its log (one JSON line per
 // request on stderr) goes to a file: writing it is part of the cost being
 // measured. The "tollgate" target records every request in its SQLite
-// ledger and is sent a virtual key; "tollgate-stateless" runs without a
+// ledger and is sent a virtual key; "tollgate-limited" is the same with a
+// key that has rpm, tpm, max_parallel and a monthly budget (too high to
+// bind), all checked in process; "tollgate-stateless" runs without a
 // database, on the master key.
 func startTollgate(ctx context.Context, procs *procSet, tmp, name, bin, upstreamAddr string, gomaxprocs int) (*target, error) {
 	if _, err := os.Stat(bin); err != nil {
@@ -89,7 +91,12 @@ func startTollgate(ctx context.Context, procs *procSet, tmp, name, bin, upstream
 	var key string
 	if dbURL != "none" {
 		// A virtual key, made the way an operator would.
-		create := exec.CommandContext(ctx, bin, "keys", "create", "--config", conf, "--name", "bench", "--json")
+		args := []string{"keys", "create", "--config", conf, "--name", "bench", "--json"}
+		if name == "tollgate-limited" {
+			args = append(args, "--rpm", "1000000000", "--tpm", "1000000000000", "--max-parallel", "100000",
+				"--budget-usd", "9000000", "--budget-period", "monthly")
+		}
+		create := exec.CommandContext(ctx, bin, args...)
 		create.Dir, create.Env = dir, env
 		out, err := create.Output()
 		var k struct{ Key string }

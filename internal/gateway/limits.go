@@ -65,7 +65,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, x *exchange, m *
 			output = translate.DefaultMaxOutputTokens
 		}
 	}
-	input := estimateTokens(body)
+	input := reserveInputTokens(body)
 	req := &limit.Request{ID: x.id, Scopes: scopes, Tokens: input + output}
 	for _, sc := range scopes {
 		if sc.Limits.BudgetUSD == nil {
@@ -99,6 +99,41 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, x *exchange, m *
 	return nil
 }
 
+// Long base64 runs (images, PDFs) are not text: a quarter of their bytes
+// would reserve hundreds of thousands of tokens for a picture that costs a
+// couple of thousand, and refuse it. Such a run counts a flat
+// base64RunTokens plus one token per base64RunBytesPerToken bytes, so
+// that many-page documents still weigh. Settlement corrects the estimate.
+const (
+	base64RunMin           = 1024
+	base64RunTokens        = 2000
+	base64RunBytesPerToken = 256
+)
+
+// reserveInputTokens estimates a request's prompt for its reservation: a
+// quarter of its bytes, base64 payloads aside.
+func reserveInputTokens(body []byte) int64 {
+	var long, runs, tokens int64
+	run := 0
+	for i := 0; i <= len(body); i++ {
+		if i < len(body) && isBase64Byte(body[i]) {
+			run++
+			continue
+		}
+		if run >= base64RunMin {
+			long += int64(run)
+			runs++
+			tokens += base64RunTokens + int64(run)/base64RunBytesPerToken
+		}
+		run = 0
+	}
+	return tokens + (int64(len(body))-long+3)/4
+}
+
+func isBase64Byte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '='
+}
+
 // refusal is the 429 for a refused request, with the quota headers.
 func (g *Gateway) refusal(w http.ResponseWriter, x *exchange, r *limit.Refusal) error {
 	x.limitHeaders = true
@@ -117,43 +152,47 @@ func (g *Gateway) refusal(w http.ResponseWriter, x *exchange, r *limit.Refusal) 
 	return &Error{Status: http.StatusTooManyRequests, Kind: k, Message: r.Message}
 }
 
-// quotaHeaders writes the limits' state in the dialect's usual headers,
-// and budgets in tollgate's own.
+// quotaHeaderNames are each dialect's rate-limit headers, canonical, in
+// the order limit, remaining, reset; requests first, then tokens.
+var quotaHeaderNames = map[api.Dialect][2][3]string{
+	api.Anthropic: {
+		{"Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset"},
+		{"Anthropic-Ratelimit-Tokens-Limit", "Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset"},
+	},
+	api.OpenAI: {
+		{"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests"},
+		{"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens"},
+	},
+}
+
+// quotaHeaders writes the limits' state in the dialect's usual headers
+// (Anthropic resets as RFC 3339 times, OpenAI's as durations), and
+// budgets in tollgate's own.
 func quotaHeaders(h http.Header, d api.Dialect, st limit.Status, now time.Time) {
-	for _, q := range [...]struct {
-		q            *limit.Quota
-		what         string // Anthropic's name
-		openai       string
-		isRequestish bool
-	}{{st.Requests, "requests", "requests", true}, {st.Tokens, "tokens", "tokens", false}} {
-		if q.q == nil {
+	names := quotaHeaderNames[d]
+	for i, q := range [2]*limit.Quota{st.Requests, st.Tokens} {
+		if q == nil {
 			continue
 		}
-		limit, remaining := strconv.FormatInt(q.q.Limit, 10), strconv.FormatInt(q.q.Remaining, 10)
+		h[names[i][0]] = []string{strconv.FormatInt(q.Limit, 10)}
+		h[names[i][1]] = []string{strconv.FormatInt(q.Remaining, 10)}
+		if q.Reset.IsZero() {
+			continue
+		}
 		if d == api.Anthropic {
-			h["Anthropic-Ratelimit-"+title(q.what)+"-Limit"] = []string{limit}
-			h["Anthropic-Ratelimit-"+title(q.what)+"-Remaining"] = []string{remaining}
-			if !q.q.Reset.IsZero() {
-				h["Anthropic-Ratelimit-"+title(q.what)+"-Reset"] = []string{q.q.Reset.UTC().Format(time.RFC3339)}
-			}
+			h[names[i][2]] = []string{ceilSecond(q.Reset).Format(time.RFC3339)}
 		} else {
-			h["X-Ratelimit-Limit-"+title(q.openai)] = []string{limit}
-			h["X-Ratelimit-Remaining-"+title(q.openai)] = []string{remaining}
-			if !q.q.Reset.IsZero() {
-				h["X-Ratelimit-Reset-"+title(q.openai)] = []string{max(q.q.Reset.Sub(now), 0).Round(time.Millisecond).String()}
-			}
+			h[names[i][2]] = []string{max(q.Reset.Sub(now), 0).Round(time.Millisecond).String()}
 		}
 	}
 	if b := st.Budget; b != nil {
 		h["Tollgate-Budget-Limit-Usd"] = []string{limit.FormatNano(b.Limit)}
 		h["Tollgate-Budget-Remaining-Usd"] = []string{limit.FormatNano(b.Remaining)}
 		if !b.Reset.IsZero() {
-			h["Tollgate-Budget-Reset"] = []string{b.Reset.UTC().Format(time.RFC3339)}
+			h["Tollgate-Budget-Reset"] = []string{ceilSecond(b.Reset).Format(time.RFC3339)}
 		}
 	}
 }
-
-func title(s string) string { return string(s[0]-'a'+'A') + s[1:] }
 
 // isRateLimitHeader reports whether an upstream response header describes
 // the upstream's own rate limits. When the gateway's limits apply, the
@@ -180,4 +219,10 @@ func (g *Gateway) settle(x *exchange) {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
 	g.limits.Limiter.Settle(ctx, x.ticket, limit.Used{Tokens: tokens, Cost: cost})
+}
+
+// ceilSecond rounds t up to a whole second, in UTC: a reset time read
+// from a header must not come before the reset.
+func ceilSecond(t time.Time) time.Time {
+	return t.UTC().Add(time.Second - 1).Truncate(time.Second)
 }

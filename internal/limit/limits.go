@@ -133,13 +133,20 @@ func (u USD) String() string { return FormatNano(u.nano) }
 
 // FormatNano renders nano-USD as a decimal number of USD.
 func FormatNano(n int64) string {
-	sign := ""
+	var b [32]byte
+	out := b[:0]
 	if n < 0 {
-		sign, n = "-", -n
+		out, n = append(out, '-'), -n
 	}
-	s := fmt.Sprintf("%d.%09d", n/1e9, n%1e9)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	return sign + s
+	out = strconv.AppendInt(out, n/1e9, 10)
+	if frac := n % 1e9; frac != 0 {
+		f := strconv.AppendInt(nil, frac+1e9, 10)[1:] // nine digits, leading zeros kept
+		for f[len(f)-1] == '0' {
+			f = f[:len(f)-1]
+		}
+		out = append(append(out, '.'), f...)
+	}
+	return string(out)
 }
 
 // MarshalJSON writes the amount as a JSON number.
@@ -220,11 +227,13 @@ func (p period) span(t time.Time) (id string, start, end time.Time) {
 	t = t.UTC()
 	switch p.kind {
 	case 'd':
-		start = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-		return start.Format("d20060102"), start, start.AddDate(0, 0, 1)
+		y, m, d := t.Date()
+		start = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+		return "d" + strconv.Itoa(y*10000+int(m)*100+d), start, start.AddDate(0, 0, 1)
 	case 'm':
-		start = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-		return start.Format("m200601"), start, start.AddDate(0, 1, 0)
+		y, m, _ := t.Date()
+		start = time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
+		return "m" + strconv.Itoa(y*100+int(m)), start, start.AddDate(0, 1, 0)
 	case 'r':
 		return "r" + strconv.FormatInt(p.window.Milliseconds(), 10), t.Add(-p.window - p.slot()), time.Time{}
 	}
