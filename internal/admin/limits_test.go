@@ -16,8 +16,10 @@ import (
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/store/storetest"
+	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
 // send makes a data-plane request and returns its status, headers and body.
@@ -202,5 +204,69 @@ models:
 	status, _, body := e.send("/v1/messages", master, fmt.Sprintf(message, "echo"))
 	if status != 429 || !strings.Contains(errField(body, "message"), "across all keys") {
 		t.Fatalf("the model's limit, master key: %d %v", status, body)
+	}
+}
+
+// A client that leaves mid-stream: the request still settles, freeing its
+// place among parallel requests and charging what the stream used.
+func TestLimitsSettleWhenTheClientLeavesMidStream(t *testing.T) {
+	db := storetest.Open(t)["sqlite"]
+	up := upstreamtest.New(func(r upstreamtest.Received) upstreamtest.Reply {
+		if strings.Contains(string(r.Body), "second") {
+			return upstreamtest.Reply{Body: []byte(`{"id":"msg_2","type":"message","role":"assistant","model":"x","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":5}}`)}
+		}
+		return upstreamtest.Reply{Hang: true, Events: [][]byte{
+			[]byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"x\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1000,\"output_tokens\":1}}}\n\n"),
+			[]byte("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"),
+		}}
+	})
+	defer up.Close()
+	cfg, err := config.Parse([]byte(`
+providers: [ { name: ant, type: anthropic, base_url: "`+up.URL+`", api_key: x } ]
+models: [ { name: m, targets: [ { provider: ant, model: x } ], pricing: { input: "3", output: "15" } } ]
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, closeAll, err := cli.BuildWithStore(cfg, master, slog.New(slog.DiscardHandler), db, syncLedger{t, db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer func() { srv.Close(); closeAll() }()
+	e := &env{t: t, srv: srv, db: db}
+	k := e.key(`{"name":"k","limits":{"max_parallel":1,"budget_usd":1}}`)
+
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":16,"stream":true,"messages":[{"role":"user","content":"first"}]}`))
+	req.Header.Set("X-Api-Key", k.Key)
+	req.Header.Set("Anthropic-Version", "2023-06-01")
+	resp, err := srv.Client().Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("stream: %v %v", resp, err)
+	}
+	buf := make([]byte, 64)
+	resp.Body.Read(buf) // the stream has begun
+	if status, _, _ := e.send("/v1/messages", k.Key, `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"second"}]}`); status != 429 {
+		t.Fatalf("a second request while the stream runs: %d, want 429 (max_parallel 1)", status)
+	}
+	resp.Body.Close() // the client leaves
+
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, h, body := e.send("/v1/messages", k.Key, `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"second"}]}`)
+		if status == 200 {
+			// The abandoned stream was charged what it used: 1000 input and
+			// 1 output tokens, 3,015,000 nano-USD; this request reserved
+			// well under 0.001 USD more.
+			left, err := limit.ParseUSD(h.Get("Tollgate-Budget-Remaining-Usd"))
+			if err != nil || left.Nano() >= 1e9-3_015_000 || left.Nano() < 1e9-3_015_000-1_000_000 {
+				t.Fatalf("budget left: %q %v", h.Get("Tollgate-Budget-Remaining-Usd"), err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the abandoned stream's place was not freed: %d %v", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
