@@ -24,10 +24,6 @@ type Limits struct {
 	CacheReads, CacheWrites bool
 }
 
-// settleTimeout bounds a settlement, which runs after the client's
-// request has ended and so cannot use its context.
-const settleTimeout = 5 * time.Second
-
 // scopes lists the limits that apply to a request for model m.
 func (g *Gateway) scopes(x *exchange, m *route.Model) []limit.Scope {
 	var scopes []limit.Scope
@@ -216,9 +212,9 @@ func (g *Gateway) settle(x *exchange) {
 		tokens += u.CacheWrite5m + u.CacheWrite1h
 	}
 	cost, _ := x.cost() // unknown only for unpriced models, which have no budget
-	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-	defer cancel()
-	g.limits.Limiter.Settle(ctx, x.ticket, limit.Used{Tokens: tokens, Cost: cost})
+	// Not the client's context: the request is over, and it may be gone.
+	// The Redis back end bounds its own calls.
+	g.limits.Limiter.Settle(context.Background(), x.ticket, limit.Used{Tokens: tokens, Cost: cost})
 }
 
 // ceilSecond rounds t up to a whole second, in UTC: a reset time read

@@ -207,7 +207,7 @@ func (l *Limiter) Close() error { return l.b.close() }
 
 // checks lists the counters a request touches, in a stable order.
 func checks(req *Request, now time.Time) []check {
-	var cs []check
+	cs := make([]check, 0, 4*len(req.Scopes))
 	for i, s := range req.Scopes {
 		lim := s.Limits
 		if lim.RPM > 0 {
@@ -270,7 +270,7 @@ func (l *Limiter) Admit(ctx context.Context, req *Request) (*Ticket, error) {
 			}
 			return nil, refusal(req, cs, o, st)
 		}
-		t := &Ticket{member: req.ID, Status: st}
+		t := &Ticket{member: req.ID, Status: st, settles: make([]settlement, 0, len(cs))}
 		for i, c := range cs {
 			if c.what == Requests {
 				continue // nothing to settle: a request is a request

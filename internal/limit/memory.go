@@ -49,9 +49,11 @@ func (m *Memory) admit(_ context.Context, member string, cs []check) (outcome, e
 	defer m.mu.Unlock()
 	now := m.now().UnixMilli()
 	m.sweep(now)
-	o := outcome{refused: -1, now: now, used: make([]int64, len(cs)), reset: make([]int64, len(cs)),
-		slot: make([]int64, len(cs)), epoch: make([]string, len(cs))}
-	newest := make([]int64, len(cs))
+	n := len(cs)
+	nums := make([]int64, 4*n) // one allocation for the four per-check columns
+	o := outcome{refused: -1, now: now, used: nums[:n:n], reset: nums[n : 2*n : 2*n],
+		slot: nums[2*n : 3*n : 3*n], epoch: make([]string, n)}
+	newest := nums[3*n:]
 	refuse := func(i int, retry int64) {
 		if o.refused < 0 {
 			o.refused, o.retry = i, retry
