@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/units"
 )
 
 // maxBody bounds an admin request body.
@@ -229,26 +230,10 @@ func ParseTime(s string, now, def time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t, nil
 	}
-	if d, err := ParseDuration(s); err == nil {
+	if d, err := units.ParseDuration(s); err == nil {
 		return now.Add(-d), nil
 	}
 	return time.Time{}, errors.New("want an RFC 3339 time (2026-11-22T10:00:00Z), a date (2026-11-22) or a duration ago (24h, 7d)")
-}
-
-// ParseDuration is time.ParseDuration that also takes whole days ("7d").
-func ParseDuration(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n < 0 {
-			return 0, errors.New("invalid duration " + strconv.Quote(s))
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, errors.New("invalid duration " + strconv.Quote(s))
-	}
-	return d, nil
 }
 
 func onlyParams(q map[string][]string, names ...string) error {

@@ -229,11 +229,3 @@ func TestAdminCommandErrors(t *testing.T) {
 		}
 	}
 }
-
-func TestFormatUSD(t *testing.T) {
-	for nano, want := range map[int64]string{0: "0.00", 1: "0.000000001", 2_657_500: "0.0026575", 12_340_000_000: "12.34", -5_000_000_000: "-5.00"} {
-		if got := cli.FormatUSD(nano); got != want {
-			t.Errorf("FormatUSD(%d) = %q, want %q", nano, got, want)
-		}
-	}
-}

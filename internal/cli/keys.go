@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/limit"
+	"github.com/tollgate/tollgate/internal/units"
 )
 
 const keysUsage = `Usage:
@@ -81,7 +82,7 @@ func keysCreate(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *expires != "" {
-		d, err := admin.ParseDuration(*expires)
+		d, err := units.ParseDuration(*expires)
 		if err != nil || d == 0 {
 			return fmt.Errorf("keys create: --expires %q: want a positive duration such as 720h or 30d", *expires)
 		}

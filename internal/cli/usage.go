@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/units"
 )
 
 func usageCmd(args []string, stdout, stderr io.Writer) error {
@@ -97,23 +98,13 @@ func costCell(g admin.UsageGroup) string {
 	case g.CostNanoUSD == nil:
 		return "0.00"
 	case g.UnpricedRequests > 0:
-		return FormatUSD(*g.CostNanoUSD) + " + unknown *"
+		return formatUSD(*g.CostNanoUSD) + " + unknown *"
 	}
-	return FormatUSD(*g.CostNanoUSD)
+	return formatUSD(*g.CostNanoUSD)
 }
 
-// FormatUSD renders nano-USD exactly, without trailing zeros past the cent.
-func FormatUSD(nano int64) string {
-	sign := ""
-	if nano < 0 {
-		sign, nano = "-", -nano
-	}
-	frac := fmt.Sprintf("%09d", nano%1_000_000_000)
-	for len(frac) > 2 && frac[len(frac)-1] == '0' {
-		frac = frac[:len(frac)-1]
-	}
-	return sign + strconv.FormatInt(nano/1_000_000_000, 10) + "." + frac
-}
+// formatUSD renders nano-USD exactly, to the cent at least.
+func formatUSD(nano int64) string { return units.FormatNano(nano, 2) }
 
 func usageCSV(w io.Writer, rep admin.UsageReport) error {
 	cw := csv.NewWriter(w)
@@ -123,7 +114,7 @@ func usageCSV(w io.Writer, rep admin.UsageReport) error {
 		t := g.Tokens
 		cost, usd := "", "" // empty: unknown
 		if g.CostNanoUSD != nil {
-			cost, usd = strconv.FormatInt(*g.CostNanoUSD, 10), FormatUSD(*g.CostNanoUSD)
+			cost, usd = strconv.FormatInt(*g.CostNanoUSD, 10), formatUSD(*g.CostNanoUSD)
 		}
 		cw.Write([]string{g.Group, i64(g.Requests), i64(g.Errors), i64(t.Input), i64(t.CacheRead), i64(t.CacheWrite5m),
 			i64(t.CacheWrite1h), i64(t.Output), i64(t.Reasoning), cost, usd, i64(g.UnpricedRequests)})

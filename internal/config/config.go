@@ -13,12 +13,13 @@ import (
 	"maps"
 	"net"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tollgate/tollgate/internal/units"
 )
 
 // Provider types understood by tollgate.
@@ -169,8 +170,6 @@ func (d *Decimal) UnmarshalYAML(n *yaml.Node) error {
 	*d = Decimal(n.Value)
 	return nil
 }
-
-var decimalRE = regexp.MustCompile(`^[0-9]+(\.[0-9]{1,9})?$`)
 
 // Capabilities are what a model and its upstream accept; they drive every
 // model-dependent translation choice. Zero values are the defaults.
@@ -429,10 +428,17 @@ func (c *Config) Validate() error {
 // checkPrices accepts unset prices and decimals of USD per million tokens.
 func checkPrices(bad func(path, format string, args ...any), path string, prices map[string]Decimal) {
 	for _, name := range slices.Sorted(maps.Keys(prices)) {
-		if v := prices[name]; v != "" && !decimalRE.MatchString(string(v)) {
+		if v := prices[name]; v != "" && !isPrice(v) {
 			bad(path+"."+name, "%q is not a price in USD per million tokens (a decimal like 3 or 0.075, at most 9 decimal places)", v)
 		}
 	}
+}
+
+// isPrice reports whether v is a decimal the price parser takes (and
+// whitespace-free, as YAML gives it).
+func isPrice(v Decimal) bool {
+	_, err := units.ParseNano(string(v))
+	return err == nil && strings.TrimSpace(string(v)) == string(v)
 }
 
 // checkEnum accepts "" (the default) or one of values.

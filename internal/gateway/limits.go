@@ -12,6 +12,7 @@ import (
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/translate"
+	"github.com/tollgate/tollgate/internal/units"
 )
 
 // Limits configure the gateway's rate limits and budgets.
@@ -182,8 +183,8 @@ func quotaHeaders(h http.Header, d api.Dialect, st limit.Status, now time.Time) 
 		}
 	}
 	if b := st.Budget; b != nil {
-		h["Tollgate-Budget-Limit-Usd"] = []string{limit.FormatNano(b.Limit)}
-		h["Tollgate-Budget-Remaining-Usd"] = []string{limit.FormatNano(b.Remaining)}
+		h["Tollgate-Budget-Limit-Usd"] = []string{units.FormatNano(b.Limit, 0)}
+		h["Tollgate-Budget-Remaining-Usd"] = []string{units.FormatNano(b.Remaining, 0)}
 		if !b.Reset.IsZero() {
 			h["Tollgate-Budget-Reset"] = []string{ceilSecond(b.Reset).Format(time.RFC3339)}
 		}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/units"
 )
 
 // Scope is one holder of counters with its limits: a key, a key for one
@@ -457,10 +459,10 @@ func refusal(req *Request, cs []check, o outcome, st Status) *Refusal {
 		left := max(c.limit-used, 0)
 		span := map[byte]string{'t': "total", 'd': "daily", 'm': "monthly", 'r': "rolling " + string(s.Limits.BudgetPeriod)}[c.period.kind]
 		if used >= c.limit {
-			r.Message = fmt.Sprintf("budget exhausted: the %s budget of %s USD for %s is spent", span, FormatNano(c.limit), who)
+			r.Message = fmt.Sprintf("budget exhausted: the %s budget of %s USD for %s is spent", span, units.FormatNano(c.limit, 0), who)
 		} else {
 			r.Message = fmt.Sprintf("budget insufficient: %s USD of the %s budget of %s USD for %s is left (in-flight requests included), less than this request's worst-case cost of %s USD; lower max_tokens",
-				FormatNano(left), span, FormatNano(c.limit), who, FormatNano(c.amount))
+				units.FormatNano(left, 0), span, units.FormatNano(c.limit, 0), who, units.FormatNano(c.amount, 0))
 		}
 	}
 	return r

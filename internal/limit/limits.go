@@ -12,10 +12,12 @@
 package limit
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/units"
 )
 
 // Limits are what one scope may use. A zero field is no limit.
@@ -104,50 +106,20 @@ func (u *USD) Nano() int64 {
 
 // ParseUSD reads a non-negative decimal such as "25", "0.5" or "12.345".
 func ParseUSD(s string) (*USD, error) {
-	whole, frac, dot := strings.Cut(strings.TrimSpace(s), ".")
-	if whole == "" || dot && frac == "" || !isDigits(whole) || !isDigits(frac) {
+	n, err := units.ParseNano(s)
+	switch {
+	case errors.Is(err, units.ErrPrecision):
+		return nil, fmt.Errorf("%q has more than nine decimal places", s)
+	case errors.Is(err, units.ErrRange):
+		return nil, fmt.Errorf("%q is too large", s)
+	case err != nil:
 		return nil, fmt.Errorf("%q is not an amount of USD such as 25 or 0.5", s)
 	}
-	if len(frac) > 9 {
-		return nil, fmt.Errorf("%q has more than nine decimal places", s)
-	}
-	if len(strings.TrimLeft(whole, "0")) > 9 {
-		return nil, fmt.Errorf("%q is too large", s)
-	}
-	w, _ := strconv.ParseInt(whole, 10, 64)
-	f, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
-	return &USD{nano: w*1e9 + f}, nil
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return &USD{nano: n}, nil
 }
 
 // String renders the amount as a decimal without trailing zeros.
-func (u USD) String() string { return FormatNano(u.nano) }
-
-// FormatNano renders nano-USD as a decimal number of USD.
-func FormatNano(n int64) string {
-	var b [32]byte
-	out := b[:0]
-	if n < 0 {
-		out, n = append(out, '-'), -n
-	}
-	out = strconv.AppendInt(out, n/1e9, 10)
-	if frac := n % 1e9; frac != 0 {
-		f := strconv.AppendInt(nil, frac+1e9, 10)[1:] // nine digits, leading zeros kept
-		for f[len(f)-1] == '0' {
-			f = f[:len(f)-1]
-		}
-		out = append(append(out, '.'), f...)
-	}
-	return string(out)
-}
+func (u USD) String() string { return units.FormatNano(u.nano, 0) }
 
 // MarshalJSON writes the amount as a JSON number.
 func (u USD) MarshalJSON() ([]byte, error) { return []byte(u.String()), nil }
@@ -197,7 +169,7 @@ func ParsePeriod(s string) (period, error) {
 	case "monthly":
 		return period{kind: 'm'}, nil
 	}
-	d, err := parseDuration(s)
+	d, err := units.ParseDuration(s)
 	if err != nil {
 		return period{}, fmt.Errorf("%q: want total, daily, monthly or a rolling window such as 24h or 30d", s)
 	}
@@ -205,18 +177,6 @@ func ParsePeriod(s string) (period, error) {
 		return period{}, fmt.Errorf("%q: a rolling window is whole seconds between 1m and 366d", s)
 	}
 	return period{kind: 'r', window: d}, nil
-}
-
-// parseDuration is time.ParseDuration with a "d" (24h) unit.
-func parseDuration(s string) (time.Duration, error) {
-	if n, ok := strings.CutSuffix(s, "d"); ok && isDigits(n) && n != "" {
-		days, err := strconv.ParseInt(n, 10, 64)
-		if err != nil || days > 10_000 {
-			return 0, fmt.Errorf("bad duration %q", s)
-		}
-		return time.Duration(days) * 24 * time.Hour, nil
-	}
-	return time.ParseDuration(s)
 }
 
 // span returns the period that holds t: an id that names it (distinct for

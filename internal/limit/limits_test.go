@@ -120,11 +120,3 @@ func TestPeriodSpan(t *testing.T) {
 		}
 	}
 }
-
-func TestFormatNano(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 1: "0.000000001", 1e9: "1", -5e8: "-0.5", 12_345_000_000: "12.345", 9e15: "9000000", 100_000_000: "0.1"} {
-		if got := FormatNano(n); got != want {
-			t.Errorf("FormatNano(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

@@ -12,9 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"strings"
 
 	"github.com/tollgate/tollgate/internal/meter"
+	"github.com/tollgate/tollgate/internal/units"
 )
 
 // Price is an exact price in USD per million tokens. The zero value means
@@ -30,31 +30,16 @@ const maxPriceDecimals = 9
 // ParsePrice reads a non-negative decimal such as "3", "0.075" or "1.25"
 // with at most nine decimal places.
 func ParsePrice(s string) (Price, error) {
-	s = strings.TrimSpace(s)
-	whole, frac, hasDot := strings.Cut(s, ".")
-	if whole == "" || (hasDot && frac == "") || !digits(whole) || !digits(frac) {
+	n, err := units.ParseNano(s)
+	switch {
+	case errors.Is(err, units.ErrPrecision):
+		return Price{}, fmt.Errorf("price %q: at most %d decimal places", s, maxPriceDecimals)
+	case errors.Is(err, units.ErrRange):
+		return Price{}, fmt.Errorf("price %q: too large", s)
+	case err != nil:
 		return Price{}, fmt.Errorf("price %q: want a decimal number of USD per million tokens, like 3 or 0.075", s)
 	}
-	if len(frac) > maxPriceDecimals {
-		return Price{}, fmt.Errorf("price %q: at most %d decimal places", s, maxPriceDecimals)
-	}
-	var n int64
-	for _, c := range whole + frac + strings.Repeat("0", maxPriceDecimals-len(frac)) {
-		if n > (1<<63-1)/10-1 {
-			return Price{}, fmt.Errorf("price %q: too large", s)
-		}
-		n = n*10 + int64(c-'0')
-	}
 	return Price{nano: n, set: true}, nil
-}
-
-func digits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // MustPrice is ParsePrice for constants; it panics on a bad price.
@@ -74,9 +59,7 @@ func (p Price) String() string {
 	if !p.set {
 		return "unpriced"
 	}
-	s := fmt.Sprintf("%d.%09d", p.nano/1e9, p.nano%1e9)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
+	return units.FormatNano(p.nano, 0)
 }
 
 // Prices are a model's prices per bucket. Reasoning, when unset, is billed
