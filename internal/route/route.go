@@ -23,13 +23,13 @@ type Model struct {
 	Policy translate.Policy
 	// Limits apply to the model across all keys.
 	Limits limit.Limits
+
+	names []string
 }
 
 // Names is the model's name and its aliases: every name a ledger record
-// of it may carry.
-func (m *Model) Names() []string {
-	return append([]string{m.Name}, m.Aliases...)
-}
+// of it may carry. The slice is shared; callers must not change it.
+func (m *Model) Names() []string { return m.names }
 
 // Target is one (provider, upstream model) pair.
 type Target struct {
@@ -59,7 +59,8 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 		if err != nil {
 			return nil, fmt.Errorf("model %q: limits: %w", mc.Name, err)
 		}
-		m := &Model{Name: mc.Name, Aliases: mc.Aliases, Caps: caps(mc.Capabilities), Policy: policy(mc.Translation), Limits: lim}
+		m := &Model{Name: mc.Name, Aliases: mc.Aliases, Caps: caps(mc.Capabilities), Policy: policy(mc.Translation), Limits: lim,
+			names: append([]string{mc.Name}, mc.Aliases...)}
 		for _, tc := range mc.Targets {
 			p, ok := providers[tc.Provider]
 			if !ok {
