@@ -274,8 +274,7 @@ func (s *Service) checkLimits(own limit.Limits, per map[string]limit.Limits) (li
 			return nil, nil, invalid("model_limits[%q].%v", name, err)
 		}
 		if l.BudgetUSD != nil && s.routes != nil {
-			m := s.routes.Lookup([]byte(name))
-			if _, err := m.Targets[0].Prices.WorstCase(1, 1); err != nil {
+			if m := s.routes.Lookup([]byte(name)); !m.Priced() {
 				return nil, nil, invalid("model_limits[%q].budget_usd: model %q has no price, so a budget cannot count its cost", name, m.Name)
 			}
 		}

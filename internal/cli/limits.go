@@ -28,10 +28,8 @@ func newLimits(cfg *config.Config, routes *route.Table, db *store.Store, logger 
 			continue
 		}
 		modelLimits = true
-		if m.Limits.BudgetUSD != nil {
-			if _, err := m.Targets[0].Prices.WorstCase(1, 1); err != nil {
-				return gateway.Limits{}, fmt.Errorf("model %q has a budget but no input and output prices; give it pricing", m.Name)
-			}
+		if m.Limits.BudgetUSD != nil && !m.Priced() {
+			return gateway.Limits{}, fmt.Errorf("model %q has a budget but a target without input and output prices; give it pricing", m.Name)
 		}
 	}
 	if db == nil && !modelLimits {

@@ -125,6 +125,8 @@ type Model struct {
 	// Limits apply to the model across all keys (the master key too), to
 	// protect an upstream's quota.
 	Limits LimitValues `yaml:"limits"`
+	// Routing bounds retries across the targets.
+	Routing Routing `yaml:"routing"`
 }
 
 // Pricing is a model's prices in USD per million tokens per bucket.
@@ -219,6 +221,24 @@ type Target struct {
 	Provider string `yaml:"provider"`
 	// Model is the id sent upstream; optional for echo providers.
 	Model string `yaml:"model"`
+	// Weight shares requests among the targets of one priority (default 1).
+	Weight int `yaml:"weight"`
+	// Priority orders targets: lower first (default 0). A target is tried
+	// only when every target of a lower priority failed this request.
+	Priority int `yaml:"priority"`
+	// Fallback is tried only after every target without it: a priority
+	// below all others.
+	Fallback bool `yaml:"fallback"`
+}
+
+// Routing bounds how a request is retried across a model's targets.
+type Routing struct {
+	// MaxAttempts is the most upstream attempts per request (default: one
+	// per target, at most 3).
+	MaxAttempts int `yaml:"max_attempts"`
+	// RetryDeadline bounds the time spent retrying: no new attempt starts
+	// after it (default 30s).
+	RetryDeadline time.Duration `yaml:"retry_deadline"`
 }
 
 // Default is the zero-config configuration: the echo provider and a model
@@ -392,6 +412,12 @@ func (c *Config) Validate() error {
 			bad(path+".targets", "at least one target is required")
 		}
 		checkEnum(bad, path+".translation", m.Translation, "default", "strict", "lenient")
+		if m.Routing.MaxAttempts < 0 || m.Routing.MaxAttempts > 10 {
+			bad(path+".routing.max_attempts", "must be between 1 and 10")
+		}
+		if m.Routing.RetryDeadline < 0 {
+			bad(path+".routing.retry_deadline", "must not be negative")
+		}
 		c := m.Capabilities
 		checkEnum(bad, path+".capabilities.thinking", c.Thinking, "budget", "adaptive", "none")
 		checkEnum(bad, path+".capabilities.max_tokens_field", c.MaxTokensField, "max_completion_tokens", "max_tokens")
@@ -418,6 +444,12 @@ func (c *Config) Validate() error {
 				bad(tpath+".provider", "unknown provider %q", t.Provider)
 			case p.Type != TypeEcho && t.Model == "":
 				bad(tpath+".model", "is required for %s provider %q", p.Type, p.Name)
+			}
+			if t.Weight < 0 {
+				bad(tpath+".weight", "must not be negative")
+			}
+			if t.Priority < 0 || t.Priority > 1000 {
+				bad(tpath+".priority", "must be between 0 and 1000")
 			}
 		}
 	}

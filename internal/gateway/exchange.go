@@ -38,6 +38,7 @@ type exchange struct {
 
 	status         int // status sent to the client; 0 if the client left first
 	upstreamStatus int
+	retries        int // upstream attempts after the first
 	usage          meter.Usage
 	firstByte      time.Duration // until the response status was sent
 	upstream       time.Duration // spent waiting on the upstream
@@ -119,6 +120,7 @@ func (x *exchange) log(ctx context.Context, l *slog.Logger, reqLog io.Writer, me
 			slog.String("lane", x.lane),
 			slog.Bool("stream", x.stream),
 			slog.Int("upstream_status", x.upstreamStatus),
+			slog.Int("retries", x.retries),
 			slog.Float64("ttfb_ms", ms(x.firstByte)),
 			slog.Float64("upstream_ms", ms(x.upstream)),
 			slog.Int64("input_tokens", x.usage.Input),
@@ -184,6 +186,8 @@ func (x *exchange) appendJSON(b []byte, method, path string) []byte {
 		b = strconv.AppendBool(b, x.stream)
 		b = append(b, `,"upstream_status":`...)
 		b = strconv.AppendInt(b, int64(x.upstreamStatus), 10)
+		b = append(b, `,"retries":`...)
+		b = strconv.AppendInt(b, int64(x.retries), 10)
 		b = append(b, `,"ttfb_ms":`...)
 		b = strconv.AppendFloat(b, ms(x.firstByte), 'f', -1, 64)
 		b = append(b, `,"upstream_ms":`...)

@@ -68,7 +68,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, x *exchange, m *
 		if sc.Limits.BudgetUSD == nil {
 			continue
 		}
-		cost, err := m.Targets[0].Prices.WorstCase(input, output)
+		cost, err := worstCase(m, input, output)
 		if err != nil {
 			return &Error{Status: http.StatusForbidden, Kind: kindPermission, Param: "model", Code: "model_unpriced", Err: err,
 				Message: fmt.Sprintf("a USD budget applies to this request, but model %q has no price, so its cost cannot be counted; the operator must give it pricing", m.Name)}
@@ -129,6 +129,20 @@ func reserveInputTokens(body []byte) int64 {
 
 func isBase64Byte(c byte) bool {
 	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '='
+}
+
+// worstCase is the most the request can cost on any of the model's
+// targets (a retry may land on the dearest). Every target must be priced.
+func worstCase(m *route.Model, input, output int64) (int64, error) {
+	var worst int64
+	for _, t := range m.Targets {
+		c, err := t.Prices.WorstCase(input, output)
+		if err != nil {
+			return 0, err
+		}
+		worst = max(worst, c)
+	}
+	return worst, nil
 }
 
 // refusal is the 429 for a refused request, with the quota headers.

@@ -30,9 +30,10 @@ const (
 
 var relayBufPool = sync.Pool{New: func() any { b := make([]byte, relayBufSize); return &b }}
 
-// forward sends the request to the model's target and relays the answer.
-func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned, ep provider.Endpoint) error {
-	t := m.Targets[0]
+// passthrough sends the request to target t and relays the answer. When
+// the attempt fails in a way another attempt may fix, before anything has
+// reached the client, it returns a *failure instead.
+func (g *Gateway) passthrough(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, t route.Target, body []byte, s scanned, ep provider.Endpoint) error {
 	x.provider, x.upstreamModel, x.prices = t.Provider.Name(), t.Model, t.Prices
 	if !t.Provider.Speaks(x.dialect) {
 		return g.translated(w, r, x, m, t, body, s, ep)
@@ -66,11 +67,13 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 
 	resp, done, err := g.send(r, x, t.Provider, req)
 	if err != nil {
-		return err
+		return retryableSend(x, err)
 	}
 	defer done()
 
 	switch {
+	case retryableStatus(resp.StatusCode):
+		return bufferFailure(resp, false)
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusPaymentRequired:
 		// The upstream refused the gateway's own credential or account. A
 		// 401 would tell the client its key is bad, and SDKs would not retry.
@@ -98,13 +101,13 @@ func (g *Gateway) send(r *http.Request, x *exchange, p provider.Provider, req *p
 	start := time.Now()
 	resp, err = p.Do(r.Context(), req)
 	if err != nil {
-		x.upstream = time.Since(start)
+		x.upstream += time.Since(start)
 		return nil, nil, g.upstreamFailure(r, x, err)
 	}
 	x.upstreamStatus = resp.StatusCode
 	return resp, func() {
 		resp.Body.Close()
-		x.upstream = time.Since(start)
+		x.upstream += time.Since(start) // every attempt's wait counts
 	}, nil
 }
 

@@ -27,6 +27,7 @@ const maxUpstreamBody = 32 << 20
 // translated serves a request whose target speaks the other protocol: the
 // body is decoded, translated, sent, and the answer translated back.
 func (g *Gateway) translated(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, t route.Target, body []byte, s scanned, ep provider.Endpoint) error {
+	x.provider, x.upstreamModel, x.prices = t.Provider.Name(), t.Model, t.Prices
 	x.lane = "translated"
 	// The upstream's id belongs to the other protocol (it goes in
 	// tollgate-upstream-request-id); the client's own header gets ours.
@@ -80,12 +81,14 @@ func (g *Gateway) translated(w http.ResponseWriter, r *http.Request, x *exchange
 
 	resp, done, err := g.send(r, x, t.Provider, req)
 	if err != nil {
-		return err
+		return retryableSend(x, err)
 	}
 	defer done()
 	keepUpstreamIDs(w.Header(), resp.Header)
 
 	switch {
+	case retryableStatus(resp.StatusCode):
+		return bufferFailure(resp, true)
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return g.translatedError(w, x, resp)
 	case isEventStream(resp.Header):

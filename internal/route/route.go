@@ -3,6 +3,9 @@ package route
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
 
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/jsonx"
@@ -23,8 +26,55 @@ type Model struct {
 	Policy translate.Policy
 	// Limits apply to the model across all keys.
 	Limits limit.Limits
+	// MaxAttempts bounds the upstream attempts per request, across
+	// targets; RetryDeadline bounds when a new attempt may start.
+	MaxAttempts   int
+	RetryDeadline time.Duration
 
 	names []string
+	tiers [][]Target // Targets by priority, lowest first
+}
+
+// Default routing bounds.
+const (
+	DefaultMaxAttempts   = 3
+	DefaultRetryDeadline = 30 * time.Second
+)
+
+// fallbackPriority puts fallback targets after every other priority.
+const fallbackPriority = 1 << 20
+
+// Plan returns the order in which to try the targets for one request:
+// priority by priority, lowest first, each priority's targets in a
+// weighted random order. With one target it returns Targets itself.
+func (m *Model) Plan() []Target {
+	if len(m.Targets) == 1 {
+		return m.Targets
+	}
+	out := make([]Target, 0, len(m.Targets))
+	for _, tier := range m.tiers {
+		out = append(out, tier...)
+		weightedShuffle(out[len(out)-len(tier):])
+	}
+	return out
+}
+
+// weightedShuffle orders ts so that each place is drawn with probability
+// proportional to weight among the targets not yet placed.
+func weightedShuffle(ts []Target) {
+	for i := 0; i < len(ts)-1; i++ {
+		sum := 0
+		for _, t := range ts[i:] {
+			sum += t.Weight
+		}
+		n := rand.IntN(sum)
+		for j := i; j < len(ts); j++ {
+			if n -= ts[j].Weight; n < 0 {
+				ts[i], ts[j] = ts[j], ts[i]
+				break
+			}
+		}
+	}
 }
 
 // Names is the model's name and its aliases: every name a ledger record
@@ -40,6 +90,36 @@ type Target struct {
 	QuotedModel []byte
 	// Prices of what this target runs; nil when unpriced (cost unknown).
 	Prices *pricing.Prices
+	// Weight shares requests within a priority; Priority orders targets,
+	// lowest first (fallback targets come after all others).
+	Weight, Priority int
+}
+
+// tiers groups targets by priority, lowest first, keeping their order.
+func tiers(ts []Target) [][]Target {
+	sorted := slices.Clone(ts)
+	slices.SortStableFunc(sorted, func(a, b Target) int { return a.Priority - b.Priority })
+	var out [][]Target
+	for i := 0; i < len(sorted); {
+		j := i
+		for j < len(sorted) && sorted[j].Priority == sorted[i].Priority {
+			j++
+		}
+		out = append(out, sorted[i:j:j])
+		i = j
+	}
+	return out
+}
+
+// Priced reports whether every target has input and output prices, so
+// that a budget can count the model's cost whichever target answers.
+func (m *Model) Priced() bool {
+	for _, t := range m.Targets {
+		if _, err := t.Prices.WorstCase(1, 1); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Table maps model names and aliases to models. It is immutable after New
@@ -74,7 +154,24 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			if err != nil {
 				return nil, err
 			}
-			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream), Prices: prices})
+			weight, priority := tc.Weight, tc.Priority
+			if weight == 0 {
+				weight = 1
+			}
+			if tc.Fallback {
+				priority += fallbackPriority
+			}
+			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream), Prices: prices,
+				Weight: weight, Priority: priority})
+		}
+		m.tiers = tiers(m.Targets)
+		m.MaxAttempts = mc.Routing.MaxAttempts
+		if m.MaxAttempts == 0 {
+			m.MaxAttempts = min(len(m.Targets), DefaultMaxAttempts)
+		}
+		m.RetryDeadline = mc.Routing.RetryDeadline
+		if m.RetryDeadline == 0 {
+			m.RetryDeadline = DefaultRetryDeadline
 		}
 		t.models = append(t.models, m)
 		t.byName[m.Name] = m

@@ -1,0 +1,148 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/provider"
+	"github.com/tollgate/tollgate/internal/route"
+)
+
+// failure is an upstream attempt that failed before anything reached the
+// client, in a way another attempt may fix: no answer (connect error,
+// timeout), or an answer with a retryable status, its body kept so that it
+// can still be relayed if no other attempt does better.
+type failure struct {
+	err        error          // no answer; the client's error if it stays the last
+	resp       *http.Response // the answer, body buffered
+	translated bool           // resp came on the translation lane
+	retryAfter time.Duration  // the upstream's retry-after, if any
+}
+
+func (f *failure) Error() string {
+	if f.err != nil {
+		return f.err.Error()
+	}
+	return "upstream status " + strconv.Itoa(f.resp.StatusCode)
+}
+
+// retryableStatus: 429, and every 5xx (529 overloaded included). Other
+// 4xx are the request's fault and would fail anywhere.
+func retryableStatus(code int) bool { return code == http.StatusTooManyRequests || code >= 500 }
+
+// retryableSend classifies an error from send: a client that left is
+// final; an upstream that could not be reached or timed out may be retried.
+func retryableSend(x *exchange, err error) error {
+	if x.clientGone {
+		return err
+	}
+	return &failure{err: err}
+}
+
+// maxFailureBody bounds a buffered error answer.
+const maxFailureBody = 1 << 20
+
+// bufferFailure reads a retryable answer whole, so the connection is
+// released and the answer can be relayed later if it stays the last.
+func bufferFailure(resp *http.Response, translated bool) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxFailureBody))
+	h := resp.Header.Clone()
+	h.Del("Content-Length")
+	f := &failure{translated: translated, resp: &http.Response{StatusCode: resp.StatusCode, Header: h,
+		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body))}}
+	if ms, err := strconv.ParseInt(h.Get("Retry-After-Ms"), 10, 64); err == nil && ms > 0 {
+		f.retryAfter = time.Duration(ms) * time.Millisecond
+	} else if s, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err == nil && s > 0 {
+		f.retryAfter = time.Duration(s) * time.Second
+	}
+	return f
+}
+
+// attemptHeaders are response headers an attempt may set; a new attempt
+// starts without them.
+var attemptHeaders = []string{"Tollgate-Dropped-Params", "Tollgate-Adjusted-Params", "Tollgate-Upstream-Request-Id", "Retry-After", "Retry-After-Ms"}
+
+// Backoff between attempts on a target that already failed this request.
+const (
+	backoffBase = 100 * time.Millisecond
+	backoffMax  = 2 * time.Second
+)
+
+// forward sends the request to the model's targets in the order of its
+// plan until one answers: failures before the first byte reaches the
+// client (no connection, a timeout, 429, 5xx) move on to the next target,
+// within the model's max_attempts and retry_deadline. Once the answer has
+// begun, it is never retried. If every attempt fails, the last failure is
+// what the client gets.
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned, ep provider.Endpoint) error {
+	plan := m.Plan()
+	deadline := x.start.Add(m.RetryDeadline)
+	var last *failure
+	var waitUntil []time.Time // per place in the plan: not before, after a retry-after
+	for k := 0; k < m.MaxAttempts; k++ {
+		i := k % len(plan)
+		if k > 0 {
+			for _, h := range attemptHeaders {
+				w.Header().Del(h)
+			}
+			wait := time.Duration(0)
+			if k >= len(plan) { // the plan again: back off
+				round := k / len(plan)
+				wait = rand.N(min(backoffBase<<(round-1), backoffMax))
+			}
+			if waitUntil != nil {
+				wait = max(wait, time.Until(waitUntil[i]))
+			}
+			if time.Now().Add(wait).After(deadline) {
+				continue // this target cannot be tried in time; perhaps another can
+			}
+			if wait > 0 && !sleep(r, wait) {
+				x.clientGone = true
+				return errors.New("client went away while waiting to retry")
+			}
+			x.retries++
+		}
+		t := plan[i]
+		var err error
+		if t.Provider.Speaks(x.dialect) {
+			err = g.passthrough(w, r, x, m, t, body, s, ep)
+		} else {
+			err = g.translated(w, r, x, m, t, body, s, ep)
+		}
+		f, ok := err.(*failure)
+		if !ok {
+			return err
+		}
+		last = f
+		if f.retryAfter > 0 {
+			if waitUntil == nil {
+				waitUntil = make([]time.Time, len(plan))
+			}
+			waitUntil[i] = time.Now().Add(f.retryAfter)
+		}
+	}
+	if last.err != nil {
+		return last.err
+	}
+	if last.translated {
+		return g.translatedError(w, x, last.resp)
+	}
+	return g.relayBody(w, x, last.resp, false)
+}
+
+// sleep waits d, or until the client leaves (false).
+func sleep(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}

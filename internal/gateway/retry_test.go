@@ -1,0 +1,122 @@
+package gateway_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/cli"
+	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/upstreamtest"
+)
+
+// retryEnv is a gateway whose models have several targets on fake upstreams.
+func retryEnv(t *testing.T, yaml string) *httptest.Server {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	h, closeIdle, err := cli.Build(cfg, masterKey, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); closeIdle() })
+	return srv
+}
+
+func status(code int, body string, header ...string) *upstreamtest.Server {
+	h := http.Header{"Content-Type": {"application/json"}}
+	for _, kv := range header {
+		k, v, _ := strings.Cut(kv, ": ")
+		h.Set(k, v)
+	}
+	return upstreamtest.Static(upstreamtest.Reply{Status: code, Header: h, Body: []byte(body)})
+}
+
+func TestRetriesAcrossTargets(t *testing.T) {
+	ok := upstreamtest.Static(upstreamtest.Reply{Body: upstreamtest.File("anthropic_message.json")})
+	okOpenAI := upstreamtest.Static(upstreamtest.Reply{Body: upstreamtest.File("openai_completion.json")})
+	overloaded := status(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+	broken := status(500, `{"type":"error","error":{"type":"api_error","message":"boom"}}`)
+	limited := status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, "Retry-After: 60")
+	bad := status(400, `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`)
+	for _, s := range []*upstreamtest.Server{ok, okOpenAI, overloaded, broken, limited, bad} {
+		defer s.Close()
+	}
+	srv := retryEnv(t, fmt.Sprintf(`
+providers:
+  - { name: dead, type: anthropic, base_url: "http://127.0.0.1:1", api_key: k }
+  - { name: ok, type: anthropic, base_url: %q, api_key: k }
+  - { name: ok-openai, type: openai, base_url: "%s/v1", api_key: k }
+  - { name: overloaded, type: anthropic, base_url: %q, api_key: k }
+  - { name: broken, type: anthropic, base_url: %q, api_key: k }
+  - { name: limited, type: anthropic, base_url: %q, api_key: k }
+  - { name: bad, type: anthropic, base_url: %q, api_key: k }
+models:
+  - { name: dead-first, targets: [ { provider: dead, model: m }, { provider: ok, model: m, priority: 1 } ] }
+  - { name: overloaded-first, targets: [ { provider: overloaded, model: m }, { provider: ok, model: m, fallback: true } ] }
+  - { name: cross, targets: [ { provider: broken, model: m }, { provider: ok-openai, model: m, fallback: true } ] }
+  - { name: all-bad, targets: [ { provider: broken, model: m }, { provider: limited, model: m, priority: 1 } ] }
+  - { name: client-error, targets: [ { provider: bad, model: m }, { provider: ok, model: m, priority: 1 } ] }
+  - { name: one-attempt, routing: { max_attempts: 1 }, targets: [ { provider: broken, model: m }, { provider: ok, model: m, priority: 1 } ] }
+  - { name: weighted, targets: [ { provider: ok, model: m, weight: 3 }, { provider: ok-openai, model: m, weight: 1 } ] }
+`, ok.URL, okOpenAI.URL, overloaded.URL, broken.URL, limited.URL, bad.URL))
+
+	call := func(model string) (int, http.Header, string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"`+model+`","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("X-Api-Key", masterKey)
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+
+	for _, model := range []string{"dead-first", "overloaded-first"} {
+		before := len(ok.Requests())
+		if code, _, body := call(model); code != 200 || gjson.Get(body, "type").String() != "message" {
+			t.Errorf("%s: %d %s", model, code, body)
+		}
+		if len(ok.Requests()) != before+1 {
+			t.Errorf("%s: the healthy target was not asked", model)
+		}
+	}
+	// A fallback in the other protocol: the answer is translated.
+	if code, h, body := call("cross"); code != 200 || gjson.Get(body, "type").String() != "message" || h.Get("Request-Id") != h.Get("Tollgate-Request-Id") {
+		t.Errorf("cross-protocol fallback: %d %v %s", code, h, body)
+	}
+	// Every target failed: the last failure is relayed, as it came.
+	if code, h, body := call("all-bad"); code != 429 || h.Get("Retry-After") != "60" || !strings.Contains(body, "slow down") {
+		t.Errorf("all targets failing: %d %v %s", code, h, body)
+	}
+	// A client error is not retried.
+	before := len(ok.Requests())
+	if code, _, _ := call("client-error"); code != 400 || len(ok.Requests()) != before {
+		t.Errorf("400: %d, healthy target asked %d times", code, len(ok.Requests())-before)
+	}
+	if code, _, body := call("one-attempt"); code != 500 || !strings.Contains(body, "boom") {
+		t.Errorf("max_attempts 1: %d %s", code, body)
+	}
+	// Weights share the requests: 3 to 1.
+	a, b := len(ok.Requests()), len(okOpenAI.Requests())
+	for i := 0; i < 400; i++ {
+		if code, _, body := call("weighted"); code != 200 {
+			t.Fatalf("weighted: %d %s", code, body)
+		}
+	}
+	share := float64(len(ok.Requests())-a) / float64(len(ok.Requests())-a+len(okOpenAI.Requests())-b)
+	if share < 0.65 || share > 0.85 {
+		t.Errorf("weight 3 of 4 got %.2f of the requests", share)
+	}
+}
