@@ -156,6 +156,9 @@ func TestZeroConfigServe(t *testing.T) {
 	if resp.StatusCode != 401 {
 		t.Errorf("wrong key: %d, want 401", resp.StatusCode)
 	}
+	if code, body := ready(t, s); code != 200 || !strings.Contains(body, `"database":"ok"`) {
+		t.Errorf("/readyz: %d %s", code, body)
+	}
 	// Request lines are flushed in batches, at least every 100ms.
 	deadline := time.Now().Add(3 * time.Second)
 	for !strings.Contains(s.stderrText(), `"msg":"request"`) {

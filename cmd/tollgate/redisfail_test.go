@@ -94,6 +94,9 @@ func TestRedisOutageFailModes(t *testing.T) {
 			t.Errorf("no log line for the outage:\n%s", s.stderrText())
 		}
 	}
+	if code, body := ready(t, open); code != 503 || !strings.Contains(body, `"database":"ok"`) || strings.Contains(body, `"limits":"ok"`) {
+		t.Errorf("/readyz while Redis is down: %d %s", code, body)
+	}
 	if m := scrape(t, open); m["tollgate_limiter_unchecked_total"] != 3 || m["tollgate_limiter_errors_total"] < 3 || m["tollgate_limiter_up"] != 0 {
 		t.Errorf("fail_open metrics during the outage: %v", m)
 	}
@@ -121,6 +124,9 @@ func TestRedisOutageFailModes(t *testing.T) {
 		}
 	}
 
+	if code, body := ready(t, closed); code != 200 || !strings.Contains(body, `"limits":"ok"`) {
+		t.Errorf("/readyz after the recovery: %d %s", code, body)
+	}
 	if m := scrape(t, open); m["tollgate_limiter_up"] != 1 {
 		t.Errorf("metrics after the recovery: %v", m)
 	}
@@ -174,4 +180,15 @@ func scrape(t *testing.T, s *server) map[string]float64 {
 		out[name] += v
 	}
 	return out
+}
+
+func ready(t *testing.T, s *server) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + s.addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

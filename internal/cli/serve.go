@@ -228,6 +228,7 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", reg.Handler())
+	mux.Handle("GET /readyz", readyHandler(db, limits.Limiter))
 	if db != nil {
 		mux.Handle("/admin/", admin.Handler(admin.New(db, routes, keys, logger), authn))
 	}

@@ -140,6 +140,14 @@ func (l *Limiter) Refused(w What) int64 {
 	return 0
 }
 
+// Ping checks that the counters can be reached (always, in process).
+func (l *Limiter) Ping(ctx context.Context) error {
+	if p, ok := l.b.(interface{ Ping(context.Context) error }); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
 // Up reports whether the counters answered the last time they were asked.
 func (l *Limiter) Up() bool { return !l.down.Load() }
 

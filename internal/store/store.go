@@ -88,6 +88,9 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	return &s, nil
 }
 
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
 // Close closes the database.
 func (s *Store) Close() error {
 	s.prepMu.Lock()

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/limit"
+	"github.com/tollgate/tollgate/internal/store"
+)
+
+// readyHandler serves GET /readyz: 200 when the database (and Redis, when
+// limits live there) answer, else 503 naming what does not. /healthz stays
+// liveness only: a replica whose database is away is alive, not ready.
+func readyHandler(db *store.Store, limiter *limit.Limiter) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		checks := map[string]string{}
+		ready := true
+		check := func(name string, err error) {
+			if err != nil {
+				checks[name], ready = err.Error(), false
+			} else {
+				checks[name] = "ok"
+			}
+		}
+		if db != nil {
+			check("database", db.Ping(ctx))
+		}
+		if limiter != nil {
+			check("limits", limiter.Ping(ctx))
+		}
+		status, word := http.StatusOK, "ready"
+		if !ready {
+			status, word = http.StatusServiceUnavailable, "not ready"
+		}
+		b, _ := jsonx.Marshal(map[string]any{"status": word, "checks": checks})
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(status)
+		w.Write(append(b, '\n'))
+	})
+}
