@@ -193,13 +193,15 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		return nil, nil, err
 	}
 	g := gateway.New(gateway.Options{
-		Routes:       routes,
-		Auth:         authn,
-		MaxBodyBytes: cfg.Server.MaxBodyBytes,
-		Logger:       logger,
-		RequestLog:   requestLog(reqLog),
-		Ledger:       l,
-		Limits:       limits,
+		Routes:           routes,
+		Auth:             authn,
+		MaxBodyBytes:     cfg.Server.MaxBodyBytes,
+		Logger:           logger,
+		RequestLog:       requestLog(reqLog),
+		Ledger:           l,
+		Limits:           limits,
+		NoTargetHeader:   cfg.Server.TargetHeader != nil && !*cfg.Server.TargetHeader,
+		NoOverheadHeader: cfg.Server.OverheadHeader != nil && !*cfg.Server.OverheadHeader,
 		// Derived from the master key so that replicas sharing it agree.
 		Signer: translate.NewSigner(signingKey(masterKey)),
 	})

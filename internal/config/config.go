@@ -62,6 +62,10 @@ type Server struct {
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
 	// LogFormat is "json" (default) or "text".
 	LogFormat string `yaml:"log_format"`
+	// TargetHeader and OverheadHeader add tollgate-target and
+	// tollgate-overhead-ms to upstream answers (default true).
+	TargetHeader   *bool `yaml:"target_header"`
+	OverheadHeader *bool `yaml:"overhead_header"`
 }
 
 // Database is where keys and the usage ledger live.

@@ -38,7 +38,9 @@ type exchange struct {
 
 	status         int // status sent to the client; 0 if the client left first
 	upstreamStatus int
-	retries        int // upstream attempts after the first
+	retries        int           // upstream attempts after the first
+	sendStart      time.Time     // when the last attempt was sent
+	earlierWaits   time.Duration // upstream time of the attempts before it
 	usage          meter.Usage
 	firstByte      time.Duration // until the response status was sent
 	upstream       time.Duration // spent waiting on the upstream

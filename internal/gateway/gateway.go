@@ -43,6 +43,9 @@ type Options struct {
 	Ledger Ledger
 	// Limits, when Limits.Limiter is set, enforces rate limits and budgets.
 	Limits Limits
+	// NoTargetHeader and NoOverheadHeader leave tollgate-target and
+	// tollgate-overhead-ms out of answers.
+	NoTargetHeader, NoOverheadHeader bool
 }
 
 // Ledger takes usage records; it must not block.
@@ -60,7 +63,9 @@ type Gateway struct {
 	ledger  Ledger
 	limits  Limits
 	signer  *translate.Signer
-	started time.Time
+
+	targetHeader, overheadHeader bool
+	started                      time.Time
 }
 
 // New returns a Gateway.
@@ -71,7 +76,8 @@ func New(o Options) *Gateway {
 	if o.Signer == nil {
 		o.Signer = translate.NewSigner([]byte("tollgate"))
 	}
-	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, limits: o.Limits, signer: o.Signer, started: time.Now()}
+	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, limits: o.Limits, signer: o.Signer,
+		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, started: time.Now()}
 }
 
 // handlerFunc is a data-plane handler: it returns an error instead of

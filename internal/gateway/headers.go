@@ -1,6 +1,9 @@
 package gateway
 
-import "net/http"
+import (
+	"net/http"
+	"strconv"
+)
 
 // forwardedHeaders are the client headers the pass-through lane sends
 // upstream. Everything else — the client's own key first of all — stays at
@@ -41,5 +44,22 @@ func copyResponseHeader(dst, src http.Header, ownLimits bool) {
 		if !droppedResponseHeaders[k] && !(ownLimits && isRateLimitHeader(k)) {
 			dst[k] = v
 		}
+	}
+}
+
+// answerHeaders adds, to an answer that came from an upstream, which
+// target answered (tollgate-target: provider/model) and how long the
+// gateway took before sending it the request, other attempts' upstream
+// waits excluded (tollgate-overhead-ms). Either can be turned off.
+func (g *Gateway) answerHeaders(h http.Header, x *exchange) {
+	if x.provider == "" {
+		return
+	}
+	if g.targetHeader {
+		h["Tollgate-Target"] = []string{x.provider + "/" + x.upstreamModel}
+	}
+	if g.overheadHeader && !x.sendStart.IsZero() {
+		d := max(x.sendStart.Sub(x.start)-x.earlierWaits, 0)
+		h["Tollgate-Overhead-Ms"] = []string{strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64)}
 	}
 }

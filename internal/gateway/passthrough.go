@@ -99,6 +99,7 @@ func (g *Gateway) passthrough(w http.ResponseWriter, r *http.Request, x *exchang
 // x. The caller must call done when it has finished with resp.
 func (g *Gateway) send(r *http.Request, x *exchange, p provider.Provider, req *provider.Request) (resp *http.Response, done func(), err error) {
 	start := time.Now()
+	x.sendStart, x.earlierWaits = start, x.upstream
 	resp, err = p.Do(r.Context(), req)
 	if err != nil {
 		x.upstream += time.Since(start)
@@ -157,6 +158,7 @@ func (g *Gateway) relayBody(w http.ResponseWriter, x *exchange, resp *http.Respo
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	}
 	x.status, x.firstByte = resp.StatusCode, time.Since(x.start)
+	g.answerHeaders(h, x)
 	w.WriteHeader(resp.StatusCode)
 
 	bp := relayBufPool.Get().(*[]byte)
@@ -258,6 +260,7 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 			h.Set("Cache-Control", "no-cache")
 			h.Set("X-Accel-Buffering", "no") // tell buffering proxies in front not to hold events
 			x.status, x.firstByte = resp.StatusCode, time.Since(x.start)
+			g.answerHeaders(h, x)
 			w.WriteHeader(resp.StatusCode)
 			committed = true
 			if p, ok := tap.(pinger); ok {
@@ -349,6 +352,7 @@ func (g *Gateway) writeUpstreamError(w http.ResponseWriter, x *exchange, resp *h
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	x.status, x.firstByte = status, time.Since(x.start)
 	x.err = fmt.Errorf("upstream stream began with an error event (status %d)", status)
+	g.answerHeaders(h, x)
 	w.WriteHeader(status)
 	w.Write(body)
 	return nil

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,8 +86,15 @@ models:
 
 	for _, model := range []string{"dead-first", "overloaded-first"} {
 		before := len(ok.Requests())
-		if code, _, body := call(model); code != 200 || gjson.Get(body, "type").String() != "message" {
+		code, h, body := call(model)
+		if code != 200 || gjson.Get(body, "type").String() != "message" {
 			t.Errorf("%s: %d %s", model, code, body)
+		}
+		// The answer says which target gave it, and what the gateway took
+		// before sending it (the failed attempt's wait excluded).
+		overhead, err := strconv.ParseFloat(h.Get("Tollgate-Overhead-Ms"), 64)
+		if h.Get("Tollgate-Target") != "ok/m" || err != nil || overhead < 0 || overhead > 1000 {
+			t.Errorf("%s: target %q, overhead %q", model, h.Get("Tollgate-Target"), h.Get("Tollgate-Overhead-Ms"))
 		}
 		if len(ok.Requests()) != before+1 {
 			t.Errorf("%s: the healthy target was not asked", model)
@@ -97,7 +105,7 @@ models:
 		t.Errorf("cross-protocol fallback: %d %v %s", code, h, body)
 	}
 	// Every target failed: the last failure is relayed, as it came.
-	if code, h, body := call("all-bad"); code != 429 || h.Get("Retry-After") != "60" || !strings.Contains(body, "slow down") {
+	if code, h, body := call("all-bad"); code != 429 || h.Get("Retry-After") != "60" || !strings.Contains(body, "slow down") || h.Get("Tollgate-Target") != "limited/m" {
 		t.Errorf("all targets failing: %d %v %s", code, h, body)
 	}
 	// A client error is not retried.
@@ -118,5 +126,26 @@ models:
 	share := float64(len(ok.Requests())-a) / float64(len(ok.Requests())-a+len(okOpenAI.Requests())-b)
 	if share < 0.65 || share > 0.85 {
 		t.Errorf("weight 3 of 4 got %.2f of the requests", share)
+	}
+}
+
+func TestAnswerHeadersCanBeTurnedOff(t *testing.T) {
+	ok := upstreamtest.Static(upstreamtest.Reply{Body: upstreamtest.File("anthropic_message.json")})
+	defer ok.Close()
+	srv := retryEnv(t, `
+server: { target_header: false, overhead_header: false }
+providers: [ { name: ok, type: anthropic, base_url: "`+ok.URL+`", api_key: k } ]
+models: [ { name: m, targets: [ { provider: ok, model: up } ] } ]
+`)
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("X-Api-Key", masterKey)
+	req.Header.Set("Anthropic-Version", "2023-06-01")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Tollgate-Target") != "" || resp.Header.Get("Tollgate-Overhead-Ms") != "" {
+		t.Errorf("%d %v", resp.StatusCode, resp.Header)
 	}
 }

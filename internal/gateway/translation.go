@@ -140,7 +140,7 @@ func (g *Gateway) translatedError(w http.ResponseWriter, x *exchange, resp *http
 		}
 	}
 	x.err = fmt.Errorf("upstream status %d", resp.StatusCode)
-	return writeBody(w, x, status, out)
+	return g.writeBody(w, x, status, out)
 }
 
 // translatedBody translates a whole (non-stream) answer.
@@ -183,6 +183,7 @@ func (g *Gateway) translatedBody(w http.ResponseWriter, x *exchange, resp *http.
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		x.status, x.firstByte = http.StatusOK, time.Since(x.start)
+		g.answerHeaders(h, x)
 		w.WriteHeader(http.StatusOK)
 		if _, err := w.Write(stream); err != nil {
 			x.clientGone = true
@@ -193,7 +194,7 @@ func (g *Gateway) translatedBody(w http.ResponseWriter, x *exchange, resp *http.
 	if err != nil {
 		return err
 	}
-	return writeBody(w, x, http.StatusOK, b)
+	return g.writeBody(w, x, http.StatusOK, b)
 }
 
 func (g *Gateway) upstreamFailureAfterStatus(x *exchange, err error) error {
@@ -210,11 +211,12 @@ func badUpstream(x *exchange, msg string, err error) error {
 		Message: fmt.Sprintf("%s (provider %q)", msg, x.provider)}
 }
 
-func writeBody(w http.ResponseWriter, x *exchange, status int, body []byte) error {
+func (g *Gateway) writeBody(w http.ResponseWriter, x *exchange, status int, body []byte) error {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	x.status, x.firstByte = status, time.Since(x.start)
+	g.answerHeaders(h, x)
 	w.WriteHeader(status)
 	if _, err := w.Write(body); err != nil {
 		x.clientGone = true
@@ -254,7 +256,7 @@ func (t *pingingTap) ping() []byte { return []byte("event: ping\ndata: {\"type\"
 func (g *Gateway) countTokensEstimate(w http.ResponseWriter, x *exchange, body []byte) error {
 	w.Header().Set("Tollgate-Token-Count", "estimate")
 	n := tokens.CountMessagesRequest(body)
-	return writeBody(w, x, http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(n)+`}`))
+	return g.writeBody(w, x, http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(n)+`}`))
 }
 
 // estimateTokens is a rough prompt size: about four bytes a token for the
