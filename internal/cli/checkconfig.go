@@ -44,7 +44,7 @@ func printConfig(w io.Writer, cfg *config.Config) {
 			total = "none"
 		}
 		fmt.Fprintf(w, "  %-16s %-9s %s api_key=%s timeouts: connect=%s first_byte=%s idle=%s total=%s\n",
-			p.Name, p.Type, p.BaseURL, mask(p.APIKey), t.Connect, t.FirstByte, t.Idle, total)
+			p.Name, p.Type, p.BaseURL, maskKeys(p), t.Connect, t.FirstByte, t.Idle, total)
 	}
 	fmt.Fprintln(w, "\nroutes:")
 	for _, m := range cfg.Models {
@@ -86,4 +86,16 @@ func mask(s string) string {
 	default:
 		return s[:4] + "…" + s[len(s)-4:]
 	}
+}
+
+// maskKeys shows a provider's credential, or its pool, masked.
+func maskKeys(p config.Provider) string {
+	if len(p.APIKeys) == 0 {
+		return mask(p.APIKey)
+	}
+	masked := make([]string, len(p.APIKeys))
+	for i, k := range p.APIKeys {
+		masked[i] = mask(k)
+	}
+	return "[" + strings.Join(masked, ",") + "]"
 }

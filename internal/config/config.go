@@ -96,6 +96,9 @@ type Provider struct {
 	Type     string   `yaml:"type"`
 	BaseURL  string   `yaml:"base_url"`
 	APIKey   string   `yaml:"api_key"`
+	// APIKeys is a pool of credentials used in turn; a key answered with
+	// 429 rests for its retry-after (30 s without one). Instead of api_key.
+	APIKeys []string `yaml:"api_keys"`
 	Timeouts Timeouts `yaml:"timeouts"`
 }
 
@@ -381,6 +384,14 @@ func (c *Config) Validate() error {
 			bad(path+".type", "is required (openai, anthropic or echo)")
 		default:
 			bad(path+".type", "unknown provider type %q (want openai, anthropic or echo)", p.Type)
+		}
+		if p.APIKey != "" && len(p.APIKeys) > 0 {
+			bad(path+".api_keys", "give api_key or api_keys, not both")
+		}
+		for j, k := range p.APIKeys {
+			if k == "" {
+				bad(fmt.Sprintf("%s.api_keys[%d]", path, j), "must not be empty")
+			}
 		}
 		for name, d := range map[string]time.Duration{
 			"connect": p.Timeouts.Connect, "first_byte": p.Timeouts.FirstByte,

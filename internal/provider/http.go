@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,10 +40,10 @@ type HTTP struct {
 	name    string
 	dialect api.Dialect
 	urls    map[Endpoint]*url.URL // shared, never modified
-	apiKey  string
-	// apiKeyHeader is the credential header value, built once.
-	apiKeyHeader []string
-	client       *http.Client
+	// keys are the credentials, used in turn; none for keyless upstreams.
+	keys     []*poolKey
+	next     atomic.Uint64
+	client   *http.Client
 	idle         time.Duration
 	total        time.Duration
 	closeIdl     func()
@@ -54,7 +55,6 @@ var _ Provider = (*HTTP)(nil)
 func NewHTTP(p config.Provider) (*HTTP, error) {
 	h := &HTTP{
 		name:   p.Name,
-		apiKey: p.APIKey,
 		idle:   p.Timeouts.Idle,
 		total:  p.Timeouts.Total,
 		urls:   make(map[Endpoint]*url.URL),
@@ -79,11 +79,16 @@ func NewHTTP(p config.Provider) (*HTTP, error) {
 		}
 		h.urls[ep] = u
 	}
-	switch h.dialect {
-	case api.Anthropic:
-		h.apiKeyHeader = []string{p.APIKey}
-	case api.OpenAI:
-		h.apiKeyHeader = []string{"Bearer " + p.APIKey}
+	secrets := p.APIKeys
+	if len(secrets) == 0 && p.APIKey != "" {
+		secrets = []string{p.APIKey}
+	}
+	for _, k := range secrets {
+		v := k
+		if h.dialect == api.OpenAI {
+			v = "Bearer " + k
+		}
+		h.keys = append(h.keys, &poolKey{header: []string{v}})
 	}
 	dialer := &net.Dialer{Timeout: p.Timeouts.Connect, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -135,17 +140,18 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	}
 	// Canonical keys assigned directly: no per-request canonicalisation.
 	hdr["Content-Type"] = jsonContentType
+	key := h.pick()
 	switch h.dialect {
 	case api.Anthropic:
-		if h.apiKey != "" {
-			hdr["X-Api-Key"] = h.apiKeyHeader
+		if key != nil {
+			hdr["X-Api-Key"] = key.header
 		}
 		if len(hdr["Anthropic-Version"]) == 0 {
 			hdr["Anthropic-Version"] = defaultAnthropicVersionHeader
 		}
 	case api.OpenAI:
-		if h.apiKey != "" {
-			hdr["Authorization"] = h.apiKeyHeader
+		if key != nil {
+			hdr["Authorization"] = key.header
 		}
 	}
 	req := (&http.Request{
@@ -163,8 +169,60 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 		cancel(nil)
 		return nil, err
 	}
+	if resp.StatusCode == http.StatusTooManyRequests && key != nil && len(h.keys) > 1 {
+		key.rest(resp.Header)
+	}
 	resp.Body = newIdleBody(resp.Body, h.idle, ctx, cancel, stopTotal)
 	return resp, nil
+}
+
+// poolKey is one credential of a provider's pool.
+type poolKey struct {
+	header []string     // the credential header's value, built once
+	until  atomic.Int64 // unix nanoseconds before which it rests, after a 429
+}
+
+// Key pool timings: a key answered with 429 rests for the answer's
+// retry-after, or keyRest without one, at most keyRestMax.
+const (
+	keyRest    = 30 * time.Second
+	keyRestMax = 10 * time.Minute
+)
+
+func (k *poolKey) rest(h http.Header) {
+	d := keyRest
+	if s, err := strconv.Atoi(h.Get("Retry-After")); err == nil && s > 0 {
+		d = min(time.Duration(s)*time.Second, keyRestMax)
+	}
+	k.until.Store(time.Now().Add(d).UnixNano())
+}
+
+// pick returns the next key in turn that is not resting; when all rest,
+// the one whose rest ends first (the upstream decides).
+func (h *HTTP) pick() *poolKey {
+	switch len(h.keys) {
+	case 0:
+		return nil
+	case 1:
+		return h.keys[0]
+	}
+	now := time.Now().UnixNano()
+	start := h.next.Add(1)
+	var soonest *poolKey
+	for i := range uint64(len(h.keys)) {
+		k := h.keys[(start+i)%uint64(len(h.keys))]
+		until := k.until.Load()
+		if until <= now {
+			if i > 0 {
+				h.next.Add(i) // the next turn starts after this key, so resting keys do not skew the rotation
+			}
+			return k
+		}
+		if soonest == nil || until < soonest.until.Load() {
+			soonest = k
+		}
+	}
+	return soonest
 }
 
 // TimeoutError is an upstream exchange that ran out of time in one phase.
