@@ -92,13 +92,13 @@ type Auth struct {
 
 // Provider is one configured upstream.
 type Provider struct {
-	Name     string   `yaml:"name"`
-	Type     string   `yaml:"type"`
-	BaseURL  string   `yaml:"base_url"`
-	APIKey   string   `yaml:"api_key"`
+	Name    string `yaml:"name"`
+	Type    string `yaml:"type"`
+	BaseURL string `yaml:"base_url"`
+	APIKey  string `yaml:"api_key"`
 	// APIKeys is a pool of credentials used in turn; a key answered with
 	// 429 rests for its retry-after (30 s without one). Instead of api_key.
-	APIKeys []string `yaml:"api_keys"`
+	APIKeys  []string `yaml:"api_keys"`
 	Timeouts Timeouts `yaml:"timeouts"`
 }
 

@@ -44,9 +44,9 @@ type HTTP struct {
 	keys     []*poolKey
 	next     atomic.Uint64
 	client   *http.Client
-	idle         time.Duration
-	total        time.Duration
-	closeIdl     func()
+	idle     time.Duration
+	total    time.Duration
+	closeIdl func()
 }
 
 var _ Provider = (*HTTP)(nil)
@@ -54,10 +54,10 @@ var _ Provider = (*HTTP)(nil)
 // NewHTTP builds the upstream for an openai or anthropic provider.
 func NewHTTP(p config.Provider) (*HTTP, error) {
 	h := &HTTP{
-		name:   p.Name,
-		idle:   p.Timeouts.Idle,
-		total:  p.Timeouts.Total,
-		urls:   make(map[Endpoint]*url.URL),
+		name:  p.Name,
+		idle:  p.Timeouts.Idle,
+		total: p.Timeouts.Total,
+		urls:  make(map[Endpoint]*url.URL),
 	}
 	base := strings.TrimRight(p.BaseURL, "/")
 	paths := map[Endpoint]string{}
