@@ -221,6 +221,7 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		}
 	}
 	reg := metrics.New()
+	reg.Breakers(routes)
 	if limits.Limiter != nil {
 		backend := "memory"
 		if cfg.Redis.URL != "" {

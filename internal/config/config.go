@@ -100,6 +100,18 @@ type Provider struct {
 	// 429 rests for its retry-after (30 s without one). Instead of api_key.
 	APIKeys  []string `yaml:"api_keys"`
 	Timeouts Timeouts `yaml:"timeouts"`
+	// Breaker opens a target's circuit when it keeps failing.
+	Breaker Breaker `yaml:"breaker"`
+}
+
+// Breaker tunes the circuit breaker of each of a provider's targets;
+// zero fields take the defaults (5 failures in a row, or half of at least
+// 20 requests in 60 s; 30 s open before a probe).
+type Breaker struct {
+	Failures  int           `yaml:"failures"`
+	ErrorRate float64       `yaml:"error_rate"`
+	Window    time.Duration `yaml:"window"`
+	Cooldown  time.Duration `yaml:"cooldown"`
 }
 
 // Timeouts are per-phase upstream timeouts. Zero means the default; a
@@ -384,6 +396,9 @@ func (c *Config) Validate() error {
 			bad(path+".type", "is required (openai, anthropic or echo)")
 		default:
 			bad(path+".type", "unknown provider type %q (want openai, anthropic or echo)", p.Type)
+		}
+		if b := p.Breaker; b.Failures < 0 || b.ErrorRate < 0 || b.ErrorRate > 1 || b.Window < 0 || b.Cooldown < 0 {
+			bad(path+".breaker", "failures, window and cooldown must not be negative, error_rate is between 0 and 1")
 		}
 		if p.APIKey != "" && len(p.APIKeys) > 0 {
 			bad(path+".api_keys", "give api_key or api_keys, not both")

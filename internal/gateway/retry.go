@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/breaker"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 )
@@ -76,38 +77,60 @@ const (
 // forward sends the request to the model's targets in the order of its
 // plan until one answers: failures before the first byte reaches the
 // client (no connection, a timeout, 429, 5xx) move on to the next target,
-// within the model's max_attempts and retry_deadline. Once the answer has
-// begun, it is never retried. If every attempt fails, the last failure is
-// what the client gets.
+// within the model's max_attempts and retry_deadline. A target whose
+// circuit breaker is open is skipped without a network call, unless every
+// target's is: then they are tried anyway rather than refusing. Once the
+// answer has begun, it is never retried. If every attempt fails, the last
+// failure is what the client gets.
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned, ep provider.Endpoint) error {
 	plan := m.Plan()
 	deadline := x.start.Add(m.RetryDeadline)
 	var last *failure
 	var waitUntil []time.Time // per place in the plan: not before, after a retry-after
-	for k := 0; k < m.MaxAttempts; k++ {
+	attempts, skipped, forced := 0, 0, false
+	for k := 0; attempts < m.MaxAttempts; k++ {
 		i := k % len(plan)
-		if k > 0 {
-			for _, h := range attemptHeaders {
-				w.Header().Del(h)
+		t := plan[i]
+		if skipped >= len(plan) { // a whole turn and nothing could be tried
+			if attempts > 0 {
+				break
 			}
+			forced = true
+		}
+		allowed := t.Breaker.Allow()
+		if !allowed && !forced {
+			skipped++
+			continue
+		}
+		if attempts > 0 {
 			wait := time.Duration(0)
 			if k >= len(plan) { // the plan again: back off
-				round := k / len(plan)
-				wait = rand.N(min(backoffBase<<(round-1), backoffMax))
+				wait = rand.N(min(backoffBase<<(k/len(plan)-1), backoffMax))
 			}
 			if waitUntil != nil {
 				wait = max(wait, time.Until(waitUntil[i]))
 			}
 			if time.Now().Add(wait).After(deadline) {
+				if allowed {
+					t.Breaker.Done(breaker.Ignore)
+				}
+				skipped++
 				continue // this target cannot be tried in time; perhaps another can
 			}
 			if wait > 0 && !sleep(r, wait) {
+				if allowed {
+					t.Breaker.Done(breaker.Ignore)
+				}
 				x.clientGone = true
 				return errors.New("client went away while waiting to retry")
 			}
+			for _, h := range attemptHeaders {
+				w.Header().Del(h)
+			}
 			x.retries++
 		}
-		t := plan[i]
+		skipped = 0
+		attempts++
 		var err error
 		if t.Provider.Speaks(x.dialect) {
 			err = g.passthrough(w, r, x, m, t, body, s, ep)
@@ -116,7 +139,17 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 		}
 		f, ok := err.(*failure)
 		if !ok {
+			if allowed {
+				t.Breaker.Done(verdict(x, err))
+			}
 			return err
+		}
+		if allowed {
+			if f.resp != nil && f.resp.StatusCode == http.StatusTooManyRequests {
+				t.Breaker.Done(breaker.Ignore) // busy, not broken: retry-after and key pools deal with it
+			} else {
+				t.Breaker.Done(breaker.Failure)
+			}
 		}
 		last = f
 		if f.retryAfter > 0 {
@@ -133,6 +166,23 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 		return g.translatedError(w, x, last.resp)
 	}
 	return g.relayBody(w, x, last.resp, false)
+}
+
+// verdict judges an attempt that was not retried: a failure if the
+// upstream broke (a stream cut, a 5xx the gateway answered for it), no
+// verdict if the client left, else a success (4xx answers included: the
+// target works).
+func verdict(x *exchange, err error) breaker.Outcome {
+	var e *Error
+	switch {
+	case x.clientGone:
+		return breaker.Ignore
+	case errors.As(err, &e) && e.Status >= 500:
+		return breaker.Failure
+	case x.err != nil && x.status > 0 && x.status < 400:
+		return breaker.Failure // the answer began, then the upstream failed
+	}
+	return breaker.Success
 }
 
 // sleep waits d, or until the client leaves (false).

@@ -149,3 +149,53 @@ models: [ { name: m, targets: [ { provider: ok, model: up } ] } ]
 		t.Errorf("%d %v", resp.StatusCode, resp.Header)
 	}
 }
+
+func TestCircuitBreakerSkipsABrokenTarget(t *testing.T) {
+	ok := upstreamtest.Static(upstreamtest.Reply{Body: upstreamtest.File("anthropic_message.json")})
+	broken := status(500, `{"type":"error","error":{"type":"api_error","message":"boom"}}`)
+	defer ok.Close()
+	defer broken.Close()
+	srv := retryEnv(t, fmt.Sprintf(`
+providers:
+  - { name: ok, type: anthropic, base_url: %q, api_key: k }
+  - { name: broken, type: anthropic, base_url: %q, api_key: k, breaker: { failures: 2, cooldown: 1h } }
+models:
+  - { name: m, targets: [ { provider: broken, model: b }, { provider: ok, model: o, fallback: true } ] }
+  - { name: only-broken, targets: [ { provider: broken, model: b } ] }
+`, ok.URL, broken.URL))
+	call := func(model string) int {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"`+model+`","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("X-Api-Key", masterKey)
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i := 0; i < 6; i++ {
+		if code := call("m"); code != 200 {
+			t.Fatalf("request %d: %d", i, code)
+		}
+	}
+	// Two failures opened the breaker: the broken target was asked twice.
+	if n := len(broken.Requests()); n != 2 {
+		t.Errorf("the broken target was asked %d times, want 2", n)
+	}
+	resp, err := srv.Client().Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`tollgate_circuit_breaker_state{model="m",target="broken/b"} 2`, `tollgate_circuit_breaker_state{model="m",target="ok/o"} 0`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	// Its only target open, a model is still tried rather than refused.
+	if code := call("only-broken"); code != 500 || len(broken.Requests()) != 3 {
+		t.Errorf("all open: %d, broken asked %d times", code, len(broken.Requests()))
+	}
+}

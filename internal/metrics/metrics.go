@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tollgate/tollgate/internal/limit"
+	"github.com/tollgate/tollgate/internal/route"
 )
 
 // Registry holds the process's metrics.
@@ -51,5 +52,25 @@ func (r *Registry) Limiter(l *limit.Limiter, backend string) {
 		r.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tollgate_limiter_refusals_total",
 			Help: "Requests refused with 429 by a limit, by kind of limit.", ConstLabels: prometheus.Labels{"limit": string(k)}},
 			func() float64 { return float64(l.Refused(k)) }))
+	}
+}
+
+// Breakers exports the state of each model's targets' circuit breakers:
+// 0 closed, 1 half-open, 2 open.
+func (r *Registry) Breakers(routes *route.Table) {
+	seen := map[[2]string]bool{}
+	for _, m := range routes.Models() {
+		for _, t := range m.Targets {
+			target := t.Provider.Name() + "/" + t.Model
+			if seen[[2]string{m.Name, target}] {
+				continue
+			}
+			seen[[2]string{m.Name, target}] = true
+			b := t.Breaker
+			r.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tollgate_circuit_breaker_state",
+				Help:        "State of a target's circuit breaker: 0 closed, 1 half-open, 2 open.",
+				ConstLabels: prometheus.Labels{"model": m.Name, "target": target}},
+				func() float64 { return float64(b.State()) }))
+		}
 	}
 }

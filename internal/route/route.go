@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/breaker"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/limit"
@@ -93,6 +94,9 @@ type Target struct {
 	// Weight shares requests within a priority; Priority orders targets,
 	// lowest first (fallback targets come after all others).
 	Weight, Priority int
+	// Breaker is the target's circuit breaker, shared by every model that
+	// sends to the same provider and upstream model.
+	Breaker *breaker.Breaker
 }
 
 // tiers groups targets by priority, lowest first, keeping their order.
@@ -134,6 +138,7 @@ type Table struct {
 // (which may be nil) by upstream model id, else by the public name.
 func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *pricing.Catalogue) (*Table, error) {
 	t := &Table{byName: make(map[string]*Model)}
+	breakers := map[[2]string]*breaker.Breaker{}
 	for _, mc := range cfg.Models {
 		lim, err := mc.Limits.Limit()
 		if err != nil {
@@ -161,8 +166,14 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			if tc.Fallback {
 				priority += fallbackPriority
 			}
+			b := breakers[[2]string{tc.Provider, upstream}]
+			if b == nil {
+				pc := cfg.ProviderByName(tc.Provider).Breaker
+				b = breaker.New(breaker.Settings{Failures: pc.Failures, ErrorRate: pc.ErrorRate, Window: pc.Window, Cooldown: pc.Cooldown})
+				breakers[[2]string{tc.Provider, upstream}] = b
+			}
 			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream), Prices: prices,
-				Weight: weight, Priority: priority})
+				Weight: weight, Priority: priority, Breaker: b})
 		}
 		m.tiers = tiers(m.Targets)
 		m.MaxAttempts = mc.Routing.MaxAttempts

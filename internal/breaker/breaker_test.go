@@ -1,0 +1,106 @@
+package breaker
+
+import (
+	"testing"
+	"time"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func newAt(s Settings) (*Breaker, *clock) {
+	c := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	b := New(s)
+	b.now = c.now
+	return b, c
+}
+
+func TestConsecutiveFailuresOpenAndAProbeCloses(t *testing.T) {
+	b, c := newAt(Settings{Failures: 3, Cooldown: 10 * time.Second})
+	for i := 0; i < 2; i++ {
+		b.Allow()
+		b.Done(Failure)
+	}
+	b.Allow()
+	b.Done(Success) // a success resets the run
+	for i := 0; i < 3; i++ {
+		if !b.Allow() {
+			t.Fatalf("closed breaker refused request %d", i)
+		}
+		b.Done(Failure)
+	}
+	if b.State() != Open || b.Allow() {
+		t.Fatalf("after 3 failures: %s", b.State())
+	}
+	c.t = c.t.Add(10 * time.Second)
+	if b.State() != HalfOpen || !b.Allow() {
+		t.Fatal("no probe after the cooldown")
+	}
+	if b.Allow() {
+		t.Fatal("a second probe while the first runs")
+	}
+	b.Done(Failure) // the probe failed: open again, for a new cooldown
+	if b.State() != Open || b.Allow() {
+		t.Fatalf("after a failed probe: %s", b.State())
+	}
+	c.t = c.t.Add(10 * time.Second)
+	b.Allow()
+	b.Done(Success)
+	if b.State() != Closed || !b.Allow() {
+		t.Fatalf("after a good probe: %s", b.State())
+	}
+}
+
+func TestErrorRateOpens(t *testing.T) {
+	b, c := newAt(Settings{Failures: 100, ErrorRate: 0.5, MinRequests: 10, Window: 10 * time.Second})
+	for i := 0; i < 9; i++ { // 4 failures of 9: under the minimum
+		b.Allow()
+		if i%2 == 0 {
+			b.Done(Success)
+		} else {
+			b.Done(Failure)
+		}
+		c.t = c.t.Add(100 * time.Millisecond)
+	}
+	if b.State() != Closed {
+		t.Fatal("opened under the minimum of requests")
+	}
+	b.Allow()
+	b.Done(Failure) // 5 of 10
+	if b.State() != Open {
+		t.Fatalf("5 failures of 10 at 50%%: %s", b.State())
+	}
+	// Old outcomes leave the window.
+	b2, c2 := newAt(Settings{Failures: 100, ErrorRate: 0.5, MinRequests: 10, Window: 10 * time.Second})
+	for i := 0; i < 9; i++ {
+		b2.Allow()
+		b2.Done(Failure)
+	}
+	c2.t = c2.t.Add(11 * time.Second)
+	b2.Allow()
+	b2.Done(Failure)
+	if b2.State() != Closed {
+		t.Fatal("failures older than the window counted")
+	}
+}
+
+func TestIgnoreReleasesTheProbe(t *testing.T) {
+	b, c := newAt(Settings{Failures: 1, Cooldown: time.Second})
+	b.Allow()
+	b.Done(Failure)
+	c.t = c.t.Add(time.Second)
+	b.Allow()
+	b.Done(Ignore)
+	if !b.Allow() {
+		t.Fatal("an ignored probe kept the breaker from probing again")
+	}
+}
+
+func TestNilBreakerAllows(t *testing.T) {
+	var b *Breaker
+	if !b.Allow() || b.State() != Closed {
+		t.Fatal("nil breaker")
+	}
+	b.Done(Failure)
+}
