@@ -247,8 +247,12 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 			}
 			if found {
 				if status, body, isErr := tap.startError(ev); isErr {
-					// P4: an error as the first event becomes a JSON error.
+					// P4: an error as the first event becomes a JSON error,
+					// or, if it is one another target may not have, a retry.
 					x.usage = tap.usage()
+					if retryableStatus(status) {
+						return startFailure(resp, status, body)
+					}
 					return g.writeUpstreamError(w, x, resp, status, body)
 				}
 			}

@@ -56,12 +56,31 @@ func bufferFailure(resp *http.Response, translated bool) error {
 	h.Del("Content-Length")
 	f := &failure{translated: translated, resp: &http.Response{StatusCode: resp.StatusCode, Header: h,
 		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body))}}
-	if ms, err := strconv.ParseInt(h.Get("Retry-After-Ms"), 10, 64); err == nil && ms > 0 {
-		f.retryAfter = time.Duration(ms) * time.Millisecond
-	} else if s, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err == nil && s > 0 {
-		f.retryAfter = time.Duration(s) * time.Second
-	}
+	f.retryAfter = retryAfter(h)
 	return f
+}
+
+// startFailure is a stream whose first event was a retryable error
+// (overloaded, rate limited): body is already the client's JSON error.
+func startFailure(resp *http.Response, status int, body []byte) error {
+	h := resp.Header.Clone()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "application/json")
+	f := &failure{resp: &http.Response{StatusCode: status, Header: h,
+		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body))}}
+	f.retryAfter = retryAfter(h)
+	return f
+}
+
+// retryAfter reads retry-after-ms or retry-after (seconds).
+func retryAfter(h http.Header) time.Duration {
+	if ms, err := strconv.ParseInt(h.Get("Retry-After-Ms"), 10, 64); err == nil && ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	if s, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err == nil && s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return 0
 }
 
 // attemptHeaders are response headers an attempt may set; a new attempt

@@ -199,3 +199,42 @@ models:
 		t.Errorf("all open: %d, broken asked %d times", code, len(broken.Requests()))
 	}
 }
+
+// A stream that opens with an overloaded error event has sent the client
+// nothing yet: the next target answers instead.
+func TestStreamStartErrorIsRetried(t *testing.T) {
+	overloaded := upstreamtest.Static(upstreamtest.Reply{Events: [][]byte{
+		[]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n")}})
+	ok := upstreamtest.Static(upstreamtest.Reply{Events: upstreamtest.Events("anthropic_stream.sse")})
+	defer overloaded.Close()
+	defer ok.Close()
+	srv := retryEnv(t, fmt.Sprintf(`
+providers:
+  - { name: overloaded, type: anthropic, base_url: %q, api_key: k }
+  - { name: ok, type: anthropic, base_url: %q, api_key: k }
+models:
+  - { name: m, targets: [ { provider: overloaded, model: a }, { provider: ok, model: b, priority: 1 } ] }
+  - { name: alone, targets: [ { provider: overloaded, model: a } ] }
+`, overloaded.URL, ok.URL))
+	call := func(model string) (int, http.Header, string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"`+model+`","max_tokens":16,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("X-Api-Key", masterKey)
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	code, h, body := call("m")
+	if code != 200 || !strings.Contains(body, "event: message_stop") || h.Get("Tollgate-Target") != "ok/b" {
+		t.Errorf("retried stream: %d %v %.200s", code, h, body)
+	}
+	// Alone, the error is the answer: a JSON error with the error's status.
+	code, h, body = call("alone")
+	if code != 529 || h.Get("Content-Type") != "application/json" || gjson.Get(body, "error.type").String() != "overloaded_error" {
+		t.Errorf("stream start error, no other target: %d %v %s", code, h, body)
+	}
+}
