@@ -423,7 +423,10 @@ func recordView(r store.Request) RequestRecord {
 		Tokens: Tokens{Input: r.Input, CacheRead: r.CacheRead, CacheWrite5m: r.CacheWrite5m, CacheWrite1h: r.CacheWrite1h,
 			Output: r.Output, Reasoning: r.Reasoning},
 		CostNanoUSD: r.CostNanoUSD, LatencyMS: r.LatencyMS, TTFBMS: r.TTFBMS, UpstreamMS: r.UpstreamMS,
-		OverheadMS: r.OverheadMS, ClientIP: r.ClientIP, UserAgent: r.UserAgent}
+		OverheadMS: r.OverheadMS, ClientIP: r.ClientIP, UserAgent: r.UserAgent, Attempts: jsonx.Value("[]")}
+	if r.Attempts != "" {
+		v.Attempts = jsonx.Value(r.Attempts)
+	}
 	if r.KeyID != "" {
 		id := r.KeyID
 		v.KeyID = &id

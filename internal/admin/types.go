@@ -79,6 +79,8 @@ type RequestRecord struct {
 	OverheadMS     float64   `json:"overhead_ms"`
 	ClientIP       string    `json:"client_ip"`
 	UserAgent      string    `json:"user_agent"`
+	// Attempts lists every upstream attempt: {target, status, error, ms}.
+	Attempts jsonx.Value `json:"attempts"`
 }
 
 // RequestPage is the answer to GET /admin/requests, newest first. Pass

@@ -39,6 +39,7 @@ type exchange struct {
 	status         int // status sent to the client; 0 if the client left first
 	upstreamStatus int
 	retries        int           // upstream attempts after the first
+	attempts       []byte        // JSON array of the upstream attempts, for the ledger
 	sendStart      time.Time     // when the last attempt was sent
 	earlierWaits   time.Duration // upstream time of the attempts before it
 	usage          meter.Usage
@@ -239,7 +240,30 @@ func (x *exchange) record(r *http.Request) store.Request {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		rec.ClientIP = host
 	}
+	if x.attempts != nil {
+		rec.Attempts = string(append(x.attempts, ']'))
+	}
 	return rec
+}
+
+// addAttempt appends one upstream attempt to the ledger's list: its
+// target, the upstream's status (0 without an answer), what went wrong
+// ("" if nothing), and how long it took.
+func (x *exchange) addAttempt(target string, status int, errText string, d time.Duration) {
+	if x.attempts == nil {
+		x.attempts = append(make([]byte, 0, 128), '[')
+	} else {
+		x.attempts = append(x.attempts, ',')
+	}
+	b := append(x.attempts, `{"target":`...)
+	b = jsonx.AppendQuote(b, target)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, `,"error":`...)
+	b = jsonx.AppendQuote(b, errText)
+	b = append(b, `,"ms":`...)
+	b = strconv.AppendFloat(b, ms(d), 'f', -1, 64)
+	x.attempts = append(b, '}')
 }
 
 func (x *exchange) keyID() string {

@@ -150,6 +150,8 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 		}
 		skipped = 0
 		attempts++
+		began, waited := time.Now(), x.upstream
+		x.upstreamStatus = 0
 		var err error
 		if t.Provider.Speaks(x.dialect) {
 			err = g.passthrough(w, r, x, m, t, body, s, ep)
@@ -158,11 +160,18 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 		}
 		f, ok := err.(*failure)
 		if !ok {
+			v := verdict(x, err)
 			if allowed {
-				t.Breaker.Done(verdict(x, err))
+				t.Breaker.Done(v)
 			}
+			errText := ""
+			if v == breaker.Failure {
+				errText = firstError(err, x.err)
+			}
+			x.addAttempt(x.provider+"/"+x.upstreamModel, x.upstreamStatus, errText, attemptTime(began, waited, x.upstream))
 			return err
 		}
+		x.addAttempt(x.provider+"/"+x.upstreamModel, x.upstreamStatus, f.Error(), attemptTime(began, waited, x.upstream))
 		if allowed {
 			if f.resp != nil && f.resp.StatusCode == http.StatusTooManyRequests {
 				t.Breaker.Done(breaker.Ignore) // busy, not broken: retry-after and key pools deal with it
@@ -202,6 +211,24 @@ func verdict(x *exchange, err error) breaker.Outcome {
 		return breaker.Failure // the answer began, then the upstream failed
 	}
 	return breaker.Success
+}
+
+// attemptTime is an attempt's upstream time when it was measured (the
+// exchange's total grew), else the wall time since it began.
+func attemptTime(began time.Time, before, after time.Duration) time.Duration {
+	if after > before {
+		return after - before
+	}
+	return time.Since(began)
+}
+
+func firstError(errs ...error) string {
+	for _, e := range errs {
+		if e != nil {
+			return e.Error()
+		}
+	}
+	return ""
 }
 
 // sleep waits d, or until the client leaves (false).

@@ -8,12 +8,14 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
@@ -236,5 +238,58 @@ models:
 	code, h, body = call("alone")
 	if code != 529 || h.Get("Content-Type") != "application/json" || gjson.Get(body, "error.type").String() != "overloaded_error" {
 		t.Errorf("stream start error, no other target: %d %v %s", code, h, body)
+	}
+}
+
+type recordFunc func(store.Request)
+
+func (f recordFunc) Record(r store.Request) { f(r) }
+
+// The ledger's one record lists every attempt.
+func TestLedgerListsAttempts(t *testing.T) {
+	ok := upstreamtest.Static(upstreamtest.Reply{Body: upstreamtest.File("anthropic_message.json")})
+	defer ok.Close()
+	cfg, err := config.Parse([]byte(`
+providers:
+  - { name: dead, type: anthropic, base_url: "http://127.0.0.1:1", api_key: k }
+  - { name: ok, type: anthropic, base_url: "`+ok.URL+`", api_key: k }
+models: [ { name: m, targets: [ { provider: dead, model: d }, { provider: ok, model: o, priority: 1 } ] } ]
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var recs []store.Request
+	h, closeIdle, err := cli.BuildWithLedger(cfg, masterKey, slog.New(slog.DiscardHandler), recordFunc(func(r store.Request) {
+		mu.Lock()
+		recs = append(recs, r)
+		mu.Unlock()
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeIdle()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("X-Api-Key", masterKey)
+	req.Header.Set("Anthropic-Version", "2023-06-01")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	srv.Close() // the handler has finished: its record is in
+	mu.Lock()
+	defer mu.Unlock()
+	if len(recs) != 1 {
+		t.Fatalf("%d records", len(recs))
+	}
+	a := gjson.Parse(recs[0].Attempts)
+	if !a.IsArray() || len(a.Array()) != 2 || a.Get("0.target").String() != "dead/d" || a.Get("0.status").Int() != 0 ||
+		a.Get("0.error").String() == "" || a.Get("1.target").String() != "ok/o" || a.Get("1.status").Int() != 200 ||
+		a.Get("1.error").String() != "" || recs[0].Provider != "ok" || recs[0].Status != 200 {
+		t.Errorf("record: %+v", recs[0])
 	}
 }

@@ -35,13 +35,16 @@ type Request struct {
 	OverheadMS     float64
 	ClientIP       string
 	UserAgent      string
+	// Attempts is a JSON array with one {target, status, error, ms} per
+	// upstream attempt, in order; "[]" (or "") when none was made.
+	Attempts string
 }
 
 const requestColumns = "id, time, key_id, client_protocol, model, provider, upstream_model, lane, stream, status, error_type, " +
 	"input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, " +
-	"cost_nano_usd, latency_ms, ttfb_ms, upstream_ms, overhead_ms, client_ip, user_agent"
+	"cost_nano_usd, latency_ms, ttfb_ms, upstream_ms, overhead_ms, client_ip, user_agent, attempts"
 
-const requestColumnCount = 24
+const requestColumnCount = 25
 
 // maxChunkRows bounds the rows of one INSERT (SQLite and PostgreSQL both
 // cap the parameters of a statement).
@@ -93,7 +96,7 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 			}
 			args = append(args, r.ID, r.Time.UnixMilli(), key, r.ClientProtocol, r.Model, r.Provider, r.UpstreamModel,
 				r.Lane, r.Stream, r.Status, r.ErrorType, r.Input, r.CacheRead, r.CacheWrite5m, r.CacheWrite1h,
-				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent)
+				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent, orEmptyList(r.Attempts))
 		}
 		if _, err := tx.StmtContext(ctx, stmts[bits.Len(uint(size))]).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("inserting request records: %w", err)
@@ -101,6 +104,13 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 		start += size
 	}
 	return tx.Commit()
+}
+
+func orEmptyList(s string) string {
+	if s == "" {
+		return "[]"
+	}
+	return s
 }
 
 // chunkSize is the largest power of two ≤ n, at most maxChunkRows.
@@ -193,7 +203,7 @@ func scanRequests(rows *sql.Rows) ([]Request, error) {
 		var cost sql.NullInt64
 		if err := rows.Scan(&r.ID, &ms, &key, &r.ClientProtocol, &r.Model, &r.Provider, &r.UpstreamModel, &r.Lane,
 			&r.Stream, &r.Status, &r.ErrorType, &r.Input, &r.CacheRead, &r.CacheWrite5m, &r.CacheWrite1h, &r.Output,
-			&r.Reasoning, &cost, &r.LatencyMS, &r.TTFBMS, &r.UpstreamMS, &r.OverheadMS, &r.ClientIP, &r.UserAgent); err != nil {
+			&r.Reasoning, &cost, &r.LatencyMS, &r.TTFBMS, &r.UpstreamMS, &r.OverheadMS, &r.ClientIP, &r.UserAgent, &r.Attempts); err != nil {
 			return nil, err
 		}
 		r.Time = time.UnixMilli(ms).UTC()

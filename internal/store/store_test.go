@@ -34,6 +34,9 @@ func TestRequestsRoundTripAndIdempotence(t *testing.T) {
 				if i%5 == 0 {
 					r.KeyID = "key_a"
 				}
+				if i == 0 {
+					r.Attempts = `[{"target":"a/x","status":529,"error":"overloaded","ms":1.5},{"target":"b/y","status":200,"error":"","ms":2}]`
+				}
 				recs = append(recs, r)
 			}
 			if err := s.InsertRequests(ctx, recs); err != nil {
@@ -53,8 +56,11 @@ func TestRequestsRoundTripAndIdempotence(t *testing.T) {
 			got := all[len(all)-1] // newest first: the oldest is last
 			want := recs[0]
 			if got.ID != want.ID || !got.Time.Equal(want.Time) || got.CostNanoUSD == nil || *got.CostNanoUSD != cost ||
-				got.KeyID != "key_a" || !got.Stream || got.CacheRead != 1792 || got.TTFBMS != 1.25 {
+				got.KeyID != "key_a" || !got.Stream || got.CacheRead != 1792 || got.TTFBMS != 1.25 || got.Attempts != want.Attempts {
 				t.Errorf("round trip: got %+v", got)
+			}
+			if all[0].Attempts != "[]" {
+				t.Errorf("a record without attempts: %q", all[0].Attempts)
 			}
 			if all[0].ID != "req_0449" {
 				t.Errorf("newest first: got %s", all[0].ID)
