@@ -18,6 +18,7 @@ import (
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/pricing"
+	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/store"
 )
 
@@ -39,7 +40,9 @@ type exchange struct {
 	status         int // status sent to the client; 0 if the client left first
 	upstreamStatus int
 	retries        int           // upstream attempts after the first
-	attempts       []byte        // JSON array of the upstream attempts, for the ledger
+	attempts       []attempt     // the upstream attempts, for the ledger
+	attemptBuf     [3]attempt    // attempts' first places, without an allocation
+	target         *route.Target // the target of the last attempt
 	sendStart      time.Time     // when the last attempt was sent
 	earlierWaits   time.Duration // upstream time of the attempts before it
 	usage          meter.Usage
@@ -240,30 +243,49 @@ func (x *exchange) record(r *http.Request) store.Request {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		rec.ClientIP = host
 	}
-	if x.attempts != nil {
-		rec.Attempts = string(append(x.attempts, ']'))
-	}
+	rec.Attempts = x.attemptsJSON()
 	return rec
 }
 
-// addAttempt appends one upstream attempt to the ledger's list: its
-// target, the upstream's status (0 without an answer), what went wrong
-// ("" if nothing), and how long it took.
-func (x *exchange) addAttempt(target string, status int, errText string, d time.Duration) {
+// attempt is one upstream attempt: its target, the upstream's status (0
+// without an answer), what went wrong ("" if nothing), and its time.
+type attempt struct {
+	target string
+	status int
+	err    string
+	d      time.Duration
+}
+
+func (x *exchange) addAttempt(a attempt) {
 	if x.attempts == nil {
-		x.attempts = append(make([]byte, 0, 128), '[')
-	} else {
-		x.attempts = append(x.attempts, ',')
+		x.attempts = x.attemptBuf[:0]
 	}
-	b := append(x.attempts, `{"target":`...)
-	b = jsonx.AppendQuote(b, target)
-	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(status), 10)
-	b = append(b, `,"error":`...)
-	b = jsonx.AppendQuote(b, errText)
-	b = append(b, `,"ms":`...)
-	b = strconv.AppendFloat(b, ms(d), 'f', -1, 64)
-	x.attempts = append(b, '}')
+	x.attempts = append(x.attempts, a)
+}
+
+// attemptsJSON renders the attempts for the ledger.
+func (x *exchange) attemptsJSON() string {
+	if len(x.attempts) == 0 {
+		return "[]"
+	}
+	b := make([]byte, 0, 96*len(x.attempts))
+	for i, a := range x.attempts {
+		if i == 0 {
+			b = append(b, '[')
+		} else {
+			b = append(b, ',')
+		}
+		b = append(b, `{"target":`...)
+		b = jsonx.AppendQuote(b, a.target)
+		b = append(b, `,"status":`...)
+		b = strconv.AppendInt(b, int64(a.status), 10)
+		b = append(b, `,"error":`...)
+		b = jsonx.AppendQuote(b, a.err)
+		b = append(b, `,"ms":`...)
+		b = strconv.AppendFloat(b, ms(a.d), 'f', -1, 64)
+		b = append(b, '}')
+	}
+	return string(append(b, ']'))
 }
 
 func (x *exchange) keyID() string {

@@ -52,11 +52,11 @@ func copyResponseHeader(dst, src http.Header, ownLimits bool) {
 // gateway took before sending it the request, other attempts' upstream
 // waits excluded (tollgate-overhead-ms). Either can be turned off.
 func (g *Gateway) answerHeaders(h http.Header, x *exchange) {
-	if x.provider == "" {
+	if x.target == nil {
 		return
 	}
 	if g.targetHeader {
-		h["Tollgate-Target"] = []string{x.provider + "/" + x.upstreamModel}
+		h["Tollgate-Target"] = x.target.NameHeader
 	}
 	if g.overheadHeader && !x.sendStart.IsZero() {
 		d := max(x.sendStart.Sub(x.start)-x.earlierWaits, 0)

@@ -151,7 +151,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 		skipped = 0
 		attempts++
 		began, waited := time.Now(), x.upstream
-		x.upstreamStatus = 0
+		x.upstreamStatus, x.target = 0, &plan[i]
 		var err error
 		if t.Provider.Speaks(x.dialect) {
 			err = g.passthrough(w, r, x, m, t, body, s, ep)
@@ -168,10 +168,10 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 			if v == breaker.Failure {
 				errText = firstError(err, x.err)
 			}
-			x.addAttempt(x.provider+"/"+x.upstreamModel, x.upstreamStatus, errText, attemptTime(began, waited, x.upstream))
+			x.addAttempt(attempt{t.Name, x.upstreamStatus, errText, attemptTime(began, waited, x.upstream)})
 			return err
 		}
-		x.addAttempt(x.provider+"/"+x.upstreamModel, x.upstreamStatus, f.Error(), attemptTime(began, waited, x.upstream))
+		x.addAttempt(attempt{t.Name, x.upstreamStatus, f.Error(), attemptTime(began, waited, x.upstream)})
 		if allowed {
 			if f.resp != nil && f.resp.StatusCode == http.StatusTooManyRequests {
 				t.Breaker.Done(breaker.Ignore) // busy, not broken: retry-after and key pools deal with it
@@ -201,16 +201,25 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 // verdict if the client left, else a success (4xx answers included: the
 // target works).
 func verdict(x *exchange, err error) breaker.Outcome {
-	var e *Error
 	switch {
 	case x.clientGone:
 		return breaker.Ignore
-	case errors.As(err, &e) && e.Status >= 500:
+	case err != nil && gatewayStatus(err) >= 500:
 		return breaker.Failure
 	case x.err != nil && x.status > 0 && x.status < 400:
 		return breaker.Failure // the answer began, then the upstream failed
 	}
 	return breaker.Success
+}
+
+// gatewayStatus is the status of an error the gateway answers itself, 0
+// for others. (Kept apart so the success path does not allocate.)
+func gatewayStatus(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return 0
 }
 
 // attemptTime is an attempt's upstream time when it was measured (the

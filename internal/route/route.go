@@ -97,6 +97,10 @@ type Target struct {
 	// Breaker is the target's circuit breaker, shared by every model that
 	// sends to the same provider and upstream model.
 	Breaker *breaker.Breaker
+	// Name is "provider/model"; NameHeader holds it as a header value,
+	// built once (it must not be modified).
+	Name       string
+	NameHeader []string
 }
 
 // tiers groups targets by priority, lowest first, keeping their order.
@@ -168,12 +172,16 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			}
 			b := breakers[[2]string{tc.Provider, upstream}]
 			if b == nil {
-				pc := cfg.ProviderByName(tc.Provider).Breaker
-				b = breaker.New(breaker.Settings{Failures: pc.Failures, ErrorRate: pc.ErrorRate, Window: pc.Window, Cooldown: pc.Cooldown})
+				var bc config.Breaker
+				if pc := cfg.ProviderByName(tc.Provider); pc != nil {
+					bc = pc.Breaker
+				}
+				b = breaker.New(breaker.Settings{Failures: bc.Failures, ErrorRate: bc.ErrorRate, Window: bc.Window, Cooldown: bc.Cooldown})
 				breakers[[2]string{tc.Provider, upstream}] = b
 			}
 			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream), Prices: prices,
-				Weight: weight, Priority: priority, Breaker: b})
+				Weight: weight, Priority: priority, Breaker: b,
+				Name: tc.Provider + "/" + upstream, NameHeader: []string{tc.Provider + "/" + upstream}})
 		}
 		m.tiers = tiers(m.Targets)
 		m.MaxAttempts = mc.Routing.MaxAttempts
