@@ -192,6 +192,11 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 	if err != nil {
 		return nil, nil, err
 	}
+	reg := metrics.New()
+	reg.Breakers(routes)
+	if p, ok := l.(interface{ Pending() (int, int) }); ok {
+		reg.Ledger(p.Pending)
+	}
 	g := gateway.New(gateway.Options{
 		Routes:           routes,
 		Auth:             authn,
@@ -200,6 +205,7 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		RequestLog:       requestLog(reqLog),
 		Ledger:           l,
 		Limits:           limits,
+		Metrics:          reg.Requests(),
 		NoTargetHeader:   cfg.Server.TargetHeader != nil && !*cfg.Server.TargetHeader,
 		NoOverheadHeader: cfg.Server.OverheadHeader != nil && !*cfg.Server.OverheadHeader,
 		// Derived from the master key so that replicas sharing it agree.
@@ -220,8 +226,6 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 			}
 		}
 	}
-	reg := metrics.New()
-	reg.Breakers(routes)
 	if limits.Limiter != nil {
 		backend := "memory"
 		if cfg.Redis.URL != "" {

@@ -32,6 +32,7 @@ type exchange struct {
 	key     *auth.Key // the virtual key used; nil for the master key (or none)
 
 	model         string // as the client sent it
+	routed        string // the configured name of the model it resolved to
 	provider      string
 	upstreamModel string
 	lane          string // "passthrough" or "" when no upstream was chosen

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/metrics"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/translate"
@@ -46,6 +47,8 @@ type Options struct {
 	// NoTargetHeader and NoOverheadHeader leave tollgate-target and
 	// tollgate-overhead-ms out of answers.
 	NoTargetHeader, NoOverheadHeader bool
+	// Metrics, when set, receives every request's outcome.
+	Metrics *metrics.Requests
 }
 
 // Ledger takes usage records; it must not block.
@@ -65,6 +68,7 @@ type Gateway struct {
 	signer  *translate.Signer
 
 	targetHeader, overheadHeader bool
+	metrics                      *metrics.Requests
 	started                      time.Time
 }
 
@@ -77,7 +81,7 @@ func New(o Options) *Gateway {
 		o.Signer = translate.NewSigner([]byte("tollgate"))
 	}
 	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, limits: o.Limits, signer: o.Signer,
-		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, started: time.Now()}
+		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, started: time.Now()}
 }
 
 // handlerFunc is a data-plane handler: it returns an error instead of
@@ -175,6 +179,9 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 func (g *Gateway) finish(r *http.Request, x *exchange) {
 	g.settle(x)
 	x.log(r.Context(), g.log, g.reqLog, r.Method, r.URL.Path)
+	if g.metrics != nil {
+		g.observe(x)
+	}
 	if g.ledger != nil {
 		g.ledger.Record(x.record(r))
 	}
@@ -200,4 +207,19 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, met
 	}
 	x.key = p.Key
 	return h(w, r, x)
+}
+
+// observe reports the finished request to the metrics. Models are
+// labelled by their configured name ("" when the request named none that
+// exists), never by what clients sent, which would have no bound.
+func (g *Gateway) observe(x *exchange) {
+	latency := time.Since(x.start)
+	cost, known := x.cost()
+	u := x.usage
+	g.metrics.Observe(metrics.Request{
+		Model: x.routed, Provider: x.provider, Lane: x.lane, Status: x.status, Stream: x.stream,
+		Latency: latency, FirstByte: x.firstByte, Upstream: x.upstream, Overhead: max(latency-x.upstream, 0),
+		Retries: x.retries, Input: u.Input, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite5m + u.CacheWrite1h,
+		Output: u.Output, CostNano: cost, CostKnown: known,
+	})
 }

@@ -82,6 +82,9 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchang
 		return nil, s, nil, &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Param: "messages", Message: "messages: at least one message is required"}
 	}
 	m := g.routes.Lookup(s.model)
+	if m != nil {
+		x.routed = m.Name
+	}
 	if m == nil {
 		return nil, s, nil, &Error{Status: http.StatusNotFound, Kind: kindNotFound, Param: "model", Code: "model_not_found",
 			Message: fmt.Sprintf("model %q does not exist; GET /v1/models lists the models this gateway serves", s.model)}

@@ -267,6 +267,10 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 			g.answerHeaders(h, x)
 			w.WriteHeader(resp.StatusCode)
 			committed = true
+			if g.metrics != nil {
+				g.metrics.StreamStarted()
+				defer g.metrics.StreamEnded()
+			}
 			if p, ok := tap.(pinger); ok {
 				ka = startKeepalive(w, rc, p.ping())
 				defer ka.close()

@@ -293,3 +293,47 @@ models: [ { name: m, targets: [ { provider: dead, model: d }, { provider: ok, mo
 		t.Errorf("record: %+v", recs[0])
 	}
 }
+
+func TestRequestMetrics(t *testing.T) {
+	ok := upstreamtest.Static(upstreamtest.Reply{Body: upstreamtest.File("anthropic_message.json")})
+	defer ok.Close()
+	srv := retryEnv(t, `
+providers:
+  - { name: dead, type: anthropic, base_url: "http://127.0.0.1:1", api_key: k }
+  - { name: ok, type: anthropic, base_url: "`+ok.URL+`", api_key: k }
+models: [ { name: m, aliases: [a], targets: [ { provider: dead, model: d }, { provider: ok, model: o, priority: 1 } ], pricing: { input: "1", output: "2", cache_read: "0.1" } } ]
+`)
+	for _, model := range []string{"a", "m", "no-such-model"} {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"`+model+`","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("X-Api-Key", masterKey)
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	resp, err := srv.Client().Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`tollgate_requests_total{lane="passthrough",model="m",provider="ok",status="200"} 2`,
+		`tollgate_requests_total{lane="none",model="",provider="",status="404"} 1`, // client-sent names are not labels
+		`tollgate_upstream_retries_total{model="m"} 2`,
+		`tollgate_request_duration_seconds_count{lane="passthrough",model="m"} 2`,
+		`tollgate_tokens_total{bucket="output",model="m"} 50`,
+		`tollgate_gateway_overhead_seconds_count{lane="passthrough"} 2`,
+		`tollgate_streams_in_flight 0`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if !strings.Contains(string(b), `tollgate_cost_usd_total{model="m"}`) {
+		t.Error("no cost metric")
+	}
+}
