@@ -20,10 +20,11 @@ type pinger interface {
 // while an upstream model thinks without streaming. It shares a lock with
 // the relay's writes, so a ping never lands inside an event.
 type keepalive struct {
-	mu   sync.Mutex
-	last time.Time
-	stop chan struct{}
-	done chan struct{}
+	mu       sync.Mutex
+	last     time.Time
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
 }
 
 // startKeepalive starts pinging w; lock and unlock around every other write.
@@ -66,10 +67,12 @@ func (k *keepalive) unlock() {
 	}
 }
 
-// close stops the pinger; no write happens after it returns.
+// close stops the pinger; no write happens after it returns. It may be
+// called more than once (the relay stops it before writing a stream's
+// end, and again as it returns).
 func (k *keepalive) close() {
 	if k != nil {
-		close(k.stop)
+		k.stopOnce.Do(func() { close(k.stop) })
 		<-k.done
 	}
 }

@@ -197,3 +197,25 @@ func TestTranslatedSyntheticStream(t *testing.T) {
 		t.Errorf("%s\n%s", resp.Header.Get("Content-Type"), body)
 	}
 }
+
+// A translated stream that pings its client ends cleanly: stopping the
+// pinger twice (before the stream's end, and on return) once panicked
+// after the last event, so a served stream was logged as a failure.
+func TestTranslatedPingingStreamEndsCleanly(t *testing.T) {
+	oai := upstreamtest.Static(upstreamtest.Reply{Events: upstreamtest.Events("openai_stream.sse")})
+	e := newEnv(t, nil, oai, "")
+	resp := e.do("POST", "/v1/messages", `{"model":"gpt-x","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, anthropicAuth...)
+	body := string(readAll(t, resp.Body))
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(body, "event: message_stop") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	id := resp.Header.Get("Tollgate-Request-Id")
+	deadline := time.Now().Add(2 * time.Second)
+	for !strings.Contains(e.logs.String(), id) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if l := e.logLine(id); l.Get("error").Exists() || l.Get("level").String() != "INFO" {
+		t.Errorf("log line: %s", l.Raw)
+	}
+}
