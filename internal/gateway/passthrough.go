@@ -152,15 +152,6 @@ func isEventStream(h http.Header) bool {
 // relayBody relays a whole (non-stream) answer as it arrives. With meter
 // set it keeps the bytes and reads usage from the finished JSON.
 func (g *Gateway) relayBody(w http.ResponseWriter, x *exchange, resp *http.Response, meter bool) error {
-	h := w.Header()
-	copyResponseHeader(h, resp.Header, x.limitHeaders)
-	if resp.ContentLength >= 0 {
-		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
-	}
-	x.status, x.firstByte = resp.StatusCode, time.Since(x.start)
-	g.answerHeaders(h, x)
-	w.WriteHeader(resp.StatusCode)
-
 	bp := relayBufPool.Get().(*[]byte)
 	buf := (*bp)[:0]
 	defer func() {
@@ -169,7 +160,37 @@ func (g *Gateway) relayBody(w http.ResponseWriter, x *exchange, resp *http.Respo
 			relayBufPool.Put(bp)
 		}
 	}()
-	for {
+	// Read what fits in the buffer before answering (most answers whole):
+	// an upstream that fails this early has sent the client nothing, and
+	// another target can still be tried.
+	eof := false
+	for len(buf) < cap(buf) {
+		n, rerr := resp.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if rerr == io.EOF {
+			eof = true
+			break
+		}
+		if rerr != nil {
+			return &failure{err: g.upstreamFailureAfterStatus(x, rerr)}
+		}
+	}
+	h := w.Header()
+	copyResponseHeader(h, resp.Header, x.limitHeaders)
+	if resp.ContentLength >= 0 {
+		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	}
+	x.status, x.firstByte = resp.StatusCode, time.Since(x.start)
+	g.answerHeaders(h, x)
+	w.WriteHeader(resp.StatusCode)
+	if _, err := w.Write(buf); err != nil {
+		x.clientGone = true
+		return fmt.Errorf("writing to client: %w", err)
+	}
+	if !meter {
+		buf = buf[:0]
+	}
+	for !eof {
 		if len(buf) == cap(buf) {
 			if !meter || cap(buf) >= maxEventBytes {
 				buf = buf[:0] // keep relaying, stop keeping

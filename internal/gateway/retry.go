@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -97,8 +98,9 @@ const (
 // plan until one answers: failures before the first byte reaches the
 // client (no connection, a timeout, 429, 5xx) move on to the next target,
 // within the model's max_attempts and retry_deadline. A target whose
-// circuit breaker is open is skipped without a network call, unless every
-// target's is: then they are tried anyway rather than refusing. Once the
+// circuit breaker is open is skipped without a network call, unless no
+// target is left to try: then the open ones are tried too, rather than
+// refusing while attempts remain. Once the
 // answer has begun, it is never retried. If every attempt fails, the last
 // failure is what the client gets.
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned, ep provider.Endpoint) error {
@@ -110,11 +112,14 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 	for k := 0; attempts < m.MaxAttempts; k++ {
 		i := k % len(plan)
 		t := plan[i]
-		if skipped >= len(plan) { // a whole turn and nothing could be tried
-			if attempts > 0 {
+		if skipped >= len(plan) {
+			// A whole turn and nothing could be tried: every breaker is
+			// open (or past the deadline). Rather than give up while
+			// attempts remain, try the targets anyway, as a probe would.
+			if forced || time.Now().After(deadline) {
 				break
 			}
-			forced = true
+			forced, skipped = true, 0
 		}
 		allowed := t.Breaker.Allow()
 		if !allowed && !forced {
@@ -152,12 +157,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 		attempts++
 		began, waited := time.Now(), x.upstream
 		x.upstreamStatus, x.target = 0, &plan[i]
-		var err error
-		if t.Provider.Speaks(x.dialect) {
-			err = g.passthrough(w, r, x, m, t, body, s, ep)
-		} else {
-			err = g.translated(w, r, x, m, t, body, s, ep)
-		}
+		err := g.attempt(w, r, x, m, t, body, s, ep, allowed, began, waited)
 		f, ok := err.(*failure)
 		if !ok {
 			v := verdict(x, err)
@@ -194,6 +194,25 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 		return g.translatedError(w, x, last.resp)
 	}
 	return g.relayBody(w, x, last.resp, false)
+}
+
+// attempt sends the request to one target on the lane that fits. If the
+// answer is cut after it began (the relay aborts the response), the
+// attempt is still recorded and the breaker told, before the abort goes on.
+func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, t route.Target, body []byte, s scanned, ep provider.Endpoint, allowed bool, began time.Time, waited time.Duration) error {
+	defer func() {
+		if p := recover(); p != nil {
+			if allowed {
+				t.Breaker.Done(breaker.Failure)
+			}
+			x.addAttempt(attempt{t.Name, x.upstreamStatus, firstError(x.err, fmt.Errorf("aborted: %v", p)), attemptTime(began, waited, x.upstream)})
+			panic(p)
+		}
+	}()
+	if t.Provider.Speaks(x.dialect) {
+		return g.passthrough(w, r, x, m, t, body, s, ep)
+	}
+	return g.translated(w, r, x, m, t, body, s, ep)
 }
 
 // verdict judges an attempt that was not retried: a failure if the

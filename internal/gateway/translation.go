@@ -147,7 +147,8 @@ func (g *Gateway) translatedError(w http.ResponseWriter, x *exchange, resp *http
 func (g *Gateway) translatedBody(w http.ResponseWriter, x *exchange, resp *http.Response, plan *translate.Plan) error {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
 	if err != nil {
-		return g.upstreamFailureAfterStatus(x, err)
+		// Nothing was sent yet: another target may answer.
+		return &failure{err: g.upstreamFailureAfterStatus(x, err)}
 	}
 	var out any
 	var stream []byte // the answer as a stream, when the client asked for one
