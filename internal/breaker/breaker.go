@@ -53,6 +53,10 @@ type Breaker struct {
 	s   Settings
 	now func() time.Time
 
+	// onChange, when set, hears every open and close (to share them);
+	// it is called without the lock held.
+	onChange func(open bool, at time.Time)
+
 	mu          sync.Mutex
 	state       State
 	consecutive int
@@ -125,7 +129,21 @@ func (b *Breaker) Done(o Outcome) {
 		return
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	was := b.state
+	b.done(o)
+	now, at := b.state, b.openedAt
+	b.mu.Unlock()
+	if b.onChange != nil {
+		switch {
+		case was != Open && now == Open:
+			b.onChange(true, at)
+		case was != Closed && now == Closed:
+			b.onChange(false, b.now())
+		}
+	}
+}
+
+func (b *Breaker) done(o Outcome) {
 	if b.state == HalfOpen {
 		b.probing = false
 		switch o {
@@ -188,6 +206,34 @@ func (b *Breaker) rateExceeded() bool {
 	n := ok + fails
 	return n >= b.s.MinRequests && float64(fails) >= b.s.ErrorRate*float64(n)
 }
+
+// Opened opens the breaker as of at, as another replica saw it; it
+// changes nothing if the breaker is already open since then or later.
+func (b *Breaker) Opened(at time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == Open && !b.openedAt.Before(at) {
+		return
+	}
+	if b.now().Sub(at) >= b.s.Cooldown {
+		return // its cooldown is already over
+	}
+	b.state, b.openedAt, b.consecutive, b.probing = Open, at, 0, false
+}
+
+// Closed closes the breaker, as another replica's probe found the target
+// healthy at at; an open newer than that stays.
+func (b *Breaker) Closed(at time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != Closed && b.openedAt.Before(at) {
+		b.close()
+		b.probing = false
+	}
+}
+
+// OnChange sets a function told of every open (true) and close (false).
+func (b *Breaker) OnChange(f func(open bool, at time.Time)) { b.onChange = f }
 
 // State returns the breaker's state, an open one turning half-open once
 // its cooldown is over.

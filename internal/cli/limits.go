@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate/tollgate/internal/breaker"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/gateway"
 	"github.com/tollgate/tollgate/internal/limit"
@@ -55,4 +58,23 @@ func newLimits(cfg *config.Config, routes *route.Table, db *store.Store, logger 
 	}
 	out.Limiter = limit.New(r, opts)
 	return out, nil
+}
+
+// breakerShareInterval is how often replicas read each other's breakers.
+const breakerShareInterval = time.Second
+
+// shareBreakers shares the targets' circuit breakers through Redis when
+// redis.url is set, so that replicas skip a failing target together.
+func shareBreakers(cfg *config.Config, routes *route.Table, logger *slog.Logger) (stop func(), err error) {
+	if cfg.Redis.URL == "" {
+		return func() {}, nil
+	}
+	opt, err := redis.ParseURL(cfg.Redis.URL)
+	if err != nil {
+		return nil, fmt.Errorf("redis.url: %w", err)
+	}
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, time.Second, time.Second
+	c := redis.NewClient(opt)
+	stopShare := breaker.Share(c, "tollgate:breaker:", routes.Breakers(), breakerShareInterval, logger)
+	return func() { stopShare(); c.Close() }, nil
 }

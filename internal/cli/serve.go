@@ -194,6 +194,10 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 	}
 	reg := metrics.New()
 	reg.Breakers(routes)
+	stopSharing, err := shareBreakers(cfg, routes, logger)
+	if err != nil {
+		return nil, nil, err
+	}
 	if p, ok := l.(interface{ Pending() (int, int) }); ok {
 		reg.Ledger(p.Pending)
 	}
@@ -218,6 +222,7 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		if limits.Limiter != nil {
 			limits.Limiter.Close()
 		}
+		stopSharing()
 		if keys != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

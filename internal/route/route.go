@@ -205,6 +205,18 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 // allocate.
 func (t *Table) Lookup(name []byte) *Model { return t.byName[string(name)] }
 
+// Breakers returns every target's circuit breaker, by target name
+// (provider/model).
+func (t *Table) Breakers() map[string]*breaker.Breaker {
+	out := map[string]*breaker.Breaker{}
+	for _, m := range t.models {
+		for _, tg := range m.Targets {
+			out[tg.Name] = tg.Breaker
+		}
+	}
+	return out
+}
+
 // Models lists the models in configuration order.
 func (t *Table) Models() []*Model { return t.models }
 
