@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tollgate/tollgate/internal/breaker"
 	"github.com/tollgate/tollgate/internal/config"
@@ -14,6 +15,7 @@ import (
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/tracing"
 )
 
 // newLimits builds the limiter: in Redis when redis.url is set, else in
@@ -77,4 +79,29 @@ func shareBreakers(cfg *config.Config, routes *route.Table, logger *slog.Logger)
 	c := redis.NewClient(opt)
 	stopShare := breaker.Share(c, "tollgate:breaker:", routes.Breakers(), breakerShareInterval, logger)
 	return func() { stopShare(); c.Close() }, nil
+}
+
+// newTracer starts the OTLP span exporter when tracing.otlp_endpoint is
+// set; stop flushes what is left.
+func newTracer(cfg *config.Config) (trace.Tracer, func(), error) {
+	t := cfg.Tracing
+	if t.OTLPEndpoint == "" {
+		return nil, func() {}, nil
+	}
+	o := tracing.Options{Endpoint: t.OTLPEndpoint, ServiceName: t.ServiceName, SampleRatio: 1, Version: Version}
+	if o.ServiceName == "" {
+		o.ServiceName = "tollgate"
+	}
+	if t.SampleRatio != nil {
+		o.SampleRatio = *t.SampleRatio
+	}
+	tracer, shutdown, err := tracing.New(context.Background(), o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tracer, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		shutdown(ctx)
+	}, nil
 }

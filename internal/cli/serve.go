@@ -198,6 +198,10 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 	if err != nil {
 		return nil, nil, err
 	}
+	tracer, stopTracing, err := newTracer(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	if p, ok := l.(interface{ Pending() (int, int) }); ok {
 		reg.Ledger(p.Pending)
 	}
@@ -210,6 +214,7 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		Ledger:           l,
 		Limits:           limits,
 		Metrics:          reg.Requests(),
+		Tracer:           tracer,
 		NoTargetHeader:   cfg.Server.TargetHeader != nil && !*cfg.Server.TargetHeader,
 		NoOverheadHeader: cfg.Server.OverheadHeader != nil && !*cfg.Server.OverheadHeader,
 		// Derived from the master key so that replicas sharing it agree.
@@ -223,6 +228,7 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 			limits.Limiter.Close()
 		}
 		stopSharing()
+		stopTracing()
 		if keys != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

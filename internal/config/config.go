@@ -49,6 +49,18 @@ type Config struct {
 	Models    []Model    `yaml:"models"`
 	Limits    Limits     `yaml:"limits"`
 	Redis     Redis      `yaml:"redis"`
+	Tracing   Tracing    `yaml:"tracing"`
+}
+
+// Tracing configures OpenTelemetry spans, exported over OTLP/HTTP; off
+// without an endpoint.
+type Tracing struct {
+	// OTLPEndpoint is the collector, such as http://otel-collector:4318.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// ServiceName is the spans' service.name (default tollgate).
+	ServiceName string `yaml:"service_name"`
+	// SampleRatio is the share of traces kept, 0 to 1 (default 1).
+	SampleRatio *float64 `yaml:"sample_ratio"`
 }
 
 // Server holds listener and request-size settings.
@@ -484,6 +496,12 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.validateLimits(bad)
+	if r := c.Tracing.SampleRatio; r != nil && (*r < 0 || *r > 1) {
+		bad("tracing.sample_ratio", "must be between 0 and 1")
+	}
+	if e := c.Tracing.OTLPEndpoint; e != "" && !strings.HasPrefix(e, "http://") && !strings.HasPrefix(e, "https://") {
+		bad("tracing.otlp_endpoint", "%q: want http(s)://host:port", e)
+	}
 	return errors.Join(errs...)
 }
 

@@ -18,6 +18,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/metrics"
@@ -49,6 +51,8 @@ type Options struct {
 	NoTargetHeader, NoOverheadHeader bool
 	// Metrics, when set, receives every request's outcome.
 	Metrics *metrics.Requests
+	// Tracer, when set, receives a span per request.
+	Tracer trace.Tracer
 }
 
 // Ledger takes usage records; it must not block.
@@ -69,6 +73,7 @@ type Gateway struct {
 
 	targetHeader, overheadHeader bool
 	metrics                      *metrics.Requests
+	tracer                       trace.Tracer
 	started                      time.Time
 }
 
@@ -81,7 +86,7 @@ func New(o Options) *Gateway {
 		o.Signer = translate.NewSigner([]byte("tollgate"))
 	}
 	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, limits: o.Limits, signer: o.Signer,
-		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, started: time.Now()}
+		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, tracer: o.Tracer, started: time.Now()}
 }
 
 // handlerFunc is a data-plane handler: it returns an error instead of
@@ -181,6 +186,9 @@ func (g *Gateway) finish(r *http.Request, x *exchange) {
 	x.log(r.Context(), g.log, g.reqLog, r.Method, r.URL.Path)
 	if g.metrics != nil {
 		g.observe(x)
+	}
+	if g.tracer != nil {
+		g.span(r, x)
 	}
 	if g.ledger != nil {
 		g.ledger.Record(x.record(r))
