@@ -235,6 +235,24 @@ func (b *Breaker) Closed(at time.Time) {
 // OnChange sets a function told of every open (true) and close (false).
 func (b *Breaker) OnChange(f func(open bool, at time.Time)) { b.onChange = f }
 
+// Recovering reports whether the target answered well at least once in
+// the window: an open breaker on a target that still often works, not on
+// one that is down.
+func (b *Breaker) Recovering() bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	slot := b.now().UnixNano() / int64(b.s.Window/buckets)
+	for _, c := range b.counts {
+		if slot-c.slot < buckets && c.ok > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // State returns the breaker's state, an open one turning half-open once
 // its cooldown is over.
 func (b *Breaker) State() State {

@@ -109,9 +109,25 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 	var last *failure
 	var waitUntil []time.Time // per place in the plan: not before, after a retry-after
 	attempts, skipped, forced := 0, 0, false
-	for k := 0; attempts < m.MaxAttempts; k++ {
+	// tried marks the targets this request has tried. After a pass, those
+	// it skipped because their breaker is open, but which answered well in
+	// the breaker's window, are tried before any is tried again: a flaky
+	// target is a better bet than one that has just failed this request,
+	// and a dead one is not asked.
+	var tried []bool
+	untried := false
+	for k := 0; attempts < m.MaxAttempts && k < 4*len(plan)*m.MaxAttempts; k++ {
 		i := k % len(plan)
 		t := plan[i]
+		if i == 0 && k > 0 {
+			untried = false
+			for j := range tried {
+				untried = untried || !tried[j] && plan[j].Breaker.Recovering()
+			}
+		}
+		if untried && (tried[i] || !t.Breaker.Recovering()) {
+			continue // a second pass: targets not yet tried that still often work
+		}
 		if skipped >= len(plan) {
 			// A whole turn and nothing could be tried: every breaker is
 			// open (or past the deadline). Rather than give up while
@@ -122,7 +138,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 			forced, skipped = true, 0
 		}
 		allowed := t.Breaker.Allow()
-		if !allowed && !forced {
+		if !allowed && !forced && !untried {
 			skipped++
 			continue
 		}
@@ -155,6 +171,12 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 		}
 		skipped = 0
 		attempts++
+		if len(plan) > 1 {
+			if tried == nil {
+				tried = make([]bool, len(plan))
+			}
+			tried[i] = true
+		}
 		began, waited := time.Now(), x.upstream
 		x.upstreamStatus, x.target = 0, &plan[i]
 		err := g.attempt(w, r, x, m, t, body, s, ep, allowed, began, waited)

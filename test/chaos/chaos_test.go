@@ -43,7 +43,7 @@ func TestChaos(t *testing.T) {
 		t.Skip("the chaos test takes a few seconds")
 	}
 	// Three targets of one model fail 30% of the time each, in every way;
-	// a fourth cannot be reached at all.
+	// a fourth refuses connections and a fifth never completes them.
 	a, b, c := newFake(true, seed, 0.3), newFake(true, seed+1, 0.3), newFake(false, seed+2, 0.3)
 	defer a.Close()
 	defer b.Close()
@@ -55,11 +55,12 @@ providers:
   - { name: b, type: anthropic, base_url: %q, api_key: k, %s }
   - { name: c, type: openai, base_url: "%s/v1", api_key: k, %s }
   - { name: dead, type: anthropic, base_url: "http://127.0.0.1:1", api_key: k, %s }
+  - { name: silent, type: anthropic, base_url: "http://%s", api_key: k, %s }
 models:
   - name: chaos
-    routing: { max_attempts: 7, retry_deadline: 20s }
-    targets: [ { provider: a, model: a }, { provider: b, model: b }, { provider: c, model: c }, { provider: dead, model: d } ]
-`, a.URL, timeouts, b.URL, timeouts, c.URL, timeouts, timeouts)), func(string) (string, bool) { return "", false })
+    routing: { max_attempts: 10, retry_deadline: 20s }
+    targets: [ { provider: a, model: a }, { provider: b, model: b }, { provider: c, model: c }, { provider: dead, model: d }, { provider: silent, model: s } ]
+`, a.URL, timeouts, b.URL, timeouts, c.URL, timeouts, timeouts, blackhole(t), timeouts)), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,13 +123,13 @@ models:
 			t.Errorf("request %s: %s (status %d): %s", o.id, o.kind, o.status, o.detail)
 		}
 	}
-	// Some target is always healthy (30% failures each): every request is
-	// served, except streams the upstream broke after they began, which
-	// must end in a protocol error event.
-	served := kinds["served"]
-	rate := float64(served) / float64(requests-kinds["broken"])
-	if rate < 0.999 {
-		t.Errorf("served %d of %d requests not broken mid-stream (%.2f%%); outcomes %v", served, requests-kinds["broken"], 100*rate, kinds)
+	// Some target is always healthy (30% failures each): at most 0.1% of
+	// the requests may be answered with an error. Streams an upstream
+	// broke after they began cannot be retried; they must end in the
+	// protocol's error event (checked by send: anything else is "bad").
+	if kinds["error"] > requests/1000 {
+		t.Errorf("%d of %d requests failed although a target was healthy (at most %d allowed); outcomes %v",
+			kinds["error"], requests, requests/1000, kinds)
 	}
 
 	// One ledger record per request, and every attempt in it.
@@ -183,12 +184,14 @@ models:
 	if got := sample(metrics, `tollgate_upstream_retries_total{model="chaos"}`); got != float64(retries) {
 		t.Errorf("retries: metrics say %v, the ledger %d", got, retries)
 	}
-	if got := sample(metrics, `tollgate_circuit_breaker_state{model="chaos",target="dead/d"}`); got != 2 {
-		t.Errorf("the unreachable target's breaker is %v, want 2 (open)", got)
+	for _, target := range []string{"dead/d", "silent/s"} {
+		if got := sample(metrics, `tollgate_circuit_breaker_state{model="chaos",target="`+target+`"}`); got != 2 {
+			t.Errorf("the unreachable target %s's breaker is %v, want 2 (open)", target, got)
+		}
 	}
 	_, ia := a.failures()
-	t.Logf("%d requests in %s: %v; %d retries; failed attempts by target %v (dead: %d); injected by a: %v",
-		requests, elapsed.Round(time.Millisecond), kinds, retries, attemptErrors, attemptErrors["dead"], ia)
+	t.Logf("%d requests in %s: %v; %d retries; failed attempts by target %v; injected by a: %v",
+		requests, elapsed.Round(time.Millisecond), kinds, retries, attemptErrors, ia)
 }
 
 // send makes one request and classifies how it ended.
