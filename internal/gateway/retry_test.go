@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -335,5 +336,33 @@ models: [ { name: m, aliases: [a], targets: [ { provider: dead, model: d }, { pr
 	}
 	if !strings.Contains(string(b), `tollgate_cost_usd_total{model="m"}`) {
 		t.Error("no cost metric")
+	}
+}
+
+// A target whose retry-after runs past the retry deadline is not asked
+// again; the others are, with backoff, until max_attempts.
+func TestRetryAfterPastTheDeadlineSkipsTheTarget(t *testing.T) {
+	limited := status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, "Retry-After: 60")
+	broken := status(500, `{"type":"error","error":{"type":"api_error","message":"boom"}}`)
+	defer limited.Close()
+	defer broken.Close()
+	srv := retryEnv(t, fmt.Sprintf(`
+providers:
+  - { name: limited, type: anthropic, base_url: %q, api_key: k }
+  - { name: broken, type: anthropic, base_url: %q, api_key: k, breaker: { failures: 100 } }
+models:
+  - { name: m, routing: { max_attempts: 4, retry_deadline: 3s }, targets: [ { provider: limited, model: l }, { provider: broken, model: b, priority: 1 } ] }
+`, limited.URL, broken.URL))
+	start := time.Now()
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("X-Api-Key", masterKey)
+	req.Header.Set("Anthropic-Version", "2023-06-01")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 500 || len(limited.Requests()) != 1 || len(broken.Requests()) != 3 || time.Since(start) > 3*time.Second {
+		t.Errorf("status %d; limited asked %d times, broken %d, in %s", resp.StatusCode, len(limited.Requests()), len(broken.Requests()), time.Since(start))
 	}
 }
