@@ -160,14 +160,9 @@ func TestRedisOutageFailModes(t *testing.T) {
 // dropped and summed.
 func scrape(t *testing.T, s *server) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + s.addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	_, text := get(t, s, "/metrics")
 	out := map[string]float64{}
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		if !strings.HasPrefix(line, "tollgate_") {
 			continue
 		}
@@ -182,9 +177,12 @@ func scrape(t *testing.T, s *server) map[string]float64 {
 	return out
 }
 
-func ready(t *testing.T, s *server) (int, string) {
+func ready(t *testing.T, s *server) (int, string) { return get(t, s, "/readyz") }
+
+// get fetches a path from a replica.
+func get(t *testing.T, s *server, path string) (int, string) {
 	t.Helper()
-	resp, err := http.Get("http://" + s.addr + "/readyz")
+	resp, err := http.Get("http://" + s.addr + path)
 	if err != nil {
 		t.Fatal(err)
 	}

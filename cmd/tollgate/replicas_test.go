@@ -297,13 +297,8 @@ func redisClient(t *testing.T, url string) *redis.Client {
 // scrapeLabelled reads one sample, labels included, from a replica's /metrics.
 func scrapeLabelled(t *testing.T, s *server, sample string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + s.addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(b), "\n") {
+	_, text := get(t, s, "/metrics")
+	for _, line := range strings.Split(text, "\n") {
 		if v, ok := strings.CutPrefix(line, sample+" "); ok {
 			f, _ := strconv.ParseFloat(v, 64)
 			return f

@@ -42,12 +42,18 @@ type env struct {
 
 func newEnv(t *testing.T, db *store.Store) *env {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`
+	return newEnvWith(t, db, `
 providers: [ { name: demo, type: echo } ]
 models:
   - { name: echo, aliases: [e], targets: [ { provider: demo } ], pricing: { input: "3", output: "15" } }
   - { name: other, targets: [ { provider: demo } ] }
-`), func(string) (string, bool) { return "", false })
+`)
+}
+
+// newEnvWith is a gateway on db with the configuration yaml.
+func newEnvWith(t *testing.T, db *store.Store, yaml string) *env {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

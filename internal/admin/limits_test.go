@@ -5,17 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/admin"
-	"github.com/tollgate/tollgate/internal/cli"
-	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/store/storetest"
@@ -175,22 +171,12 @@ func spend(t *testing.T, db *store.Store, keyID string) int64 {
 
 func TestKeyLimitDefaultsAndModelLimitsFromConfig(t *testing.T) {
 	db := storetest.Open(t)["sqlite"]
-	cfg, err := config.Parse([]byte(`
+	e := newEnvWith(t, db, `
 providers: [ { name: demo, type: echo } ]
 limits: { key_defaults: { rpm: 2 } }
 models:
   - { name: echo, targets: [ { provider: demo } ], limits: { max_parallel: 5, rpm: 3 } }
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, closeAll, err := cli.BuildWithStore(cfg, master, slog.New(slog.DiscardHandler), db, syncLedger{t, db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer func() { srv.Close(); closeAll() }()
-	e := &env{t: t, srv: srv, db: db}
+`)
 	a, b := e.key(`{"name":"a"}`), e.key(`{"name":"b","limits":{"rpm":10}}`)
 	// a: the default rpm 2 binds; b: its own rpm 10, but the model's 3 in all.
 	for i, want := range []int{200, 200, 429} {
@@ -221,20 +207,11 @@ func TestLimitsSettleWhenTheClientLeavesMidStream(t *testing.T) {
 		}}
 	})
 	defer up.Close()
-	cfg, err := config.Parse([]byte(`
+	e := newEnvWith(t, db, `
 providers: [ { name: ant, type: anthropic, base_url: "`+up.URL+`", api_key: x } ]
 models: [ { name: m, targets: [ { provider: ant, model: x } ], pricing: { input: "3", output: "15" } } ]
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, closeAll, err := cli.BuildWithStore(cfg, master, slog.New(slog.DiscardHandler), db, syncLedger{t, db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer func() { srv.Close(); closeAll() }()
-	e := &env{t: t, srv: srv, db: db}
+`)
+	srv := e.srv
 	k := e.key(`{"name":"k","limits":{"max_parallel":1,"budget_usd":1}}`)
 
 	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":16,"stream":true,"messages":[{"role":"user","content":"first"}]}`))

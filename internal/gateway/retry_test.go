@@ -36,6 +36,22 @@ func retryEnv(t *testing.T, yaml string) *httptest.Server {
 	return srv
 }
 
+// ask sends an Anthropic request for model to srv and returns the whole answer.
+func ask(t *testing.T, srv *httptest.Server, model string, stream bool) (int, http.Header, string) {
+	t.Helper()
+	body := `{"model":"` + model + `","max_tokens":16,"stream":` + strconv.FormatBool(stream) + `,"messages":[{"role":"user","content":"hi"}]}`
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(body))
+	req.Header.Set("X-Api-Key", masterKey)
+	req.Header.Set("Anthropic-Version", "2023-06-01")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
 func status(code int, body string, header ...string) *upstreamtest.Server {
 	h := http.Header{"Content-Type": {"application/json"}}
 	for _, kv := range header {
@@ -74,18 +90,7 @@ models:
   - { name: weighted, targets: [ { provider: ok, model: m, weight: 3 }, { provider: ok-openai, model: m, weight: 1 } ] }
 `, ok.URL, okOpenAI.URL, overloaded.URL, broken.URL, limited.URL, bad.URL))
 
-	call := func(model string) (int, http.Header, string) {
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"`+model+`","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("X-Api-Key", masterKey)
-		req.Header.Set("Anthropic-Version", "2023-06-01")
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header, string(b)
-	}
+	call := func(model string) (int, http.Header, string) { return ask(t, srv, model, false) }
 
 	for _, model := range []string{"dead-first", "overloaded-first"} {
 		before := len(ok.Requests())
@@ -140,16 +145,9 @@ server: { target_header: false, overhead_header: false }
 providers: [ { name: ok, type: anthropic, base_url: "`+ok.URL+`", api_key: k } ]
 models: [ { name: m, targets: [ { provider: ok, model: up } ] } ]
 `)
-	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("X-Api-Key", masterKey)
-	req.Header.Set("Anthropic-Version", "2023-06-01")
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Tollgate-Target") != "" || resp.Header.Get("Tollgate-Overhead-Ms") != "" {
-		t.Errorf("%d %v", resp.StatusCode, resp.Header)
+	code, h, _ := ask(t, srv, "m", false)
+	if code != 200 || h.Get("Tollgate-Target") != "" || h.Get("Tollgate-Overhead-Ms") != "" {
+		t.Errorf("%d %v", code, h)
 	}
 }
 
@@ -166,17 +164,7 @@ models:
   - { name: m, targets: [ { provider: broken, model: b }, { provider: ok, model: o, fallback: true } ] }
   - { name: only-broken, targets: [ { provider: broken, model: b } ] }
 `, ok.URL, broken.URL))
-	call := func(model string) int {
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"`+model+`","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("X-Api-Key", masterKey)
-		req.Header.Set("Anthropic-Version", "2023-06-01")
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	call := func(model string) int { code, _, _ := ask(t, srv, model, false); return code }
 	for i := 0; i < 6; i++ {
 		if code := call("m"); code != 200 {
 			t.Fatalf("request %d: %d", i, code)
@@ -219,18 +207,7 @@ models:
   - { name: m, targets: [ { provider: overloaded, model: a }, { provider: ok, model: b, priority: 1 } ] }
   - { name: alone, targets: [ { provider: overloaded, model: a } ] }
 `, overloaded.URL, ok.URL))
-	call := func(model string) (int, http.Header, string) {
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"`+model+`","max_tokens":16,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("X-Api-Key", masterKey)
-		req.Header.Set("Anthropic-Version", "2023-06-01")
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header, string(b)
-	}
+	call := func(model string) (int, http.Header, string) { return ask(t, srv, model, true) }
 	code, h, body := call("m")
 	if code != 200 || !strings.Contains(body, "event: message_stop") || h.Get("Tollgate-Target") != "ok/b" {
 		t.Errorf("retried stream: %d %v %.200s", code, h, body)
@@ -272,15 +249,7 @@ models: [ { name: m, targets: [ { provider: dead, model: d }, { provider: ok, mo
 	defer closeIdle()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("X-Api-Key", masterKey)
-	req.Header.Set("Anthropic-Version", "2023-06-01")
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	ask(t, srv, "m", false)
 	srv.Close() // the handler has finished: its record is in
 	mu.Lock()
 	defer mu.Unlock()
@@ -305,15 +274,7 @@ providers:
 models: [ { name: m, aliases: [a], targets: [ { provider: dead, model: d }, { provider: ok, model: o, priority: 1 } ], pricing: { input: "1", output: "2", cache_read: "0.1" } } ]
 `)
 	for _, model := range []string{"a", "m", "no-such-model"} {
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"`+model+`","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("X-Api-Key", masterKey)
-		req.Header.Set("Anthropic-Version", "2023-06-01")
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		ask(t, srv, model, false)
 	}
 	resp, err := srv.Client().Get(srv.URL + "/metrics")
 	if err != nil {
@@ -354,15 +315,8 @@ models:
   - { name: m, routing: { max_attempts: 4, retry_deadline: 3s }, targets: [ { provider: limited, model: l }, { provider: broken, model: b, priority: 1 } ] }
 `, limited.URL, broken.URL))
 	start := time.Now()
-	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("X-Api-Key", masterKey)
-	req.Header.Set("Anthropic-Version", "2023-06-01")
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 500 || len(limited.Requests()) != 1 || len(broken.Requests()) != 3 || time.Since(start) > 3*time.Second {
-		t.Errorf("status %d; limited asked %d times, broken %d, in %s", resp.StatusCode, len(limited.Requests()), len(broken.Requests()), time.Since(start))
+	code, _, _ := ask(t, srv, "m", false)
+	if code != 500 || len(limited.Requests()) != 1 || len(broken.Requests()) != 3 || time.Since(start) > 3*time.Second {
+		t.Errorf("status %d; limited asked %d times, broken %d, in %s", code, len(limited.Requests()), len(broken.Requests()), time.Since(start))
 	}
 }
