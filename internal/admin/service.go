@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/route"
@@ -38,7 +39,7 @@ func New(st *store.Store, routes *route.Table, keys *auth.Cache, logger *slog.Lo
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: st, routes: routes, keys: keys, log: logger, now: time.Now}
+	return &Service{store: st, routes: routes, keys: keys, log: logger, now: clock.Now}
 }
 
 // Error is an admin error with its HTTP status.

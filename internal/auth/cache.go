@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/store"
@@ -115,7 +116,7 @@ func NewCache(st KeyStore, logger *slog.Logger) *Cache {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Cache{store: st, log: logger, now: time.Now, uses: map[string]*keyUse{}, stop: make(chan struct{}), done: make(chan struct{})}
+	c := &Cache{store: st, log: logger, now: clock.Now, uses: map[string]*keyUse{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c
 }

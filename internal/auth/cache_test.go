@@ -30,15 +30,15 @@ func (f *flakyStore) KeyByHash(ctx context.Context, h []byte) (store.Key, error)
 	return f.Store.KeyByHash(ctx, h)
 }
 
-type clock struct {
+type fakeClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+func (c *fakeClock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
-func newTestCache(t *testing.T) (*Cache, *flakyStore, *clock) {
+func newTestCache(t *testing.T) (*Cache, *flakyStore, *fakeClock) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "k.db"))
@@ -50,7 +50,7 @@ func newTestCache(t *testing.T) (*Cache, *flakyStore, *clock) {
 	}
 	t.Cleanup(func() { st.Close() })
 	fs := &flakyStore{Store: st}
-	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	clk := &fakeClock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	c := NewCache(fs, nil)
 	c.now = clk.now
 	t.Cleanup(func() { c.Close(context.Background()) })

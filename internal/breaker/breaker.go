@@ -9,6 +9,8 @@ package breaker
 import (
 	"sync"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/clock"
 )
 
 // State is a breaker's state.
@@ -85,7 +87,7 @@ func New(s Settings) *Breaker {
 	if s.Cooldown == 0 {
 		s.Cooldown = DefaultCooldown
 	}
-	return &Breaker{s: s, now: time.Now}
+	return &Breaker{s: s, now: clock.Now}
 }
 
 // Allow reports whether a request may go to the target now. In the

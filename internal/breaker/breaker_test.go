@@ -5,12 +5,12 @@ import (
 	"time"
 )
 
-type clock struct{ t time.Time }
+type fakeClock struct{ t time.Time }
 
-func (c *clock) now() time.Time { return c.t }
+func (c *fakeClock) now() time.Time { return c.t }
 
-func newAt(s Settings) (*Breaker, *clock) {
-	c := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+func newAt(s Settings) (*Breaker, *fakeClock) {
+	c := &fakeClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
 	b := New(s)
 	b.now = c.now
 	return b, c

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/units"
@@ -86,7 +87,7 @@ func keysCreate(args []string, stdout, stderr io.Writer) error {
 		if err != nil || d == 0 {
 			return fmt.Errorf("keys create: --expires %q: want a positive duration such as 720h or 30d", *expires)
 		}
-		t := time.Now().Add(d).UTC().Truncate(time.Millisecond)
+		t := clock.Now().Add(d).UTC().Truncate(time.Millisecond)
 		req.ExpiresAt = &t
 	}
 	if *metadata != "" {
@@ -199,7 +200,7 @@ func keysList(args []string, stdout, stderr io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tMODELS\tLIMITS\tCREATED\tEXPIRES\tLAST USED\tSTATUS")
-	now := time.Now()
+	now := clock.Now()
 	for _, k := range l.Data {
 		models := strings.Join(k.Models, ",")
 		if models == "" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/admin"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/units"
 )
@@ -25,7 +26,7 @@ func usageCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	now := time.Now()
+	now := clock.Now()
 	u, err := admin.ParseTime(*until, now, now)
 	if err != nil {
 		return fmt.Errorf("usage: --until: %w", err)

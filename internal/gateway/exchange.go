@@ -14,6 +14,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/meter"
@@ -91,7 +92,7 @@ var requestIDEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").W
 // random places, and pages of records can continue from an id.
 func newRequestID() string {
 	var b [16]byte
-	ms := uint64(time.Now().UnixMilli())
+	ms := uint64(clock.Now().UnixMilli())
 	b[0], b[1], b[2], b[3], b[4], b[5] = byte(ms>>40), byte(ms>>32), byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
 	rand.Read(b[6:])
 	return "req_" + requestIDEncoding.EncodeToString(b[:])
@@ -165,7 +166,7 @@ var lineBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return
 // same order, as the slog form.
 func (x *exchange) appendJSON(b []byte, method, path string) []byte {
 	b = append(b, `{"time":"`...)
-	b = time.Now().UTC().AppendFormat(b, time.RFC3339Nano)
+	b = clock.Now().UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","level":"`...)
 	b = append(b, x.level().String()...)
 	b = append(b, `","msg":"request","request_id":"`...)

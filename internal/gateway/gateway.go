@@ -22,6 +22,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/metrics"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/store"
@@ -86,7 +87,7 @@ func New(o Options) *Gateway {
 		o.Signer = translate.NewSigner([]byte("tollgate"))
 	}
 	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, limits: o.Limits, signer: o.Signer,
-		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, tracer: o.Tracer, started: time.Now()}
+		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, tracer: o.Tracer, started: clock.Now()}
 }
 
 // handlerFunc is a data-plane handler: it returns an error instead of
@@ -127,7 +128,7 @@ func dialectFor(r *http.Request) api.Dialect {
 // means any method.
 func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		x := &exchange{id: newRequestID(), dialect: d, start: time.Now()}
+		x := &exchange{id: newRequestID(), dialect: d, start: clock.Now()}
 		if x.dialect == 0 {
 			x.dialect = dialectFor(r)
 		}

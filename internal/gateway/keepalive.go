@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/clock"
 )
 
 // pingInterval is how long a translated stream may stay silent before the
@@ -29,7 +31,7 @@ type keepalive struct {
 
 // startKeepalive starts pinging w; lock and unlock around every other write.
 func startKeepalive(w http.ResponseWriter, rc *http.ResponseController, ping []byte) *keepalive {
-	k := &keepalive{last: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	k := &keepalive{last: clock.Now(), stop: make(chan struct{}), done: make(chan struct{})}
 	interval := pingInterval
 	go func() {
 		defer close(k.done)
@@ -62,7 +64,7 @@ func (k *keepalive) lock() {
 
 func (k *keepalive) unlock() {
 	if k != nil {
-		k.last = time.Now()
+		k.last = clock.Now()
 		k.mu.Unlock()
 	}
 }

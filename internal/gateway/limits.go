@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/translate"
@@ -91,7 +92,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, x *exchange, m *
 	if t != nil {
 		x.ticket = t
 		x.limitHeaders = true
-		quotaHeaders(w.Header(), x.dialect, t.Status, time.Now())
+		quotaHeaders(w.Header(), x.dialect, t.Status, clock.Now())
 	}
 	return nil
 }
@@ -149,7 +150,7 @@ func worstCase(m *route.Model, input, output int64) (int64, error) {
 func (g *Gateway) refusal(w http.ResponseWriter, x *exchange, r *limit.Refusal) error {
 	x.limitHeaders = true
 	h := w.Header()
-	quotaHeaders(h, x.dialect, r.Status, time.Now())
+	quotaHeaders(h, x.dialect, r.Status, clock.Now())
 	if r.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.FormatInt(int64((r.RetryAfter+time.Second-1)/time.Second), 10))
 		h.Set("Retry-After-Ms", strconv.FormatInt(r.RetryAfter.Milliseconds(), 10))

@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/sse"
@@ -98,7 +99,7 @@ func (g *Gateway) passthrough(w http.ResponseWriter, r *http.Request, x *exchang
 // send performs the upstream exchange and records its status and time on
 // x. The caller must call done when it has finished with resp.
 func (g *Gateway) send(r *http.Request, x *exchange, p provider.Provider, req *provider.Request) (resp *http.Response, done func(), err error) {
-	start := time.Now()
+	start := clock.Now()
 	x.sendStart, x.earlierWaits = start, x.upstream
 	resp, err = p.Do(r.Context(), req)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/breaker"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 )
@@ -132,7 +133,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 			// A whole turn and nothing could be tried: every breaker is
 			// open (or past the deadline). Rather than give up while
 			// attempts remain, try the targets anyway, as a probe would.
-			if forced || time.Now().After(deadline) {
+			if forced || clock.Now().After(deadline) {
 				break
 			}
 			forced, skipped = true, 0
@@ -150,7 +151,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 			if waitUntil != nil {
 				wait = max(wait, time.Until(waitUntil[i]))
 			}
-			if time.Now().Add(wait).After(deadline) {
+			if clock.Now().Add(wait).After(deadline) {
 				if allowed {
 					t.Breaker.Done(breaker.Ignore)
 				}
@@ -177,7 +178,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 			}
 			tried[i] = true
 		}
-		began, waited := time.Now(), x.upstream
+		began, waited := clock.Now(), x.upstream
 		x.upstreamStatus, x.target = 0, &plan[i]
 		err := g.attempt(w, r, x, m, t, body, s, ep, allowed, began, waited)
 		f, ok := err.(*failure)
@@ -206,7 +207,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 			if waitUntil == nil {
 				waitUntil = make([]time.Time, len(plan))
 			}
-			waitUntil[i] = time.Now().Add(f.retryAfter)
+			waitUntil[i] = clock.Now().Add(f.retryAfter)
 		}
 	}
 	if last.err != nil {

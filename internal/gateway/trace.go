@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -11,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/clock"
 )
 
 var traceContext = propagation.TraceContext{}
@@ -71,5 +71,5 @@ func (g *Gateway) span(r *http.Request, x *exchange) {
 		}
 	}
 	sp.SetAttributes(attrs...)
-	sp.End(trace.WithTimestamp(time.Now()))
+	sp.End(trace.WithTimestamp(clock.Now()))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/provider"
@@ -96,7 +97,7 @@ func (g *Gateway) translated(w http.ResponseWriter, r *http.Request, x *exchange
 		if x.dialect == api.Anthropic {
 			return g.relayStream(w, r, x, resp, &pingingTap{translatingTap{s: translate.NewChatToMessagesStream(plan)}})
 		}
-		return g.relayStream(w, r, x, resp, &translatingTap{s: translate.NewMessagesToChatStream(plan, time.Now().Unix())})
+		return g.relayStream(w, r, x, resp, &translatingTap{s: translate.NewMessagesToChatStream(plan, clock.Now().Unix())})
 	default:
 		return g.translatedBody(w, x, resp, plan)
 	}
@@ -171,7 +172,7 @@ func (g *Gateway) translatedBody(w http.ResponseWriter, x *exchange, resp *http.
 		if err := jsonx.Unmarshal(body, &m); err != nil {
 			return badUpstream(x, "upstream answer is not a valid message", err)
 		}
-		c, u := translate.MessagesResponseToChat(&m, plan, time.Now().Unix())
+		c, u := translate.MessagesResponseToChat(&m, plan, clock.Now().Unix())
 		x.usage, out = u, c
 		if plan.Stream {
 			stream = translate.ChatStream(c, plan)

@@ -159,6 +159,9 @@ type backend interface {
 	// forget drops budget counters, to be reloaded from the ledger.
 	forget(ctx context.Context, cs []check) error
 	close() error
+	// clockNow is the time that budget periods are computed from: the
+	// back end's own, so that one clock decides both.
+	clockNow() time.Time
 }
 
 // check is one counter test within an admission.
@@ -252,7 +255,7 @@ func checks(req *Request, now time.Time) []check {
 // request. A request let through unchecked (fail open) gets a ticket that
 // reserved nothing and has no Status, to settle its cost into its budgets.
 func (l *Limiter) Admit(ctx context.Context, req *Request) (*Ticket, error) {
-	cs := checks(req, time.Now())
+	cs := checks(req, l.b.clockNow())
 	if len(cs) == 0 {
 		return nil, nil
 	}
@@ -330,7 +333,7 @@ func (l *Limiter) passUnchecked(req *Request, cs []check) *Ticket {
 	for _, c := range cs {
 		if c.what == Budget {
 			c.amount = 0
-			t.settles = append(t.settles, settlement{check: c, slot: time.Now().UnixMilli() / max(c.slotMS, 1)})
+			t.settles = append(t.settles, settlement{check: c, slot: l.b.clockNow().UnixMilli() / max(c.slotMS, 1)})
 			if l.unchecked == nil {
 				l.unchecked = map[string]check{}
 			}

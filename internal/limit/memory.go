@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/clock"
 )
 
 // Memory keeps the counters in this process: limits hold for one replica.
@@ -31,8 +33,10 @@ var _ backend = (*Memory)(nil)
 
 // NewMemory returns an in-process back end.
 func NewMemory() *Memory {
-	return &Memory{now: time.Now, windows: map[string]map[int64]int64{}, parallel: map[string]map[string]struct{}{}, budgets: map[string]*memBudget{}}
+	return &Memory{now: clock.Now, windows: map[string]map[int64]int64{}, parallel: map[string]map[string]struct{}{}, budgets: map[string]*memBudget{}}
 }
+
+func (m *Memory) clockNow() time.Time { return m.now() }
 
 func (m *Memory) close() error { return nil }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate/tollgate/internal/clock"
 )
 
 // Redis keeps every counter, reservation and lease in Redis, changed only
@@ -66,6 +68,8 @@ func newRedis(url, prefix string, lease time.Duration) (*Redis, error) {
 // Ping checks that Redis answers.
 func (r *Redis) Ping(ctx context.Context) error { return r.c.Ping(ctx).Err() }
 
+func (r *Redis) clockNow() time.Time { return clock.Now() }
+
 func (r *Redis) close() error {
 	close(r.stop)
 	<-r.done
@@ -75,7 +79,7 @@ func (r *Redis) close() error {
 func (r *Redis) ttl(c check) int64 {
 	switch {
 	case c.endMS > 0:
-		return c.endMS - time.Now().UnixMilli() + 24*time.Hour.Milliseconds()
+		return c.endMS - clock.Now().UnixMilli() + 24*time.Hour.Milliseconds()
 	case c.slotMS > 0:
 		return (keepSlots+1)*c.slotMS + r.lease.Milliseconds()
 	}

@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/sse"
 )
@@ -67,7 +67,7 @@ func (e *Echo) Do(ctx context.Context, r *Request) (*http.Response, error) {
 		return streamResponse(openAIChunks(model, text, in, out, withUsage)), nil
 	default:
 		b, _ := jsonx.Marshal(map[string]any{
-			"id": "chatcmpl-" + randomID(), "object": "chat.completion", "created": time.Now().Unix(), "model": model,
+			"id": "chatcmpl-" + randomID(), "object": "chat.completion", "created": clock.Now().Unix(), "model": model,
 			"choices": []any{map[string]any{
 				"index":         0,
 				"message":       map[string]any{"role": "assistant", "content": text, "refusal": nil},
@@ -104,7 +104,7 @@ func anthropicEvents(model, text string, in, out int64) [][]byte {
 }
 
 func openAIChunks(model, text string, in, out int64, withUsage bool) [][]byte {
-	id, created := "chatcmpl-"+randomID(), time.Now().Unix()
+	id, created := "chatcmpl-"+randomID(), clock.Now().Unix()
 	chunk := func(delta map[string]any, finish any) []byte {
 		c := map[string]any{
 			"id": id, "object": "chat.completion.chunk", "created": created, "model": model,

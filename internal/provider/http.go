@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/config"
 )
 
@@ -194,7 +195,7 @@ func (k *poolKey) rest(h http.Header) {
 	if s, err := strconv.Atoi(h.Get("Retry-After")); err == nil && s > 0 {
 		d = min(time.Duration(s)*time.Second, keyRestMax)
 	}
-	k.until.Store(time.Now().Add(d).UnixNano())
+	k.until.Store(clock.Now().Add(d).UnixNano())
 }
 
 // pick returns the next key in turn that is not resting; when all rest,
@@ -206,7 +207,7 @@ func (h *HTTP) pick() *poolKey {
 	case 1:
 		return h.keys[0]
 	}
-	now := time.Now().UnixNano()
+	now := clock.Now().UnixNano()
 	start := h.next.Add(1)
 	var soonest *poolKey
 	for i := range uint64(len(h.keys)) {
@@ -263,7 +264,7 @@ type idleBody struct {
 }
 
 func newIdleBody(body io.ReadCloser, idle time.Duration, ctx context.Context, cancel context.CancelCauseFunc, stopTotal func() bool) *idleBody {
-	b := &idleBody{body: body, idle: idle, ctx: ctx, cancel: cancel, stopTotal: stopTotal, start: time.Now()}
+	b := &idleBody{body: body, idle: idle, ctx: ctx, cancel: cancel, stopTotal: stopTotal, start: clock.Now()}
 	if idle > 0 {
 		b.timer = time.AfterFunc(idle, b.check)
 	}
