@@ -55,8 +55,9 @@ type exchange struct {
 
 	errType string // the error's type when the gateway answered with an error
 
-	body   *bodyBuf        // the pooled request body, if any; released at the end
-	prices *pricing.Prices // of the target that served it; nil when unpriced
+	body     *bodyBuf        // the pooled request body, if any; released at the end
+	bodyRead bool            // the handler began reading the request body
+	prices   *pricing.Prices // of the target that served it; nil when unpriced
 
 	ticket       *limit.Ticket // the request's reservations, settled in finish
 	limitHeaders bool          // the gateway's quota headers replace the upstream's
@@ -237,7 +238,7 @@ func (x *exchange) record(r *http.Request) store.Request {
 		Input: x.usage.Input, CacheRead: x.usage.CacheRead, CacheWrite5m: x.usage.CacheWrite5m,
 		CacheWrite1h: x.usage.CacheWrite1h, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
 		LatencyMS: ms(latency), TTFBMS: ms(x.firstByte), UpstreamMS: ms(x.upstream),
-		OverheadMS: ms(max(latency-x.upstream, 0)), UserAgent: r.UserAgent(),
+		OverheadMS: ms(max(latency-x.upstream, 0)), UserAgent: clip(r.UserAgent()),
 	}
 	if c, ok := x.cost(); ok {
 		rec.CostNanoUSD = &c

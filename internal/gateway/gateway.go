@@ -107,7 +107,7 @@ func (g *Gateway) Handler() http.Handler {
 		w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
 	mux.Handle("/", g.endpoint(0, "", func(w http.ResponseWriter, r *http.Request, x *exchange) error {
-		return newError(http.StatusNotFound, kindNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+		return newError(http.StatusNotFound, kindNotFound, "no such endpoint: "+clip(r.Method+" "+r.URL.Path))
 	}))
 	return mux
 }
@@ -176,7 +176,21 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 		}
 		x.status = e.Status
 		x.errType = errorTypes[e.Kind].anthropic
+		unread := !x.bodyRead && r.ContentLength != 0
+		if unread {
+			// Refused before its body was read (no key, a wrong method): close
+			// the connection rather than let net/http read the rest of the
+			// body, before and after answering, which a client sending a byte
+			// every few seconds makes last as long as it likes, holding a
+			// connection without ever showing a key.
+			w.Header().Set("Connection", "close")
+		}
 		writeError(w, x.dialect, x.id, e)
+		if unread {
+			rc := http.NewResponseController(w)
+			rc.Flush()
+			rc.SetReadDeadline(time.Now()) // ends the read of the body at once
+		}
 	})
 }
 
@@ -184,7 +198,7 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 // record, whatever happened (rejected, failed, disconnected or served).
 func (g *Gateway) finish(r *http.Request, x *exchange) {
 	g.settle(x)
-	x.log(r.Context(), g.log, g.reqLog, r.Method, r.URL.Path)
+	x.log(r.Context(), g.log, g.reqLog, clip(r.Method), clip(r.URL.Path))
 	if g.metrics != nil {
 		g.observe(x)
 	}

@@ -73,7 +73,7 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchang
 	if !s.hasModel || len(s.model) == 0 {
 		return nil, s, nil, &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Param: "model", Message: "model: field required"}
 	}
-	x.model = string(s.model)
+	x.model = clip(string(s.model))
 	x.stream = s.stream
 	switch s.messages {
 	case -1:
@@ -87,7 +87,7 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchang
 	}
 	if m == nil {
 		return nil, s, nil, &Error{Status: http.StatusNotFound, Kind: kindNotFound, Param: "model", Code: "model_not_found",
-			Message: fmt.Sprintf("model %q does not exist; GET /v1/models lists the models this gateway serves", s.model)}
+			Message: fmt.Sprintf("model %q does not exist; GET /v1/models lists the models this gateway serves", x.model)}
 	}
 	if err := x.allow(m); err != nil {
 		return nil, s, nil, err
@@ -112,6 +112,7 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, x *exchange) 
 	if r.ContentLength > g.maxBody {
 		return nil, tooLarge
 	}
+	x.bodyRead = true
 	rd := http.MaxBytesReader(w, r.Body, g.maxBody)
 	var body []byte
 	var err error
@@ -174,7 +175,7 @@ func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request, x *exchange) 
 	m := g.routes.Lookup([]byte(id))
 	if m == nil {
 		return &Error{Status: http.StatusNotFound, Kind: kindNotFound, Code: "model_not_found",
-			Message: fmt.Sprintf("model %q does not exist", id)}
+			Message: fmt.Sprintf("model %q does not exist", clip(id))}
 	}
 	if err := x.allow(m); err != nil {
 		return err

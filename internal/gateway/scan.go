@@ -69,19 +69,16 @@ func scanBody(body []byte) (scanned, error) {
 	if tok.Kind() != '{' {
 		return s, &scanError{msg: "request body must be a JSON object"}
 	}
-	var names [][]byte // top-level names seen, for the duplicate check
+	var seen names // top-level names seen, for the duplicate check
 	for d.PeekKind() != '}' {
 		name, err := d.ReadValue()
 		if err != nil {
 			return s, syntaxError(body, err)
 		}
 		key := unquote(name)
-		for _, prev := range names {
-			if bytes.Equal(prev, key) {
-				return s, &scanError{param: string(key), msg: fmt.Sprintf("duplicate top-level field %q in request body", key)}
-			}
+		if seen.add(key) {
+			return s, &scanError{param: clip(string(key)), msg: fmt.Sprintf("duplicate top-level field %q in request body", clip(string(key)))}
 		}
-		names = append(names, key)
 		switch string(key) {
 		case "model", "stream", "max_tokens", "max_completion_tokens", "messages", "stream_options":
 			v, err := d.ReadValue()
@@ -194,4 +191,39 @@ func syntaxError(body []byte, err error) error {
 	line := 1 + bytes.Count(body[:offset], []byte("\n"))
 	col := offset - bytes.LastIndexByte(body[:offset], '\n')
 	return &scanError{msg: fmt.Sprintf("malformed JSON in request body at line %d, column %d (byte %d): %s", line, col, offset, msg)}
+}
+
+// names is a set of top-level field names. Requests have a dozen or two,
+// compared in a small array; past that a map keeps the check linear, so
+// a body of a million names costs no more than reading it. Names alias
+// the body, which outlives the set.
+type names struct {
+	few  [16][]byte
+	n    int
+	many map[string]struct{}
+}
+
+// add adds name and reports whether it was there already.
+func (ns *names) add(name []byte) bool {
+	if ns.many == nil {
+		for _, prev := range ns.few[:ns.n] {
+			if bytes.Equal(prev, name) {
+				return true
+			}
+		}
+		if ns.n < len(ns.few) {
+			ns.few[ns.n] = name
+			ns.n++
+			return false
+		}
+		ns.many = make(map[string]struct{}, 2*len(ns.few))
+		for _, prev := range ns.few {
+			ns.many[unsafeString(prev)] = struct{}{}
+		}
+	}
+	if _, ok := ns.many[unsafeString(name)]; ok {
+		return true
+	}
+	ns.many[unsafeString(name)] = struct{}{}
+	return false
 }
