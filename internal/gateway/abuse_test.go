@@ -71,4 +71,3 @@ func TestClientStringsAreClipped(t *testing.T) {
 		t.Errorf("logged path of %d bytes", len(p))
 	}
 }
-
