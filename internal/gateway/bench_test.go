@@ -90,7 +90,7 @@ func BenchmarkStreamTap(b *testing.B) {
 			b.SetBytes(int64(len(tc.stream)))
 			tap := tc.tap()
 			for b.Loop() {
-				n, err := writeEvents(io.Discard, tc.stream, tap)
+				n, err := writeEvents(io.Discard, tc.stream, tap, nil)
 				if err != nil || n != len(tc.stream) {
 					b.Fatalf("consumed %d of %d: %v", n, len(tc.stream), err)
 				}
@@ -180,8 +180,8 @@ func TestStreamTapAllocs(t *testing.T) {
 		"anthropic": {anthropicStream(), &anthropicTap{}},
 		"openai":    {openAIStream(), &openAITap{}},
 	} {
-		writeEvents(io.Discard, tc.stream, tc.tap) // warm scratch buffers
-		if n := testing.AllocsPerRun(50, func() { writeEvents(io.Discard, tc.stream, tc.tap) }); n != 0 {
+		writeEvents(io.Discard, tc.stream, tc.tap, nil) // warm scratch buffers
+		if n := testing.AllocsPerRun(50, func() { writeEvents(io.Discard, tc.stream, tc.tap, nil) }); n != 0 {
 			t.Errorf("%s: tapping a 50-event stream allocates %v times, want 0", name, n)
 		}
 	}
@@ -204,7 +204,7 @@ func FuzzStreamTap(f *testing.F) {
 		consumedTotal := 0
 		for i := 0; i < len(stream); i += step {
 			buf.Write(stream[i:min(i+step, len(stream))])
-			n, err := writeEvents(&out, buf.Bytes(), tap)
+			n, err := writeEvents(&out, buf.Bytes(), tap, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -55,9 +55,13 @@ type exchange struct {
 
 	errType string // the error's type when the gateway answered with an error
 
-	body     *bodyBuf        // the pooled request body, if any; released at the end
-	bodyRead bool            // the handler began reading the request body
-	prices   *pricing.Prices // of the target that served it; nil when unpriced
+	body     *bodyBuf // the pooled request body, if any; released at the end
+	bodyRead bool     // the handler began reading the request body
+	reqBody  []byte   // the request body, valid until body is released
+
+	relayed   *relayed        // what a stream relayed, to estimate its usage if it never arrives
+	estimated bool            // usage is an estimate: the stream ended without it
+	prices    *pricing.Prices // of the target that served it; nil when unpriced
 
 	ticket       *limit.Ticket // the request's reservations, settled in finish
 	limitHeaders bool          // the gateway's quota headers replace the upstream's
@@ -145,6 +149,9 @@ func (x *exchange) log(ctx context.Context, l *slog.Logger, reqLog io.Writer, me
 			attrs = append(attrs, slog.Any("cost_nano_usd", nil))
 		}
 	}
+	if x.estimated {
+		attrs = append(attrs, slog.Bool("usage_estimated", true))
+	}
 	if x.clientGone {
 		attrs = append(attrs, slog.Bool("client_gone", true))
 	}
@@ -218,6 +225,9 @@ func (x *exchange) appendJSON(b []byte, method, path string) []byte {
 		} else {
 			b = append(b, "null"...)
 		}
+	}
+	if x.estimated {
+		b = append(b, `,"usage_estimated":true`...)
 	}
 	if x.clientGone {
 		b = append(b, `,"client_gone":true`...)

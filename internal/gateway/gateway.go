@@ -134,6 +134,8 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 		}
 		w.Header()["Tollgate-Request-Id"] = []string{x.id}
 		defer func() {
+			x.estimateUsage() // while the request body is still held
+			x.relayed.release()
 			if x.body != nil {
 				x.body.release()
 			}

@@ -81,6 +81,7 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchang
 	case 0:
 		return nil, s, nil, &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Param: "messages", Message: "messages: at least one message is required"}
 	}
+	x.reqBody = body
 	m := g.routes.Lookup(s.model)
 	if m != nil {
 		x.routed = m.Name

@@ -289,6 +289,7 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 			g.answerHeaders(h, x)
 			w.WriteHeader(resp.StatusCode)
 			committed = true
+			x.relayed = &relayed{}
 			if g.metrics != nil {
 				g.metrics.StreamStarted()
 				defer g.metrics.StreamEnded()
@@ -299,7 +300,7 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 			}
 		}
 		ka.lock()
-		consumed, err := writeEvents(w, buf[:n], tap)
+		consumed, err := writeEvents(w, buf[:n], tap, x.relayed)
 		if err == nil && consumed > 0 {
 			rc.Flush()
 		}
@@ -404,9 +405,9 @@ func firstDataEvent(b []byte) ([]byte, bool) {
 }
 
 // writeEvents passes the complete events at the start of b through tap and
-// writes what it keeps, in as few writes as possible. It returns how many
-// bytes of b it consumed.
-func writeEvents(w io.Writer, b []byte, tap streamTap) (int, error) {
+// writes what it keeps, in as few writes as possible, noting each in rel.
+// It returns how many bytes of b it consumed.
+func writeEvents(w io.Writer, b []byte, tap streamTap, rel *relayed) (int, error) {
 	consumed, from := 0, 0
 	for {
 		k := sse.Split(b[consumed:])
@@ -414,6 +415,7 @@ func writeEvents(w io.Writer, b []byte, tap streamTap) (int, error) {
 			break
 		}
 		ev := b[consumed : consumed+k]
+		rel.add(ev)
 		if out := tap.observe(ev); !sameBytes(out, ev) {
 			if consumed > from {
 				if _, err := w.Write(b[from:consumed]); err != nil {
