@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
 // TestUnauthenticatedSlowBodyIsCut: a request without a valid key that
@@ -69,5 +71,41 @@ func TestClientStringsAreClipped(t *testing.T) {
 	line = e.logLine(resp.Header.Get("Tollgate-Request-Id"))
 	if p := line.Get("path").String(); len(p) > 256 {
 		t.Errorf("logged path of %d bytes", len(p))
+	}
+}
+
+// TestSlowReaderIsLetGoAtTheTotalTimeout: a client that stops reading a
+// stream is not held past its provider's total timeout (plus a second to
+// write the stream's end): the handler ends, and its line is logged.
+func TestSlowReaderIsLetGoAtTheTotalTimeout(t *testing.T) {
+	big := strings.Repeat("x", 1000)
+	var evs [][]byte
+	for range 8000 { // 8 MB: more than the client's and the kernel's buffers
+		evs = append(evs, []byte(`data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`+big+`"}}]}`+"\n\n"))
+	}
+	up := upstreamtest.Static(upstreamtest.Reply{Events: evs, Hang: true})
+	e := newEnv(t, nil, up, `, timeouts: { total: 2s }`)
+	c, err := net.Dial("tcp", strings.TrimPrefix(e.gw.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(4096)
+	body := `{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":"x"}]}`
+	start := time.Now()
+	fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", masterKey, len(body), body)
+	line := make([]byte, 12)
+	if _, err := io.ReadFull(c, line); err != nil || string(line) != "HTTP/1.1 200" {
+		t.Fatalf("%q %v", line, err)
+	}
+	// Read nothing more; the handler must end by itself.
+	for !strings.Contains(e.logs.String(), `"path":"/v1/chat/completions"`) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the handler is still writing to a client that stopped reading, 10 s after a 2 s total")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if took := time.Since(start); took > 6*time.Second {
+		t.Errorf("the handler ended %s after the request; the total is 2 s", took)
 	}
 }

@@ -46,6 +46,7 @@ type exchange struct {
 	attemptBuf     [3]attempt    // attempts' first places, without an allocation
 	target         *route.Target // the target of the last attempt
 	sendStart      time.Time     // when the last attempt was sent
+	writeBy        time.Time     // no write to the client may block past this; zero: none
 	earlierWaits   time.Duration // upstream time of the attempts before it
 	usage          meter.Usage
 	firstByte      time.Duration // until the response status was sent

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/tollgate/tollgate/internal/clock"
 )
 
 // pingInterval is how long a translated stream may stay silent before the
@@ -30,8 +28,8 @@ type keepalive struct {
 }
 
 // startKeepalive starts pinging w; lock and unlock around every other write.
-func startKeepalive(w http.ResponseWriter, rc *http.ResponseController, ping []byte) *keepalive {
-	k := &keepalive{last: clock.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+func startKeepalive(w http.ResponseWriter, rc *http.ResponseController, ping []byte, deadline func(*http.ResponseController)) *keepalive {
+	k := &keepalive{last: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
 	interval := pingInterval
 	go func() {
 		defer close(k.done)
@@ -44,6 +42,7 @@ func startKeepalive(w http.ResponseWriter, rc *http.ResponseController, ping []b
 			case now := <-t.C:
 				k.mu.Lock()
 				if now.Sub(k.last) >= interval {
+					deadline(rc)
 					if _, err := w.Write(ping); err == nil {
 						rc.Flush()
 					}
@@ -64,7 +63,7 @@ func (k *keepalive) lock() {
 
 func (k *keepalive) unlock() {
 	if k != nil {
-		k.last = clock.Now()
+		k.last = time.Now()
 		k.mu.Unlock()
 	}
 }

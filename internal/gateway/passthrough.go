@@ -16,7 +16,6 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/tollgate/tollgate/internal/api"
-	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/sse"
@@ -99,8 +98,14 @@ func (g *Gateway) passthrough(w http.ResponseWriter, r *http.Request, x *exchang
 // send performs the upstream exchange and records its status and time on
 // x. The caller must call done when it has finished with resp.
 func (g *Gateway) send(r *http.Request, x *exchange, p provider.Provider, req *provider.Request) (resp *http.Response, done func(), err error) {
-	start := clock.Now()
+	start := time.Now()
 	x.sendStart, x.earlierWaits = start, x.upstream
+	x.writeBy = time.Time{}
+	if tt, ok := p.(interface{ TotalTimeout() time.Duration }); ok && tt.TotalTimeout() > 0 {
+		// Past the exchange's total, a client that does not read is not
+		// waited for; a second is left to write the stream's end.
+		x.writeBy = start.Add(tt.TotalTimeout() + time.Second)
+	}
 	resp, err = p.Do(r.Context(), req)
 	if err != nil {
 		x.upstream += time.Since(start)
@@ -183,6 +188,8 @@ func (g *Gateway) relayBody(w http.ResponseWriter, x *exchange, resp *http.Respo
 	}
 	x.status, x.firstByte = resp.StatusCode, time.Since(x.start)
 	g.answerHeaders(h, x)
+	rc := http.NewResponseController(w)
+	x.writeDeadline(rc)
 	w.WriteHeader(resp.StatusCode)
 	if _, err := w.Write(buf); err != nil {
 		x.clientGone = true
@@ -202,6 +209,7 @@ func (g *Gateway) relayBody(w http.ResponseWriter, x *exchange, resp *http.Respo
 		}
 		n, rerr := resp.Body.Read(buf[len(buf):cap(buf)])
 		if n > 0 {
+			x.writeDeadline(rc)
 			if _, err := w.Write(buf[len(buf) : len(buf)+n]); err != nil {
 				x.clientGone = true
 				return fmt.Errorf("writing to client: %w", err)
@@ -295,11 +303,12 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 				defer g.metrics.StreamEnded()
 			}
 			if p, ok := tap.(pinger); ok {
-				ka = startKeepalive(w, rc, p.ping())
+				ka = startKeepalive(w, rc, p.ping(), x.writeDeadline)
 				defer ka.close()
 			}
 		}
 		ka.lock()
+		x.writeDeadline(rc)
 		consumed, err := writeEvents(w, buf[:n], tap, x.relayed)
 		if err == nil && consumed > 0 {
 			rc.Flush()
@@ -366,6 +375,7 @@ func (g *Gateway) endStream(w http.ResponseWriter, rc *http.ResponseController, 
 		x.err = cause
 	}
 	if len(tail) > 0 {
+		x.writeDeadline(rc)
 		if _, err := w.Write(tail); err != nil {
 			x.clientGone = true
 		}

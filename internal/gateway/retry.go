@@ -178,7 +178,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 			}
 			tried[i] = true
 		}
-		began, waited := clock.Now(), x.upstream
+		began, waited := time.Now(), x.upstream
 		x.upstreamStatus, x.target = 0, &plan[i]
 		err := g.attempt(w, r, x, m, t, body, s, ep, allowed, began, waited)
 		f, ok := err.(*failure)

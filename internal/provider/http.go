@@ -52,6 +52,9 @@ type HTTP struct {
 
 var _ Provider = (*HTTP)(nil)
 
+// TotalTimeout is the most one exchange may last; 0 is no limit.
+func (h *HTTP) TotalTimeout() time.Duration { return h.total }
+
 // NewHTTP builds the upstream for an openai or anthropic provider.
 func NewHTTP(p config.Provider) (*HTTP, error) {
 	h := &HTTP{
@@ -264,7 +267,7 @@ type idleBody struct {
 }
 
 func newIdleBody(body io.ReadCloser, idle time.Duration, ctx context.Context, cancel context.CancelCauseFunc, stopTotal func() bool) *idleBody {
-	b := &idleBody{body: body, idle: idle, ctx: ctx, cancel: cancel, stopTotal: stopTotal, start: clock.Now()}
+	b := &idleBody{body: body, idle: idle, ctx: ctx, cancel: cancel, stopTotal: stopTotal, start: time.Now()}
 	if idle > 0 {
 		b.timer = time.AfterFunc(idle, b.check)
 	}
