@@ -125,8 +125,10 @@ models:
 			}
 			r := recs[0]
 			t.Logf("input %d, output %d, cost %v", r.Input, r.Output, *r.CostNanoUSD)
-			if r.Output < n || r.Output > 3*n {
-				t.Errorf("output %d tokens, want about %d", r.Output, 2*n)
+			// The client read eleven events of two tokens each; the gateway
+			// relayed those and perhaps more of the sixty.
+			if r.Output < 18 || r.Output > 3*n {
+				t.Errorf("output %d tokens, want 22 to %d", r.Output, 2*n)
 			}
 			if tc.wantInput != 0 && r.Input != tc.wantInput {
 				t.Errorf("input %d, want the upstream's %d", r.Input, tc.wantInput)

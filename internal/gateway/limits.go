@@ -1,13 +1,16 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
 	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/limit"
@@ -54,20 +57,15 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, x *exchange, m *
 	if len(scopes) == 0 {
 		return nil
 	}
-	output := s.maxOutput
-	if output <= 0 {
-		// No limit in the request: the most the gateway would let an
-		// Anthropic upstream write, the model's configured maximum.
-		output = m.Caps.MaxOutputTokens
-		if output <= 0 {
-			output = translate.DefaultMaxOutputTokens
-		}
-	}
-	input := reserveInputTokens(body)
+	input, output := reservation(m, body, s)
 	req := &limit.Request{ID: x.id, Scopes: scopes, Tokens: input + output}
 	for _, sc := range scopes {
 		if sc.Limits.BudgetUSD == nil {
 			continue
+		}
+		if f := unpricedFeature(body); f != "" {
+			return &Error{Status: http.StatusForbidden, Kind: kindPermission, Param: f, Code: "unpriced_feature",
+				Message: fmt.Sprintf("a USD budget applies to this request, but %s is billed by the provider at prices this gateway does not know, so its cost cannot be counted; leave it out, or use a key without a budget", f)}
 		}
 		cost, err := worstCase(m, input, output)
 		if err != nil {
@@ -97,35 +95,111 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, x *exchange, m *
 	return nil
 }
 
-// Long base64 runs (images, PDFs) are not text: a quarter of their bytes
-// would reserve hundreds of thousands of tokens for a picture that costs a
-// couple of thousand, and refuse it. Such a run counts a flat
-// base64RunTokens plus one token per base64RunBytesPerToken bytes, so
-// that many-page documents still weigh. Settlement corrects the estimate.
-const (
-	base64RunMin           = 1024
-	base64RunTokens        = 2000
-	base64RunBytesPerToken = 256
-)
+// maxReservedOutput bounds the output a request reserves, whatever its
+// max_tokens says: no model writes more, and the arithmetic of
+// reservations and costs stays far from overflowing.
+const maxReservedOutput = 1 << 24
 
-// reserveInputTokens estimates a request's prompt for its reservation: a
-// quarter of its bytes, base64 payloads aside.
+// reservation is what a request reserves against token limits and, at
+// its prices, budgets: its estimated prompt, and the most output it may
+// produce (max_tokens, at most the model's maximum, times n answers).
+func reservation(m *route.Model, body []byte, s scanned) (input, output int64) {
+	output = s.maxOutput
+	if top := m.Caps.MaxOutputTokens; top > 0 && (output <= 0 || output > top) {
+		// No limit in the request, or one past the model's: the most the
+		// model can write.
+		output = top
+	}
+	if output <= 0 {
+		output = translate.DefaultMaxOutputTokens
+	}
+	output = min(output, maxReservedOutput)
+	if s.choices > 1 {
+		output = min(output*min(s.choices, 128), 128*maxReservedOutput)
+	}
+	return reserveInputTokens(body), output
+}
+
+// unpricedFeature names a feature of the request that the provider bills
+// apart from tokens, at prices the gateway does not know: server-side
+// tools (web search and fetch, code execution) and the priority service
+// tier. "" when there is none.
+func unpricedFeature(body []byte) string {
+	if !bytes.Contains(body, []byte("web_")) && !bytes.Contains(body, []byte("code_execution")) && !bytes.Contains(body, []byte("priority")) {
+		return "" // the common case, without parsing
+	}
+	r := gjson.GetManyBytes(body, "tools.#.type", "web_search_options", "service_tier")
+	for _, t := range r[0].Array() {
+		for _, p := range [...]string{"web_search", "web_fetch", "code_execution"} {
+			if strings.HasPrefix(t.Str, p) {
+				return "the server tool " + t.Str
+			}
+		}
+	}
+	if r[1].Exists() {
+		return "web_search_options"
+	}
+	if r[2].Str == "priority" {
+		return `service_tier "priority"`
+	}
+	return ""
+}
+
+// reserveInputTokens estimates a request's prompt for its reservation,
+// from its bytes, without a tokenizer. It must not be gamed downwards:
+//
+//   - Text with white space counts a quarter of its bytes.
+//   - A run of word characters longer than wordRun without white space
+//     (long identifiers, random strings, minified data) counts half its
+//     bytes: tokenizers split such text into short pieces (random letters
+//     and digits are about 0.65 tokens a byte), and a quarter would let a
+//     2 MB prompt reserve a hundredth of what it costs.
+//   - A base64 payload (after "data":" or ";base64,") of at least
+//     base64RunMin bytes is an image or a document, which costs a couple
+//     of thousand tokens, not a quarter of its bytes: base64RunTokens plus
+//     one token per base64RunBytesPerToken bytes, so that many-page
+//     documents still weigh.
+//
+// Settlement corrects the estimate with the upstream's count.
 func reserveInputTokens(body []byte) int64 {
-	var long, runs, tokens int64
+	var quarter, half, tokens int64
 	run := 0
 	for i := 0; i <= len(body); i++ {
 		if i < len(body) && isBase64Byte(body[i]) {
 			run++
 			continue
 		}
-		if run >= base64RunMin {
-			long += int64(run)
-			runs++
+		switch start := i - run; {
+		case run >= base64RunMin && isPayloadStart(body[:start]):
 			tokens += base64RunTokens + int64(run)/base64RunBytesPerToken
+		case run > wordRun:
+			half += int64(run)
+		default:
+			quarter += int64(run)
+		}
+		if i < len(body) {
+			quarter++ // the separator
 		}
 		run = 0
 	}
-	return tokens + (int64(len(body))-long+3)/4
+	return tokens + (quarter+3)/4 + (half+1)/2
+}
+
+// Long base64 payloads and long words; see reserveInputTokens.
+const (
+	base64RunMin           = 1024
+	base64RunTokens        = 2000
+	base64RunBytesPerToken = 256
+	wordRun                = 32
+)
+
+// isPayloadStart reports whether a base64 run that follows before is a
+// payload: the value of a "data" member (Anthropic sources, audio) or
+// the body of a data URL (OpenAI images and files).
+func isPayloadStart(before []byte) bool {
+	before = before[max(len(before)-16, 0):]
+	return bytes.HasSuffix(before, []byte(";base64,")) || bytes.HasSuffix(bytes.TrimRight(before, " \t\r\n\""), []byte(`"data":`)) ||
+		bytes.HasSuffix(bytes.TrimRight(before, " \t\r\n\""), []byte(`"data" :`))
 }
 
 func isBase64Byte(c byte) bool {

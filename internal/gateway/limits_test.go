@@ -22,11 +22,26 @@ func TestReserveInputTokens(t *testing.T) {
 		// A picture weighs a couple of thousand tokens, not 300,000.
 		{"image", `{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","data":"` + image + `"}}]}]}`, 6000, 7000},
 		{"short base64-like words stay text", `{"a":"` + strings.Repeat("abcd ", 1000) + `"}`, 1250, 1260},
+		{"data URL", `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` + image + `"}}]}]}`, 6000, 7000},
+		// Letters and digits without white space are no picture: a tokenizer
+		// counts 1,356,505 tokens in 2 MB of them; at least half the bytes.
+		{"2 MB without white space", `{"messages":[{"role":"user","content":"` + alnum(2<<20) + `"}]}`, 1 << 20, 1<<20 + 100},
+		{"long words outside a data member", `{"messages":[{"role":"user","content":"x ` + image + `"}]}`, 600_000, 600_100},
 	} {
 		if got := reserveInputTokens([]byte(tc.body)); got < tc.min || got > tc.max {
 			t.Errorf("%s: %d tokens, want %d–%d", tc.name, got, tc.min, tc.max)
 		}
 	}
+}
+
+// alnum is n bytes of letters and digits, as a tokenizer sees random text.
+func alnum(n int) string {
+	const abc = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = abc[(i*7919+i/62)%len(abc)]
+	}
+	return string(b)
 }
 
 func TestQuotaHeaders(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"sync"
 
@@ -25,6 +26,7 @@ type scanned struct {
 	maxOutput    int64 // max_tokens or max_completion_tokens, whichever is larger; 0 if neither
 	messages     int   // -1 absent, 0 empty array, 1 non-empty array
 	includeUsage bool  // stream_options.include_usage is true
+	choices      int64 // n (OpenAI): how many answers; 0 when absent
 
 	streamOptionsObject bool // stream_options is an object
 }
@@ -80,7 +82,7 @@ func scanBody(body []byte) (scanned, error) {
 			return s, &scanError{param: clip(string(key)), msg: fmt.Sprintf("duplicate top-level field %q in request body", clip(string(key)))}
 		}
 		switch string(key) {
-		case "model", "stream", "max_tokens", "max_completion_tokens", "messages", "stream_options":
+		case "model", "stream", "max_tokens", "max_completion_tokens", "messages", "stream_options", "n":
 			v, err := d.ReadValue()
 			if err != nil {
 				return s, syntaxError(body, err)
@@ -128,9 +130,11 @@ func (s *scanned) take(key string, v jsontext.Value, end int) error {
 		switch v.Kind() {
 		case '0':
 			s.maxTokens = s.maxTokens || key == "max_tokens"
-			if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n > s.maxOutput {
-				s.maxOutput = n
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			if errors.Is(err, strconv.ErrRange) && v[0] != '-' {
+				n = math.MaxInt64 // past int64: still more than any limit
 			}
+			s.maxOutput = max(s.maxOutput, n)
 		case 'n':
 		default:
 			return &scanError{param: key, msg: key + ": expected an integer"}
@@ -146,6 +150,11 @@ func (s *scanned) take(key string, v jsontext.Value, end int) error {
 	case "stream_options":
 		s.streamOptionsObject = v.Kind() == '{'
 		s.includeUsage = includeUsage(v)
+	case "n":
+		// Validated by the upstream; here only read, to reserve n answers.
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n > 1 {
+			s.choices = n
+		}
 	}
 	return nil
 }

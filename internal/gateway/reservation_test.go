@@ -1,0 +1,104 @@
+package gateway_test
+
+import (
+	"log/slog"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/cli"
+	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/upstreamtest"
+)
+
+// limitedEnv is a gateway whose models carry limits of their own (they
+// apply to every key, the master key included).
+func limitedEnv(t *testing.T) *env {
+	t.Helper()
+	up := upstreamtest.Static(upstreamtest.Reply{Body: upstreamtest.File("openai_completion.json")})
+	t.Cleanup(up.Close)
+	cfg, err := config.Parse([]byte(`
+server: { max_body_bytes: 4194304 }
+providers: [ { name: oai, type: openai, base_url: "`+up.URL+`/v1", api_key: k } ]
+models:
+  - name: tpm
+    targets: [ { provider: oai, model: u } ]
+    limits: { tpm: 100000 }
+  - name: budget
+    targets: [ { provider: oai, model: u } ]
+    pricing: { input: "1", output: "2" }
+    limits: { budget_usd: "100", budget_period: monthly }
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	h, closeIdle, err := cli.Build(cfg, masterKey, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(h)
+	t.Cleanup(func() { gw.Close(); closeIdle() })
+	return &env{t: t, gw: gw, logs: logs}
+}
+
+// What a request reserves cannot be gamed: a max_tokens near 2^63 is
+// refused, not admitted by an overflow; n answers reserve n times the
+// output; a prompt without white space reserves at least half its bytes.
+func TestReservationsCannotBeGamed(t *testing.T) {
+	e := limitedEnv(t)
+	ask := func(extra, content string) (int, string, int64) {
+		t.Helper()
+		resp := e.do("POST", "/v1/chat/completions", `{"model":"tpm",`+extra+`"messages":[{"role":"user","content":"`+content+`"}]}`, openAIAuth...)
+		body := readAll(t, resp.Body)
+		remaining, _ := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Remaining-Tokens"), 10, 64)
+		return resp.StatusCode, gjson.GetBytes(body, "error.message").String(), remaining
+	}
+	for _, mt := range []string{"9223372036854775807", "9223372036854775000", "9223372036854775808", "4611686018427387904"} {
+		if code, msg, _ := ask(`"max_tokens":`+mt+`,`, "hi"); code != 429 || !strings.Contains(msg, "request too large") {
+			t.Errorf("max_tokens %s: %d %s", mt, code, msg)
+		}
+	}
+	// The window is intact: an ordinary request fits, and sees the
+	// whole limit but its own reservation.
+	code, msg, rem := ask(`"max_tokens":1000,`, "hi")
+	if code != 200 || rem < 100000-1100 || rem > 100000-1000 {
+		t.Fatalf("after the refusals: %d %s, remaining %d", code, msg, rem)
+	}
+	// n = 30 answers of up to 1,000 tokens reserve 30,000. (The request
+	// before settled at what it used: 127 fresh input and 10 output tokens
+	// in openai_completion.json; cache reads do not count by default.)
+	code, msg, rem2 := ask(`"max_tokens":1000,"n":30,`, "hi")
+	if reserved := 100000 - 137 - rem2; code != 200 || reserved < 30000 || reserved > 30100 {
+		t.Errorf("n=30: %d %s, reserved %d", code, msg, reserved)
+	}
+	// 2 MB of letters and digits: a tokenizer counts about 1.3M tokens;
+	// the reservation is at least 1M, more than the limit.
+	if code, msg, _ := ask(`"max_tokens":1,`, strings.Repeat("a1B2c3D4e5", 200_000)); code != 429 || !strings.Contains(msg, "request too large") {
+		t.Errorf("2 MB without white space: %d %s", code, msg)
+	}
+}
+
+// Under a USD budget, features the provider bills apart from tokens, at
+// prices the gateway does not know, are refused up front.
+func TestBudgetRefusesUnpricedFeatures(t *testing.T) {
+	e := limitedEnv(t)
+	for _, extra := range []string{
+		`"tools":[{"type":"web_search_20250305","name":"web_search"}],`,
+		`"web_search_options":{},`,
+		`"service_tier":"priority",`,
+	} {
+		resp := e.do("POST", "/v1/chat/completions", `{"model":"budget",`+extra+`"messages":[{"role":"user","content":"hi"}]}`, openAIAuth...)
+		body := readAll(t, resp.Body)
+		if resp.StatusCode != 403 || gjson.GetBytes(body, "error.code").String() != "unpriced_feature" {
+			t.Errorf("%s: %d %s", extra, resp.StatusCode, body)
+		}
+	}
+	resp := e.do("POST", "/v1/chat/completions", `{"model":"budget","service_tier":"flex","messages":[{"role":"user","content":"web_search priority"}]}`, openAIAuth...)
+	if body := readAll(t, resp.Body); resp.StatusCode != 200 {
+		t.Errorf("a priced request: %d %s", resp.StatusCode, body)
+	}
+}
