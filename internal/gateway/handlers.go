@@ -36,6 +36,11 @@ func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request, x *exchang
 		return err
 	}
 	s.stream = false
+	// Counting is free upstream and local counts take a core, so neither
+	// tokens nor budgets apply; the rate and the parallel limits do.
+	if err := g.admitCount(w, r, x, m, body, s); err != nil {
+		return err
+	}
 	return g.forward(w, r, x, m, body, s, provider.CountTokens)
 }
 

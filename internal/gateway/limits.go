@@ -46,14 +46,34 @@ func (g *Gateway) scopes(x *exchange, m *route.Model) []limit.Scope {
 	return scopes
 }
 
+// admitCount admits a count_tokens request against the request-rate and
+// parallel limits only.
+func (g *Gateway) admitCount(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned) error {
+	return g.admitScopes(w, r, x, m, body, s, true)
+}
+
 // admit reserves the request's worst case against every limit that
 // applies, before anything is sent upstream. The reservation is settled
 // in finish, however the request ends.
 func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned) error {
+	return g.admitScopes(w, r, x, m, body, s, false)
+}
+
+func (g *Gateway) admitScopes(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned, count bool) error {
 	if g.limits.Limiter == nil {
 		return nil
 	}
 	scopes := g.scopes(x, m)
+	if count {
+		kept := scopes[:0]
+		for _, sc := range scopes {
+			sc.Limits.TPM, sc.Limits.BudgetUSD = 0, nil
+			if !sc.Limits.IsZero() {
+				kept = append(kept, sc)
+			}
+		}
+		scopes = kept
+	}
 	if len(scopes) == 0 {
 		return nil
 	}

@@ -21,7 +21,7 @@ func limitedEnv(t *testing.T) *env {
 	up := upstreamtest.Static(upstreamtest.Reply{Body: upstreamtest.File("openai_completion.json")})
 	t.Cleanup(up.Close)
 	cfg, err := config.Parse([]byte(`
-server: { max_body_bytes: 4194304 }
+server: { max_body_bytes: 8388608 }
 providers: [ { name: oai, type: openai, base_url: "`+up.URL+`/v1", api_key: k } ]
 models:
   - name: tpm
@@ -31,6 +31,10 @@ models:
     targets: [ { provider: oai, model: u } ]
     pricing: { input: "1", output: "2" }
     limits: { budget_usd: "100", budget_period: monthly }
+  - name: counted
+    targets: [ { provider: oai, model: u } ]
+    pricing: { input: "1", output: "2" }
+    limits: { rpm: 3, tpm: 10, budget_usd: "0.000001" }
 `), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
@@ -100,5 +104,29 @@ func TestBudgetRefusesUnpricedFeatures(t *testing.T) {
 	resp := e.do("POST", "/v1/chat/completions", `{"model":"budget","service_tier":"flex","messages":[{"role":"user","content":"web_search priority"}]}`, openAIAuth...)
 	if body := readAll(t, resp.Body); resp.StatusCode != 200 {
 		t.Errorf("a priced request: %d %s", resp.StatusCode, body)
+	}
+}
+
+// count_tokens answered by the gateway's own tokenizer: the request rate
+// applies (tokens and budgets do not: counting is free), and bodies too
+// large to count in a second or two are refused.
+func TestCountTokensLimits(t *testing.T) {
+	e := limitedEnv(t)
+	count := func(content string) (int, []byte) {
+		resp := e.do("POST", "/v1/messages/count_tokens", `{"model":"counted","messages":[{"role":"user","content":"`+content+`"}]}`, anthropicAuth...)
+		return resp.StatusCode, readAll(t, resp.Body)
+	}
+	if code, body := count(strings.Repeat("word ", 1_000_000)); code != 413 || !strings.Contains(string(body), "count_tokens") {
+		t.Errorf("5 MB: %d %s", code, body)
+	}
+	for i := range 2 {
+		// Far more tokens than tpm 10, and a budget of a micro-dollar:
+		// neither applies to counting.
+		if code, body := count(strings.Repeat("word ", 1000)); code != 200 || gjson.GetBytes(body, "input_tokens").Int() < 1000 {
+			t.Errorf("count %d: %d %s", i, code, body)
+		}
+	}
+	if code, body := count("hi"); code != 429 || !strings.Contains(string(body), "requests per minute") {
+		t.Errorf("fourth count in a minute, rpm 3 (the 413 counted): %d %s", code, body)
 	}
 }
