@@ -34,6 +34,9 @@ type Options struct {
 	Routes       *route.Table
 	Auth         *auth.Authenticator
 	MaxBodyBytes int64
+	// MaxBufferedBytes bounds the request bodies held at once, across
+	// requests; 0 is DefaultMaxBufferedBytes(MaxBodyBytes).
+	MaxBufferedBytes int64
 	// Logger receives the gateway's log records (and each request's line
 	// when RequestLog is nil).
 	Logger *slog.Logger
@@ -66,11 +69,13 @@ type Gateway struct {
 	routes  *route.Table
 	auth    *auth.Authenticator
 	maxBody int64
-	log     *slog.Logger
-	reqLog  io.Writer
-	ledger  Ledger
-	limits  Limits
-	signer  *translate.Signer
+	// buffered is what all request bodies held at once may take.
+	buffered *bufferBudget
+	log      *slog.Logger
+	reqLog   io.Writer
+	ledger   Ledger
+	limits   Limits
+	signer   *translate.Signer
 
 	targetHeader, overheadHeader bool
 	metrics                      *metrics.Requests
@@ -86,7 +91,10 @@ func New(o Options) *Gateway {
 	if o.Signer == nil {
 		o.Signer = translate.NewSigner([]byte("tollgate"))
 	}
-	return &Gateway{routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, limits: o.Limits, signer: o.Signer,
+	if o.MaxBufferedBytes <= 0 {
+		o.MaxBufferedBytes = DefaultMaxBufferedBytes(o.MaxBodyBytes)
+	}
+	return &Gateway{buffered: &bufferBudget{limit: o.MaxBufferedBytes}, routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, limits: o.Limits, signer: o.Signer,
 		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, tracer: o.Tracer, started: clock.Now()}
 }
 
@@ -139,6 +147,7 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 			if x.body != nil {
 				x.body.release()
 			}
+			g.buffered.release(x)
 			p := recover()
 			if p == nil {
 				g.finish(r, x)

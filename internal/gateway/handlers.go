@@ -123,17 +123,23 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, x *exchange) 
 	var body []byte
 	var err error
 	if r.ContentLength > 0 {
+		if !g.buffered.take(x, r.ContentLength) {
+			return nil, errBuffersFull
+		}
 		bb := newBodyBuf(int(r.ContentLength))
 		x.body = bb
 		body = bb.b
 		_, err = io.ReadFull(rd, body)
 	} else {
-		body, err = io.ReadAll(rd)
+		body, err = g.buffered.readAll(x, rd, g.maxBody)
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, tooLarge
+		}
+		if err == errBuffersFull {
+			return nil, err
 		}
 		return nil, &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Message: "reading request body failed", Err: err}
 	}
