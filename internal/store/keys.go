@@ -41,7 +41,9 @@ var ErrDuplicateKey = errors.New("a key with this id or secret already exists")
 
 const keyColumns = "id, name, hash, prefix, models, metadata, created_at, expires_at, last_used_at, revoked, limits, model_limits"
 
-// CreateKey stores a new key.
+// CreateKey stores a new key. Text the database cannot hold (invalid
+// UTF-8, NUL) is stored with U+FFFD in its place, as in every text column
+// this package writes.
 func (s *Store) CreateKey(ctx context.Context, k Key) error {
 	models, err := json.Marshal(nonNil(k.Models))
 	if err != nil {
@@ -52,7 +54,7 @@ func (s *Store) CreateKey(ctx context.Context, k Key) error {
 		meta = []byte("{}")
 	}
 	_, err = s.db.ExecContext(ctx, s.rebind("INSERT INTO keys ("+keyColumns+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
-		k.ID, k.Name, k.Hash, k.Prefix, string(models), string(meta), k.CreatedAt.UnixMilli(),
+		cleanText(k.ID), cleanText(k.Name), k.Hash, cleanText(k.Prefix), string(models), cleanBytes(meta), k.CreatedAt.UnixMilli(),
 		millisOrNil(k.ExpiresAt), millisOrNil(k.LastUsedAt), k.Revoked, orEmpty(k.Limits), orEmpty(k.ModelLimits))
 	if err != nil && isUniqueViolation(err) {
 		return ErrDuplicateKey
@@ -62,7 +64,7 @@ func (s *Store) CreateKey(ctx context.Context, k Key) error {
 
 // KeyByID returns a key; IsNotFound(err) when there is none.
 func (s *Store) KeyByID(ctx context.Context, id string) (Key, error) {
-	return s.oneKey(ctx, "id = ?", id)
+	return s.oneKey(ctx, "id = ?", cleanText(id))
 }
 
 // KeyByHash returns the key whose secret hashes to hash.
@@ -111,7 +113,7 @@ func (s *Store) UpdateKey(ctx context.Context, id string, u KeyUpdate) (Key, err
 	var sets []string
 	var args []any
 	if u.Name != nil {
-		sets, args = append(sets, "name = ?"), append(args, *u.Name)
+		sets, args = append(sets, "name = ?"), append(args, cleanText(*u.Name))
 	}
 	if u.Models != nil {
 		m, err := json.Marshal(nonNil(*u.Models))
@@ -121,7 +123,7 @@ func (s *Store) UpdateKey(ctx context.Context, id string, u KeyUpdate) (Key, err
 		sets, args = append(sets, "models = ?"), append(args, string(m))
 	}
 	if u.Metadata != nil {
-		sets, args = append(sets, "metadata = ?"), append(args, string(u.Metadata))
+		sets, args = append(sets, "metadata = ?"), append(args, cleanBytes(u.Metadata))
 	}
 	if u.ExpiresAt != nil {
 		sets, args = append(sets, "expires_at = ?"), append(args, millisOrNil(*u.ExpiresAt))
@@ -136,7 +138,7 @@ func (s *Store) UpdateKey(ctx context.Context, id string, u KeyUpdate) (Key, err
 		sets, args = append(sets, "model_limits = ?"), append(args, orEmpty(u.ModelLimits))
 	}
 	if len(sets) > 0 {
-		res, err := s.db.ExecContext(ctx, s.rebind("UPDATE keys SET "+strings.Join(sets, ", ")+" WHERE id = ?"), append(args, id)...)
+		res, err := s.db.ExecContext(ctx, s.rebind("UPDATE keys SET "+strings.Join(sets, ", ")+" WHERE id = ?"), append(args, cleanText(id))...)
 		if err != nil {
 			return Key{}, err
 		}
@@ -161,7 +163,7 @@ func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error 
 	q := s.rebind("UPDATE keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)")
 	for id, t := range used {
 		ms := t.UnixMilli()
-		if _, err := tx.ExecContext(ctx, q, ms, id, ms); err != nil {
+		if _, err := tx.ExecContext(ctx, q, ms, cleanText(id), ms); err != nil {
 			return err
 		}
 	}
@@ -197,7 +199,7 @@ func orEmpty(b []byte) string {
 	if len(b) == 0 {
 		return "{}"
 	}
-	return string(b)
+	return cleanBytes(b)
 }
 
 func nonNil(s []string) []string {

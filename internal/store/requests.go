@@ -3,10 +3,15 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/bits"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Request is one ledger record: a data-plane request, whatever its outcome.
@@ -85,7 +90,8 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 	for start := 0; start < len(recs); {
 		size := chunkSize(len(recs) - start)
 		args = args[:0]
-		for _, r := range recs[start : start+size] {
+		for i := range recs[start : start+size] {
+			r := SanitizeRequest(recs[start+i])
 			var key any
 			if r.KeyID != "" {
 				key = r.KeyID
@@ -156,11 +162,13 @@ type RequestFilter struct {
 func (s *Store) Requests(ctx context.Context, f RequestFilter) ([]Request, error) {
 	var where []string
 	var args []any
+	// Filters are cleaned as the records were, so they match what was
+	// written and never fail on text the database refuses.
 	if f.KeyID != "" {
-		where, args = append(where, "key_id = ?"), append(args, f.KeyID)
+		where, args = append(where, "key_id = ?"), append(args, cleanField(f.KeyID))
 	}
 	if f.Model != "" {
-		where, args = append(where, "model = ?"), append(args, f.Model)
+		where, args = append(where, "model = ?"), append(args, cleanField(f.Model))
 	}
 	if f.Status != 0 {
 		where, args = append(where, "status = ?"), append(args, f.Status)
@@ -174,7 +182,8 @@ func (s *Store) Requests(ctx context.Context, f RequestFilter) ([]Request, error
 	if f.AfterID != "" {
 		where = append(where, "(time < (SELECT time FROM requests WHERE id = ?) OR "+
 			"(time = (SELECT time FROM requests WHERE id = ?) AND id < ?))")
-		args = append(args, f.AfterID, f.AfterID, f.AfterID)
+		after := cleanField(f.AfterID)
+		args = append(args, after, after, after)
 	}
 	limit := f.Limit
 	if limit <= 0 {
@@ -219,7 +228,7 @@ func scanRequests(rows *sql.Rows) ([]Request, error) {
 
 // RequestByID returns one record; IsNotFound(err) when there is none.
 func (s *Store) RequestByID(ctx context.Context, id string) (Request, error) {
-	rows, err := s.db.QueryContext(ctx, s.rebind("SELECT "+requestColumns+" FROM requests WHERE id = ?"), id)
+	rows, err := s.db.QueryContext(ctx, s.rebind("SELECT "+requestColumns+" FROM requests WHERE id = ?"), cleanField(id))
 	if err != nil {
 		return Request{}, err
 	}
@@ -231,4 +240,42 @@ func (s *Store) RequestByID(ctx context.Context, id string) (Request, error) {
 		return Request{}, errNoRows
 	}
 	return recs[0], nil
+}
+
+// ErrBadRecord marks a write that failed because of what was written, not
+// because of the database: writing the same records again fails the same
+// way. IsBadRecord recognises it, for sinks other than Store.
+var ErrBadRecord = errors.New("the database refused the record")
+
+// IsBadRecord reports whether err is a failure caused by the data written
+// (PostgreSQL's data exceptions, integrity violations and program limits;
+// SQLite's constraint, size and type errors), as opposed to one of the
+// database (unreachable, down, timed out, misconfigured), after which the
+// same write may succeed later. A batch that fails as bad holds at least
+// one record that no retry will write.
+func IsBadRecord(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrBadRecord) {
+		return true
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		switch class := pg.Code[:min(2, len(pg.Code))]; class {
+		case "22", // data exception: invalid text, a value out of range
+			"23", // integrity constraint violation
+			"54": // program limit exceeded: an index row too large
+			return true
+		}
+		return false
+	}
+	var lite *sqlite.Error
+	if errors.As(err, &lite) {
+		switch lite.Code() & 0xff { // the primary result code
+		case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_MISMATCH:
+			return true
+		}
+	}
+	return false
 }

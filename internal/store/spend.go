@@ -15,12 +15,12 @@ func (s *Store) Spend(ctx context.Context, keyID string, models []string, since 
 	where := []string{"time >= ?", "cost_nano_usd IS NOT NULL"}
 	args := []any{since.UnixMilli()}
 	if keyID != "" {
-		where, args = append(where, "key_id = ?"), append(args, keyID)
+		where, args = append(where, "key_id = ?"), append(args, cleanField(keyID))
 	}
 	if models != nil {
 		where = append(where, "model IN (?"+strings.Repeat(",?", len(models)-1)+")")
 		for _, m := range models {
-			args = append(args, m)
+			args = append(args, cleanField(m))
 		}
 	}
 	sum := "SUM(cost_nano_usd)"

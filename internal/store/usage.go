@@ -83,7 +83,7 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 	args := []any{f.Since.UnixMilli(), until}
 	if f.KeyID != "" {
 		q += " AND key_id = ?"
-		args = append(args, f.KeyID)
+		args = append(args, cleanField(f.KeyID))
 	}
 	q += " GROUP BY g ORDER BY g"
 	rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
