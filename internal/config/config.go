@@ -12,10 +12,13 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -35,6 +38,20 @@ const (
 	DefaultMaxBodyBytes = 32 << 20
 	DefaultDrainTimeout = 30 * time.Second
 
+	// A client has this long to send a request's headers, and this long
+	// for its headers and body together; a connection waiting for its
+	// next request is closed after DefaultServerIdleTimeout.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 60 * time.Second
+	DefaultServerIdleTimeout = 120 * time.Second
+	// DefaultMaxHeaderBytes caps a request's headers (request line included).
+	DefaultMaxHeaderBytes = 64 << 10
+
+	// Failed authentications: after DefaultMaxFailures within
+	// DefaultFailureWindow a client address is refused for the window.
+	DefaultMaxFailures   = 20
+	DefaultFailureWindow = time.Minute
+
 	DefaultConnectTimeout   = 10 * time.Second
 	DefaultFirstByteTimeout = 10 * time.Minute // non-streaming answers arrive only when generation ends
 	DefaultIdleTimeout      = 5 * time.Minute
@@ -50,7 +67,26 @@ type Config struct {
 	Limits    Limits     `yaml:"limits"`
 	Redis     Redis      `yaml:"redis"`
 	Tracing   Tracing    `yaml:"tracing"`
+	Metrics   Metrics    `yaml:"metrics"`
 }
+
+// Metrics configures where the Prometheus metrics are served and who may
+// read them: they name every model and target.
+type Metrics struct {
+	// Addr is a HOST:PORT of their own for GET /metrics; empty serves them
+	// on server.addr.
+	Addr string `yaml:"addr"`
+	// Auth is master_key (the default: the master key in x-api-key or
+	// Authorization: Bearer, as Prometheus's authorization setting sends
+	// it) or none (no key, for a listener only the scraper can reach).
+	Auth string `yaml:"auth"`
+}
+
+// Metrics.Auth values.
+const (
+	MetricsAuthMasterKey = "master_key"
+	MetricsAuthNone      = "none"
+)
 
 // Tracing configures OpenTelemetry spans, exported over OTLP/HTTP; off
 // without an endpoint.
@@ -78,6 +114,17 @@ type Server struct {
 	// tollgate-overhead-ms to upstream answers (default true).
 	TargetHeader   *bool `yaml:"target_header"`
 	OverheadHeader *bool `yaml:"overhead_header"`
+	// ReadHeaderTimeout bounds the reading of a request's headers, and
+	// ReadTimeout the reading of its headers and body together, so that
+	// slow clients cannot hold connections open (default 10s and 60s).
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	ReadTimeout       time.Duration `yaml:"read_timeout"`
+	// IdleTimeout closes a kept-alive connection waiting for its next
+	// request (default 120s).
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxHeaderBytes caps a request's headers; larger ones get 431
+	// (default 64 KiB).
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
 }
 
 // Database is where keys and the usage ledger live.
@@ -96,10 +143,69 @@ const NoDatabase = "none"
 // DefaultDatabaseURL is the embedded SQLite file in the working directory.
 const DefaultDatabaseURL = "sqlite://tollgate.db"
 
-// Auth holds gateway credentials.
+// Auth holds gateway credentials and how failed authentications are
+// throttled.
 type Auth struct {
-	// MasterKey is valid on the data plane and (later) the admin API.
+	// MasterKey is valid on the data plane and the admin API; at least
+	// MinMasterKeyLen characters.
 	MasterKey string `yaml:"master_key"`
+	// MaxFailures failed authentications from one client address within
+	// FailureWindow get that address refused (429) for FailureWindow
+	// (default 20 in 1m); 0 turns the throttle off.
+	MaxFailures   *int          `yaml:"max_failures"`
+	FailureWindow time.Duration `yaml:"failure_window"`
+	// TrustedProxies are the addresses or CIDR ranges of reverse proxies
+	// whose X-Forwarded-For names the client. Without them the client is
+	// the connection's peer address, and X-Forwarded-For is ignored.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+}
+
+// MinMasterKeyLen is the shortest master key accepted.
+const MinMasterKeyLen = 32
+
+// CheckMasterKey refuses a master key that is too short to resist
+// guessing, or that white space around it would make impossible to send.
+func CheckMasterKey(key string) error {
+	if n := utf8.RuneCountInString(key); n < MinMasterKeyLen {
+		return fmt.Errorf("is %d characters long; at least %d are required (generate one with: openssl rand -hex 32)", n, MinMasterKeyLen)
+	}
+	if strings.TrimFunc(key, unicode.IsSpace) != key {
+		return errors.New("must not begin or end with white space")
+	}
+	return nil
+}
+
+// Failures is the effective MaxFailures.
+func (a Auth) Failures() int {
+	if a.MaxFailures == nil {
+		return DefaultMaxFailures
+	}
+	return *a.MaxFailures
+}
+
+// Proxies parses TrustedProxies (validated by Load): single addresses
+// become one-address prefixes.
+func (a Auth) Proxies() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(a.TrustedProxies))
+	for _, s := range a.TrustedProxies {
+		if p, err := parsePrefix(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // Provider is one configured upstream.
@@ -114,6 +220,9 @@ type Provider struct {
 	Timeouts Timeouts `yaml:"timeouts"`
 	// Breaker opens a target's circuit when it keeps failing.
 	Breaker Breaker `yaml:"breaker"`
+	// AnthropicBetas lists the anthropic-beta features clients may turn
+	// on with this provider's account; unset forwards every one, [] none.
+	AnthropicBetas BetaList `yaml:"anthropic_betas"`
 }
 
 // Breaker tunes the circuit breaker of each of a provider's targets;
@@ -158,6 +267,10 @@ type Model struct {
 	Limits LimitValues `yaml:"limits"`
 	// Routing bounds retries across the targets.
 	Routing Routing `yaml:"routing"`
+	// AnthropicBetas lists the anthropic-beta features clients may turn
+	// on for this model; unset forwards every one, [] none. A target's
+	// provider may narrow it further.
+	AnthropicBetas BetaList `yaml:"anthropic_betas"`
 }
 
 // Pricing is a model's prices in USD per million tokens per bucket.
@@ -336,6 +449,24 @@ func (c *Config) applyDefaults() {
 	if c.Server.LogFormat == "" {
 		c.Server.LogFormat = "json"
 	}
+	if c.Server.ReadHeaderTimeout == 0 {
+		c.Server.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if c.Server.ReadTimeout == 0 {
+		c.Server.ReadTimeout = DefaultReadTimeout
+	}
+	if c.Server.IdleTimeout == 0 {
+		c.Server.IdleTimeout = DefaultServerIdleTimeout
+	}
+	if c.Server.MaxHeaderBytes == 0 {
+		c.Server.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if c.Auth.FailureWindow == 0 {
+		c.Auth.FailureWindow = DefaultFailureWindow
+	}
+	if c.Metrics.Auth == "" {
+		c.Metrics.Auth = MetricsAuthMasterKey
+	}
 	if c.Database.URL == "" {
 		c.Database.URL = DefaultDatabaseURL
 	}
@@ -380,8 +511,44 @@ func (c *Config) Validate() error {
 	if c.Server.DrainTimeout < 0 {
 		bad("server.drain_timeout", "must not be negative")
 	}
+	for name, d := range map[string]time.Duration{"read_header_timeout": c.Server.ReadHeaderTimeout,
+		"read_timeout": c.Server.ReadTimeout, "idle_timeout": c.Server.IdleTimeout} {
+		if d < 0 {
+			bad("server."+name, "must not be negative")
+		}
+	}
+	if rh, r := c.Server.ReadHeaderTimeout, c.Server.ReadTimeout; rh > 0 && r > 0 && rh > r {
+		bad("server.read_header_timeout", "%s is longer than server.read_timeout (%s), which covers the headers too", rh, r)
+	}
+	if n := c.Server.MaxHeaderBytes; n < 0 || n > 0 && n < 4<<10 {
+		bad("server.max_header_bytes", "must be at least 4096")
+	}
+	if k := c.Auth.MasterKey; k != "" {
+		if err := CheckMasterKey(k); err != nil {
+			bad("auth.master_key", "%v", err)
+		}
+	}
+	if c.Auth.Failures() < 0 {
+		bad("auth.max_failures", "must not be negative (0 turns the throttle off)")
+	}
+	if c.Auth.FailureWindow < 0 {
+		bad("auth.failure_window", "must not be negative")
+	}
+	for i, p := range c.Auth.TrustedProxies {
+		if _, err := parsePrefix(p); err != nil {
+			bad(fmt.Sprintf("auth.trusted_proxies[%d]", i), "%q is not an IP address or CIDR range", p)
+		}
+	}
+	checkEnum(bad, "metrics.auth", c.Metrics.Auth, MetricsAuthMasterKey, MetricsAuthNone)
+	if a := c.Metrics.Addr; a != "" {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			bad("metrics.addr", "%q is not HOST:PORT", a)
+		} else if a == c.Server.Addr {
+			bad("metrics.addr", "%q is server.addr; leave metrics.addr empty to serve the metrics there", a)
+		}
+	}
 	if u := c.Database.URL; u != NoDatabase && !strings.HasPrefix(u, "sqlite://") && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
-		bad("database.url", "%q: want sqlite://PATH, postgres://… or none", u)
+		bad("database.url", "%q: want sqlite://PATH, postgres://… or none", RedactURL(u))
 	}
 	if f := c.Server.LogFormat; f != "json" && f != "text" {
 		bad("server.log_format", "must be json or text, not %q", f)
@@ -408,6 +575,9 @@ func (c *Config) Validate() error {
 			bad(path+".type", "is required (openai, anthropic or echo)")
 		default:
 			bad(path+".type", "unknown provider type %q (want openai, anthropic or echo)", p.Type)
+		}
+		for j, b := range p.AnthropicBetas {
+			checkBeta(bad, fmt.Sprintf("%s.anthropic_betas[%d]", path, j), b)
 		}
 		if b := p.Breaker; b.Failures < 0 || b.ErrorRate < 0 || b.ErrorRate > 1 || b.Window < 0 || b.Cooldown < 0 {
 			bad(path+".breaker", "failures, window and cooldown must not be negative, error_rate is between 0 and 1")
@@ -454,6 +624,9 @@ func (c *Config) Validate() error {
 			bad(path+".targets", "at least one target is required")
 		}
 		checkEnum(bad, path+".translation", m.Translation, "default", "strict", "lenient")
+		for j, b := range m.AnthropicBetas {
+			checkBeta(bad, fmt.Sprintf("%s.anthropic_betas[%d]", path, j), b)
+		}
 		if m.Routing.MaxAttempts < 0 || m.Routing.MaxAttempts > 10 {
 			bad(path+".routing.max_attempts", "must be between 1 and 10")
 		}
@@ -500,7 +673,7 @@ func (c *Config) Validate() error {
 		bad("tracing.sample_ratio", "must be between 0 and 1")
 	}
 	if e := c.Tracing.OTLPEndpoint; e != "" && !strings.HasPrefix(e, "http://") && !strings.HasPrefix(e, "https://") {
-		bad("tracing.otlp_endpoint", "%q: want http(s)://host:port", e)
+		bad("tracing.otlp_endpoint", "%q: want http(s)://host:port", RedactURL(e))
 	}
 	return errors.Join(errs...)
 }

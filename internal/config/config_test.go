@@ -58,6 +58,9 @@ func FuzzInterpolate(f *testing.F) {
 	})
 }
 
+// testMaster is a master key of the shortest accepted length.
+const testMaster = "0123456789abcdef0123456789abcdef"
+
 const full = `
 server:   { addr: 127.0.0.1:9090, max_body_bytes: 1024, drain_timeout: 5s }
 auth:     { master_key: "${MASTER}" }
@@ -78,14 +81,14 @@ models:
 `
 
 func TestParseFull(t *testing.T) {
-	c, err := Parse([]byte(full), env(map[string]string{"MASTER": "mk", "OPENAI_API_KEY": "sk-o"}))
+	c, err := Parse([]byte(full), env(map[string]string{"MASTER": testMaster, "OPENAI_API_KEY": "sk-o"}))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
 	if c.Server.Addr != "127.0.0.1:9090" || c.Server.MaxBodyBytes != 1024 || c.Server.DrainTimeout != 5*time.Second {
 		t.Errorf("server = %+v", c.Server)
 	}
-	if c.Auth.MasterKey != "mk" {
+	if c.Auth.MasterKey != testMaster {
 		t.Errorf("master key = %q", c.Auth.MasterKey)
 	}
 	ant := c.ProviderByName("ant")
@@ -105,7 +108,7 @@ func TestParseFull(t *testing.T) {
 }
 
 func TestParseErrorsNameTheField(t *testing.T) {
-	vars := env(map[string]string{"MASTER": "mk", "OPENAI_API_KEY": "sk"})
+	vars := env(map[string]string{"MASTER": testMaster, "OPENAI_API_KEY": "sk"})
 	tests := []struct {
 		name, yaml, want string
 	}{

@@ -70,7 +70,7 @@ func (c *Config) validateLimits(bad func(path, format string, args ...any)) {
 		}
 	}
 	if u := c.Redis.URL; u != "" && !strings.HasPrefix(u, "redis://") && !strings.HasPrefix(u, "rediss://") && !strings.HasPrefix(u, "unix://") {
-		bad("redis.url", "%q: want redis://host:port[/db], rediss://… or unix://…", u)
+		bad("redis.url", "%q: want redis://host:port[/db], rediss://… or unix://…", RedactURL(u))
 	}
 	checkEnum(bad, "redis.on_error", c.Redis.OnError, FailOpen, FailClosed)
 }
