@@ -8,28 +8,111 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"net/netip"
 	"strings"
 )
 
-// Errors returned by Check. The gateway renders them in the client's dialect.
+// Errors returned by Check. The gateway renders them in the client's
+// dialect, with the status Status gives.
 var (
 	ErrMissingKey    = errors.New("missing API key: send it in the x-api-key header or as Authorization: Bearer <key>")
 	ErrBothKeys      = errors.New("send the API key in x-api-key or in Authorization: Bearer, not both")
 	ErrMalformedAuth = errors.New("malformed Authorization header: expected \"Bearer <key>\"")
-	ErrInvalidKey    = errors.New("invalid API key")
-	ErrRevokedKey    = errors.New("this API key has been revoked")
-	ErrExpiredKey    = errors.New("this API key has expired")
+	// ErrDuplicateKey is two x-api-key or two Authorization headers. It
+	// matches ErrBothKeys too: either way more than one credential came.
+	ErrDuplicateKey error = &duplicateError{}
+	// ErrInvalidKey is every key that does not authenticate. Revoked and
+	// expired keys are ErrRevokedKey and ErrExpiredKey, which match
+	// ErrInvalidKey and say no more to the client than it does ("invalid
+	// API key"), so that a stolen key's owner cannot learn its state;
+	// Reason tells them apart for the log and the ledger.
+	ErrInvalidKey       = errors.New("invalid API key")
+	ErrRevokedKey error = &keyError{reason: "revoked"}
+	ErrExpiredKey error = &keyError{reason: "expired"}
 	// ErrUnavailable means the key could not be checked: the database is
 	// unreachable and the key is not in the cache.
 	ErrUnavailable = errors.New("API keys cannot be checked right now: the key database is unreachable")
+	// ErrThrottled means the client's address failed to authenticate too
+	// often: the request is refused without looking at its key. The error
+	// Check returns is a *ThrottledError, which carries the retry-after.
+	ErrThrottled = errors.New("too many failed authentications from this address; try again later")
 )
+
+// keyError is a key that exists but may not be used: to the client it is
+// an invalid key like any other.
+type keyError struct{ reason string }
+
+func (e *keyError) Error() string        { return ErrInvalidKey.Error() }
+func (e *keyError) Is(target error) bool { return target == ErrInvalidKey }
+
+type duplicateError struct{}
+
+func (*duplicateError) Error() string {
+	return "send the API key once: the request has more than one x-api-key or Authorization header"
+}
+func (*duplicateError) Is(target error) bool { return target == ErrBothKeys }
+
+// Status is the HTTP status for an error of Check: 400 for more than one
+// credential, 429 for a throttled address, 503 when keys cannot be
+// checked, 401 for everything else (missing, malformed or invalid keys).
+func Status(err error) int {
+	switch {
+	case errors.Is(err, ErrBothKeys):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrThrottled):
+		return http.StatusTooManyRequests
+	case errors.Is(err, ErrUnavailable):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusUnauthorized
+}
+
+// Reason names why Check refused a request, for logs and the ledger, never
+// for the client: missing, both_keys, duplicate_key, malformed, unknown_key,
+// revoked, expired, throttled or unavailable ("" for nil, "other" for an
+// error Check does not return).
+func Reason(err error) string {
+	var ke *keyError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &ke):
+		return ke.reason
+	case errors.Is(err, ErrInvalidKey):
+		return "unknown_key"
+	case errors.Is(err, ErrDuplicateKey):
+		return "duplicate_key"
+	case errors.Is(err, ErrBothKeys):
+		return "both_keys"
+	case errors.Is(err, ErrMissingKey):
+		return "missing"
+	case errors.Is(err, ErrMalformedAuth):
+		return "malformed"
+	case errors.Is(err, ErrThrottled):
+		return "throttled"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	}
+	return "other"
+}
 
 // KeyFromRequest returns the key presented in x-api-key or in
 // Authorization: Bearer. Presenting both is an error, even when they agree,
-// so there is never doubt about which credential was used.
+// and so is presenting either header twice, so there is never doubt about
+// which credential was used.
 func KeyFromRequest(r *http.Request) (string, error) {
-	xkey := r.Header.Get("X-Api-Key")
-	authz := r.Header.Get("Authorization")
+	xkeys := r.Header.Values("X-Api-Key")
+	authzs := r.Header.Values("Authorization")
+	if len(xkeys) > 1 || len(authzs) > 1 {
+		return "", ErrDuplicateKey
+	}
+	var xkey, authz string
+	if len(xkeys) == 1 {
+		xkey = xkeys[0]
+	}
+	if len(authzs) == 1 {
+		authz = authzs[0]
+	}
 	switch {
 	case xkey != "" && authz != "":
 		return "", ErrBothKeys
@@ -61,22 +144,62 @@ func (p Principal) KeyID() string {
 	return p.Key.ID
 }
 
+// AllowsModel reports whether the principal may call the model with this
+// name and aliases: the master key may call every model. A model it may
+// not call should be answered exactly as a model that does not exist, so
+// that a key learns nothing of the models outside its list.
+func (p Principal) AllowsModel(name string, aliases []string) bool {
+	return p.Key == nil || p.Key.AllowsModel(name, aliases)
+}
+
 // Authenticator checks presented keys. It is safe for concurrent use.
 type Authenticator struct {
 	masterHash [sha256.Size]byte
-	keys       *Cache // nil: the master key only
+	keys       *Cache    // nil: the master key only
+	throttle   *Throttle // nil: failures are not throttled
 }
+
+// Option configures an Authenticator.
+type Option func(*Authenticator)
+
+// WithThrottle refuses clients whose address failed to authenticate too
+// often (nil: no throttle).
+func WithThrottle(t *Throttle) Option { return func(a *Authenticator) { a.throttle = t } }
 
 // New returns an Authenticator that accepts masterKey and, when keys is
 // not nil, the virtual keys it finds.
-func New(masterKey string, keys *Cache) *Authenticator {
-	return &Authenticator{masterHash: sha256.Sum256([]byte(masterKey)), keys: keys}
+func New(masterKey string, keys *Cache, opts ...Option) *Authenticator {
+	a := &Authenticator{masterHash: sha256.Sum256([]byte(masterKey)), keys: keys}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
 }
 
 // Check authenticates the request's key. The master key is compared by
 // SHA-256 digest in constant time, so neither content nor length leaks by
 // timing; virtual keys are found by the digest, which is all that is stored.
+//
+// With a throttle, a client address that failed too often is refused with
+// a *ThrottledError (ErrThrottled) before its key is looked at, and every
+// invalid key (ErrInvalidKey: unknown, revoked or expired) counts as a
+// failure of its address.
 func (a *Authenticator) Check(r *http.Request) (Principal, error) {
+	var client netip.Addr
+	if a.throttle != nil {
+		client = a.throttle.ClientAddr(r)
+		if err := a.throttle.Check(client); err != nil {
+			return Principal{}, err
+		}
+	}
+	p, err := a.check(r)
+	if a.throttle != nil && errors.Is(err, ErrInvalidKey) {
+		a.throttle.Fail(client)
+	}
+	return p, err
+}
+
+func (a *Authenticator) check(r *http.Request) (Principal, error) {
 	key, err := KeyFromRequest(r)
 	if err != nil {
 		return Principal{}, err

@@ -2,8 +2,11 @@ package auth
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheck(t *testing.T) {
@@ -37,5 +40,53 @@ func TestCheck(t *testing.T) {
 				t.Errorf("master key not recognised as master")
 			}
 		})
+	}
+}
+
+// Two x-api-key or two Authorization headers are refused like both
+// headers are: the first one no longer wins.
+func TestDuplicateHeaders(t *testing.T) {
+	a := New("sk-master", nil)
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+	}{
+		{"two x-api-key", http.Header{"X-Api-Key": {"sk-master", "sk-other"}}},
+		{"two x-api-key, equal", http.Header{"X-Api-Key": {"sk-master", "sk-master"}}},
+		{"two authorization", http.Header{"Authorization": {"Bearer sk-master", "Bearer sk-other"}}},
+		{"two authorization, the first empty", http.Header{"Authorization": {"", "Bearer sk-master"}}},
+	} {
+		r, _ := http.NewRequest("GET", "/", nil)
+		r.Header = tc.header
+		_, err := a.Check(r)
+		if !errors.Is(err, ErrDuplicateKey) || !errors.Is(err, ErrBothKeys) || Status(err) != http.StatusBadRequest ||
+			!strings.Contains(err.Error(), "more than one") || Reason(err) != "duplicate_key" {
+			t.Errorf("%s: %v (status %d, reason %q)", tc.name, err, Status(err), Reason(err))
+		}
+	}
+}
+
+// Revoked, expired and unknown keys read the same to the client; only
+// Reason, for the log and ledger, tells them apart.
+func TestInvalidKeysLookAlike(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		reason string
+	}{{ErrInvalidKey, "unknown_key"}, {ErrRevokedKey, "revoked"}, {ErrExpiredKey, "expired"}} {
+		if tc.err.Error() != "invalid API key" || !errors.Is(tc.err, ErrInvalidKey) || Status(tc.err) != http.StatusUnauthorized {
+			t.Errorf("%s: %q, status %d", tc.reason, tc.err, Status(tc.err))
+		}
+		if got := Reason(fmt.Errorf("wrapped: %w", tc.err)); got != tc.reason {
+			t.Errorf("Reason = %q, want %q", got, tc.reason)
+		}
+	}
+	if errors.Is(ErrInvalidKey, ErrRevokedKey) || errors.Is(ErrExpiredKey, ErrRevokedKey) {
+		t.Error("the reasons must stay distinct")
+	}
+	for err, want := range map[error]int{ErrMissingKey: 401, ErrMalformedAuth: 401, ErrBothKeys: 400,
+		ErrUnavailable: 503, &ThrottledError{RetryAfter: time.Second}: 429} {
+		if Status(err) != want {
+			t.Errorf("Status(%v) = %d, want %d", err, Status(err), want)
+		}
 	}
 }
