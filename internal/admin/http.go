@@ -39,18 +39,33 @@ func Handler(s *Service, a *auth.Authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Check(r)
 		switch {
-		case errors.Is(err, auth.ErrBothKeys):
-			writeError(w, &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: err.Error()})
-		case errors.Is(err, auth.ErrUnavailable):
-			writeError(w, &Error{Status: http.StatusServiceUnavailable, Type: "api_error", Message: err.Error()})
 		case err != nil:
-			writeError(w, &Error{Status: http.StatusUnauthorized, Type: "authentication_error", Message: err.Error()})
+			writeError(w, authError(err))
 		case !p.Master:
 			writeError(w, &Error{Status: http.StatusForbidden, Type: "permission_error", Message: "the admin API takes the master key; virtual keys may not use it"})
 		default:
 			mux.ServeHTTP(w, r)
 		}
 	})
+}
+
+// authError renders a refused credential: 400 for more than one, 429
+// with retry-after for a throttled address, 503 when keys cannot be
+// checked, else 401 with one message for every invalid key.
+func authError(err error) *Error {
+	e := &Error{Status: auth.Status(err), Type: "authentication_error", Message: err.Error()}
+	switch e.Status {
+	case http.StatusBadRequest:
+		e.Type = "invalid_request_error"
+	case http.StatusTooManyRequests:
+		e.Type = "rate_limit_error"
+		if d, ok := auth.RetryAfter(err); ok {
+			e.Header = http.Header{"Retry-After": {strconv.Itoa(int(d / time.Second))}}
+		}
+	case http.StatusServiceUnavailable:
+		e.Type = "api_error"
+	}
+	return e
 }
 
 type handler struct{ s *Service }
@@ -280,5 +295,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 }
 
 func writeError(w http.ResponseWriter, e *Error) {
+	for k, v := range e.Header {
+		w.Header()[k] = v
+	}
 	writeJSON(w, e.Status, ErrorBody{Type: "error", Error: ErrorInfo{Type: e.Type, Message: e.Message}})
 }

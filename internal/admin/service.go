@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -47,6 +46,8 @@ type Error struct {
 	Status  int
 	Type    string
 	Message string
+	// Header is added to the answer (retry-after).
+	Header http.Header
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -58,8 +59,6 @@ func invalid(format string, args ...any) *Error {
 func notFound(what, id string) *Error {
 	return &Error{Status: http.StatusNotFound, Type: "not_found_error", Message: fmt.Sprintf("no %s with id %q", what, id)}
 }
-
-const maxNameLen = 200
 
 // CreateKey makes a virtual key. The answer holds the secret: it is not
 // stored and cannot be shown again.
@@ -113,6 +112,9 @@ func (s *Service) Keys(ctx context.Context) (KeyList, error) {
 
 // Key returns one key.
 func (s *Service) Key(ctx context.Context, id string) (KeyView, error) {
+	if err := checkParam("id", id); err != nil {
+		return KeyView{}, err
+	}
 	k, err := s.store.KeyByID(ctx, id)
 	if store.IsNotFound(err) {
 		return KeyView{}, notFound("key", id)
@@ -136,6 +138,9 @@ type KeyPatch struct {
 
 // UpdateKey changes a key's name, models, metadata or expiry.
 func (s *Service) UpdateKey(ctx context.Context, id string, p KeyPatch) (KeyView, error) {
+	if err := checkParam("id", id); err != nil {
+		return KeyView{}, err
+	}
 	u := store.KeyUpdate{Name: p.Name, Models: p.Models, ExpiresAt: p.ExpiresAt}
 	if p.Name != nil {
 		if err := s.checkName(*p.Name); err != nil {
@@ -194,6 +199,9 @@ func (s *Service) UpdateKey(ctx context.Context, id string, p KeyPatch) (KeyView
 // RevokeKey revokes a key for good. It takes effect at once on this
 // process and within auth.HardTTL on every other replica.
 func (s *Service) RevokeKey(ctx context.Context, id string) (KeyView, error) {
+	if err := checkParam("id", id); err != nil {
+		return KeyView{}, err
+	}
 	yes := true
 	k, err := s.store.UpdateKey(ctx, id, store.KeyUpdate{Revoked: &yes})
 	if store.IsNotFound(err) {
@@ -214,11 +222,11 @@ func (s *Service) invalidate(id string) {
 }
 
 func (s *Service) checkName(name string) error {
-	switch {
-	case strings.TrimSpace(name) == "":
+	if err := checkText("name", name, maxNameLen, true); err != nil {
+		return err
+	}
+	if strings.TrimSpace(name) == "" {
 		return invalid("name: required, and not blank")
-	case !utf8.ValidString(name) || len(name) > maxNameLen:
-		return invalid("name: at most %d bytes of UTF-8", maxNameLen)
 	}
 	return nil
 }
@@ -226,9 +234,15 @@ func (s *Service) checkName(name string) error {
 // checkModels rejects a model list naming a model this gateway does not
 // serve: a typo would otherwise lock the key out silently.
 func (s *Service) checkModels(models []string) error {
-	for _, m := range models {
+	if len(models) > maxModels {
+		return invalid("models: at most %d models, not %d", maxModels, len(models))
+	}
+	for i, m := range models {
 		if m == "" {
 			return invalid("models: empty model name")
+		}
+		if err := checkText(fmt.Sprintf("models[%d]", i), m, maxModelNameLen, true); err != nil {
+			return err
 		}
 		if s.routes != nil && s.routes.Lookup([]byte(m)) == nil {
 			return invalid("models: %q is not a model or alias this gateway serves", m)
@@ -252,12 +266,18 @@ func checkMetadata(v jsontext.Value) ([]byte, error) {
 	if v.Kind() != '{' {
 		return nil, invalid("metadata: must be a JSON object")
 	}
+	if len(v) > 4*maxMetadataLen { // do not compact megabytes to refuse them
+		return nil, invalid("metadata: at most 16 KiB")
+	}
 	c := v.Clone()
 	if err := c.Compact(); err != nil {
 		return nil, invalid("metadata: %v", err)
 	}
-	if len(c) > 16<<10 {
+	if len(c) > maxMetadataLen {
 		return nil, invalid("metadata: at most 16 KiB")
+	}
+	if err := checkMetadataStrings(c); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -267,7 +287,13 @@ func (s *Service) checkLimits(own limit.Limits, per map[string]limit.Limits) (li
 	if err := own.Validate(); err != nil {
 		return nil, nil, invalid("limits.%v", err)
 	}
+	if len(per) > maxModels {
+		return nil, nil, invalid("model_limits: at most %d models, not %d", maxModels, len(per))
+	}
 	for name, l := range per {
+		if err := checkText("model_limits: a model name", name, maxModelNameLen, true); err != nil {
+			return nil, nil, err
+		}
 		if name == "" || s.routes != nil && s.routes.Lookup([]byte(name)) == nil {
 			return nil, nil, invalid("model_limits: %q is not a model or alias this gateway serves", name)
 		}
@@ -322,6 +348,9 @@ type UsageQuery struct {
 
 // Usage sums the ledger by group over [Since, Until).
 func (s *Service) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) {
+	if err := checkParam("key", q.KeyID); err != nil {
+		return UsageReport{}, err
+	}
 	for _, t := range []struct {
 		name string
 		t    time.Time
@@ -387,6 +416,11 @@ const MaxPage = 1000
 
 // Requests pages the ledger, newest first.
 func (s *Service) Requests(ctx context.Context, q RequestQuery) (RequestPage, error) {
+	for _, p := range []struct{ name, v string }{{"key", q.KeyID}, {"model", q.Model}, {"after_id", q.AfterID}} {
+		if err := checkParam(p.name, p.v); err != nil {
+			return RequestPage{}, err
+		}
+	}
 	if q.Limit == 0 {
 		q.Limit = 100
 	}
