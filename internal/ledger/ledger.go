@@ -5,10 +5,18 @@
 // and once the buffer is full new records are appended to a local spill
 // file, replayed automatically when the database is back. Writes are
 // idempotent by request id, so a replay never duplicates.
+//
+// A record the database refuses (rather than a database that does not
+// answer) is set aside: the batch holding it is split until the record is
+// alone, the others are written, and the refused one is logged and
+// counted (Rejected), never retried. With Options.Sync, Record returns
+// only once its record is committed; callers that record at the same time
+// share one transaction.
 package ledger
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,12 +25,17 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/store"
 )
 
-// Sink stores records; it must be idempotent by record id.
+// Sink stores records; it must be idempotent by record id. A write that
+// fails because of the records themselves must fail with an error for
+// which store.IsBadRecord is true; any other error is taken for a database
+// that is away, and the write is retried.
 type Sink interface {
 	InsertRequests(ctx context.Context, recs []store.Request) error
 }
@@ -33,7 +46,21 @@ type Options struct {
 	FlushInterval time.Duration // longest a record waits in memory (default 500ms)
 	BufferSize    int           // records held in memory before spilling (default 50,000)
 	SpillPath     string        // the spill file (default "tollgate-ledger.spill")
-	Logger        *slog.Logger
+	// Sync makes Record return only once its record is committed to the
+	// database, so that a crash loses no completed request. Concurrent
+	// callers wait for the same transaction (group commit). When the
+	// database fails or does not answer within WriteTimeout, the record is
+	// synced to the spill file instead, and Record returns.
+	Sync bool
+	// WriteTimeout bounds one write to the database (default 10s); a write
+	// that takes longer is abandoned and retried like a failed one.
+	WriteTimeout time.Duration
+	// Healthy reports the ledger stalled when records have waited
+	// StallAfter (default 10s) with nothing written, or when more than
+	// MaxBacklog (default BufferSize) wait in memory and the spill file.
+	StallAfter time.Duration
+	MaxBacklog int
+	Logger     *slog.Logger
 }
 
 // Recorder is safe for concurrent use.
@@ -44,10 +71,22 @@ type Recorder struct {
 
 	mu      sync.Mutex
 	buf     []store.Request // waiting to be written
-	closing bool
+	closed  bool            // Close has taken the buffer: Record spills
+	taken   uint64          // records taken off the front of buf, ever
+	added   uint64          // records appended to buf, ever
+	advance chan struct{}   // with Sync: closed (and replaced) when taken grows
+	// lastWrite is when the writer last wrote a batch or found nothing to
+	// write; lastErr the error of its last failed flush, nil after a good one.
+	lastWrite time.Time
+	lastErr   error
+
+	rejected atomic.Int64
 
 	// writeMu makes one flush at a time (the writer goroutine, or Close).
-	writeMu sync.Mutex
+	// It also guards replayOffset: the bytes of the replay file already
+	// written or set aside, so a replay cut short resumes after them.
+	writeMu      sync.Mutex
+	replayOffset int64
 
 	// spillMu guards the spill file; it is never held while the database
 	// is written, so Record never waits on the database.
@@ -56,8 +95,11 @@ type Recorder struct {
 	spilled  int  // records in spill files, as far as this run knows
 	hasSpill bool // a spill or replay file may hold records
 
-	wake chan struct{}
-	done chan struct{}
+	wake    chan struct{}
+	done    chan struct{} // closed by Close: the writer goroutine stops
+	stopped chan struct{} // closed when the writer goroutine has stopped
+	cancel  context.CancelFunc
+	ctx     context.Context // the writer goroutine's; cancelled when Close runs out of time
 }
 
 // New starts a Recorder writing to sink. Records left in the spill file by
@@ -75,10 +117,24 @@ func New(sink Sink, o Options) (*Recorder, error) {
 	if o.SpillPath == "" {
 		o.SpillPath = "tollgate-ledger.spill"
 	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if o.StallAfter <= 0 {
+		o.StallAfter = 10 * time.Second
+	}
+	if o.MaxBacklog <= 0 {
+		o.MaxBacklog = o.BufferSize
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	r := &Recorder{sink: sink, o: o, log: o.Logger, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r := &Recorder{sink: sink, o: o, log: o.Logger, lastWrite: clock.Now(),
+		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	if o.Sync {
+		r.advance = make(chan struct{})
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
 	for _, p := range []string{o.SpillPath, o.SpillPath + replaySuffix} {
 		if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
 			r.hasSpill = true // left by an earlier run: replay it
@@ -88,28 +144,95 @@ func New(sink Sink, o Options) (*Recorder, error) {
 	return r, nil
 }
 
-// Record queues one record. It never blocks on the database.
+// Record queues one record, cleaned and clipped by store.SanitizeRequest
+// first. Without Options.Sync it never blocks on the database; with it, it
+// returns once the record is committed, or synced to the spill file when
+// the database fails.
 func (r *Recorder) Record(rec store.Request) {
+	rec = store.SanitizeRequest(rec) // bounds what is held, spilled and written
 	r.mu.Lock()
-	if len(r.buf) >= r.o.BufferSize {
+	if r.closed {
 		r.mu.Unlock()
-		if err := r.spillRecords([]store.Request{rec}); err != nil {
-			// Nowhere left to put it: keep it in memory rather than lose it.
-			r.log.Error("ledger: spilling a record failed; keeping it in memory", "error", err)
-			r.mu.Lock()
-			r.buf = append(r.buf, rec)
-			r.mu.Unlock()
+		// Nothing writes the buffer any more: keep it for the next start.
+		if err := r.spillRecords([]store.Request{rec}, true); err != nil {
+			r.log.Error("ledger: a record made after shutdown could not be kept", "request_id", rec.ID, "error", err)
 		}
 		return
 	}
+	if len(r.buf) >= r.o.BufferSize {
+		r.mu.Unlock()
+		err := r.spillRecords([]store.Request{rec}, r.o.Sync)
+		if err == nil {
+			return
+		}
+		// Nowhere left to put it: keep it in memory rather than lose it.
+		r.log.Error("ledger: spilling a record failed; keeping it in memory", "error", err)
+		r.mu.Lock()
+	}
 	r.buf = append(r.buf, rec)
+	r.added++
+	seq := r.added
 	full := len(r.buf) >= r.o.BatchSize
 	r.mu.Unlock()
-	if full {
+	if full || r.o.Sync {
 		select {
 		case r.wake <- struct{}{}:
 		default:
 		}
+	}
+	if r.o.Sync {
+		r.waitWritten(seq, rec)
+	}
+}
+
+// waitWritten waits until the seq'th record appended has been taken off
+// the buffer: committed, set aside, or synced to the spill file. Should
+// the writer be held past any write's deadline, the caller syncs its
+// record to the spill file itself (a record both spilled and written is
+// stored once: writes are idempotent).
+func (r *Recorder) waitWritten(seq uint64, rec store.Request) {
+	var timeout <-chan time.Time
+	for {
+		r.mu.Lock()
+		if r.taken >= seq {
+			r.mu.Unlock()
+			return
+		}
+		advance := r.advance
+		r.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(2*r.o.WriteTimeout + r.o.FlushInterval)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-advance:
+		case <-timeout:
+			if err := r.spillRecords([]store.Request{rec}, true); err != nil {
+				r.log.Error("ledger: a record could be neither written nor spilled in time", "request_id", rec.ID, "error", err)
+			}
+			return
+		}
+	}
+}
+
+// take removes the first n records of the buffer, written or kept
+// elsewhere, and wakes the Sync callers waiting for them.
+func (r *Recorder) take(n int) {
+	if n <= 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n = min(n, len(r.buf))
+	r.buf = r.buf[n:]
+	if len(r.buf) == 0 {
+		r.buf = nil // let the backing array go after a burst
+	}
+	r.taken += uint64(n)
+	if r.advance != nil {
+		close(r.advance)
+		r.advance = make(chan struct{})
 	}
 }
 
@@ -124,26 +247,59 @@ func (r *Recorder) Pending() (memory, spilled int) {
 	return memory, r.spilled
 }
 
+// Rejected counts the records set aside because the database refused
+// them (and unreadable lines of a spill file) since New. Each is logged
+// with its request id and the record itself.
+func (r *Recorder) Rejected() int64 { return r.rejected.Load() }
+
+// Healthy returns an error when the ledger is not keeping up: records have
+// waited Options.StallAfter with nothing written (the database failing or
+// hanging), or more than Options.MaxBacklog records wait. A readiness
+// check reports it.
+func (r *Recorder) Healthy() error {
+	r.mu.Lock()
+	memory, last, lastErr := len(r.buf), r.lastWrite, r.lastErr
+	r.mu.Unlock()
+	r.spillMu.Lock()
+	spilled, hasSpill := r.spilled, r.hasSpill
+	r.spillMu.Unlock()
+	backlog := memory + spilled
+	if backlog > r.o.MaxBacklog {
+		return fmt.Errorf("ledger: %d records waiting to be written, over %d", backlog, r.o.MaxBacklog)
+	}
+	// A writer waking each FlushInterval has that much leeway.
+	if stalled := clock.Now().Sub(last); (backlog > 0 || hasSpill) && stalled > r.o.StallAfter+r.o.FlushInterval {
+		if lastErr != nil {
+			return fmt.Errorf("ledger: nothing written for %s, %d records waiting: %w", stalled.Round(time.Second), backlog, lastErr)
+		}
+		return fmt.Errorf("ledger: nothing written for %s, %d records waiting", stalled.Round(time.Second), backlog)
+	}
+	return nil
+}
+
 // Close writes everything out, retrying until ctx ends; what still cannot
 // be written is left in the spill file for the next start.
 func (r *Recorder) Close(ctx context.Context) error {
-	r.mu.Lock()
-	r.closing = true
-	r.mu.Unlock()
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
+	defer r.cancel()
 	close(r.done)
+	select {
+	case <-r.stopped:
+	case <-ctx.Done():
+		r.cancel() // abandon the writer's flush: drain retries within ctx
+		<-r.stopped
+	}
 	err := r.drain(ctx)
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
 	r.mu.Lock()
-	left := r.buf
-	r.buf = nil
+	r.closed = true
+	left := r.buf[:len(r.buf):len(r.buf)]
 	r.mu.Unlock()
 	if len(left) > 0 {
-		if serr := r.spillRecords(left); serr != nil {
+		if serr := r.spillRecords(left, false); serr != nil {
 			return errors.Join(err, fmt.Errorf("ledger: %d records could not be written or spilled: %w", len(left), serr))
 		}
+		r.take(len(left))
 	}
 	r.spillMu.Lock()
 	defer r.spillMu.Unlock()
@@ -162,6 +318,7 @@ func (r *Recorder) Close(ctx context.Context) error {
 }
 
 func (r *Recorder) run() {
+	defer close(r.stopped)
 	t := time.NewTicker(r.o.FlushInterval)
 	defer t.Stop()
 	backoff := time.Duration(0)
@@ -172,16 +329,15 @@ func (r *Recorder) run() {
 		case <-t.C:
 		case <-r.wake:
 		}
-		if backoff > 0 {
-			select {
-			case <-r.done:
-				return
-			case <-time.After(backoff):
-			}
+		if backoff > 0 && !r.sleep(backoff) {
+			return
 		}
-		if err := r.flushOnce(context.Background()); err != nil {
+		if err := r.flushOnce(r.ctx); err != nil {
 			if backoff == 0 {
 				r.log.Warn("ledger: the database is unreachable; records are kept and retried", "error", err)
+			}
+			if r.o.Sync {
+				r.spillMemory() // the callers waiting on these records go on
 			}
 			backoff = min(max(2*backoff, 100*time.Millisecond), 10*time.Second)
 			continue
@@ -193,32 +349,122 @@ func (r *Recorder) run() {
 	}
 }
 
+// sleep waits d before the next try at a database that failed; false when
+// the Recorder is closing. With Sync, records made meanwhile are synced to
+// the spill file at once rather than keep their callers waiting.
+func (r *Recorder) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.done:
+			return false
+		case <-t.C:
+			return true
+		case <-r.wake:
+			if r.o.Sync {
+				r.spillMemory()
+			}
+		}
+	}
+}
+
 // flushOnce writes the spill file back if there is one, then every batch
-// in memory. It stops at the first failure, keeping what is not written.
+// in memory. It stops at the first failure of the database, keeping what
+// is not written.
 func (r *Recorder) flushOnce(ctx context.Context) error {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
-	if err := r.replaySpill(ctx); err != nil {
-		return err
+	err := r.replaySpill(ctx)
+	if err == nil {
+		err = r.flushMemory(ctx)
 	}
+	r.mu.Lock()
+	r.lastErr = err
+	if err == nil {
+		r.lastWrite = clock.Now()
+	}
+	r.mu.Unlock()
+	return err
+}
+
+// flushMemory writes the buffer in batches; writeMu is held.
+func (r *Recorder) flushMemory(ctx context.Context) error {
 	for {
 		r.mu.Lock()
 		n := min(len(r.buf), r.o.BatchSize)
-		batch := append([]store.Request(nil), r.buf[:n]...)
+		// Appends never touch this prefix, and take only reslices: no copy.
+		batch := r.buf[:n:n]
 		r.mu.Unlock()
 		if n == 0 {
 			return nil
 		}
-		if err := r.sink.InsertRequests(ctx, batch); err != nil {
+		done, err := r.write(ctx, batch)
+		r.take(done)
+		if err != nil {
 			return err
 		}
-		r.mu.Lock()
-		r.buf = r.buf[n:]
-		if len(r.buf) == 0 {
-			r.buf = nil // let the backing array go after a burst
-		}
-		r.mu.Unlock()
 	}
+}
+
+// spillMemory syncs the buffer to the spill file and takes it off: with
+// Sync, while the database fails.
+func (r *Recorder) spillMemory() {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	r.mu.Lock()
+	recs := r.buf[:len(r.buf):len(r.buf)]
+	r.mu.Unlock()
+	if len(recs) == 0 {
+		return
+	}
+	if err := r.spillRecords(recs, true); err != nil {
+		r.log.Error("ledger: spilling records failed; keeping them in memory", "error", err)
+		return
+	}
+	r.take(len(recs))
+}
+
+// write stores one batch and returns how many of its first records are
+// done with: written, or set aside because the database refuses them.
+// When the database refuses the batch, it is halved until each refused
+// record is alone, so the others are written. An error means the database
+// failed; the records from done on are to be written again.
+func (r *Recorder) write(ctx context.Context, batch []store.Request) (done int, err error) {
+	if len(batch) == 0 {
+		return 0, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, r.o.WriteTimeout)
+	err = r.sink.InsertRequests(wctx, batch)
+	cancel()
+	if err == nil {
+		r.mu.Lock()
+		r.lastWrite = clock.Now()
+		r.mu.Unlock()
+		return len(batch), nil
+	}
+	if !store.IsBadRecord(err) {
+		return 0, err
+	}
+	if len(batch) == 1 {
+		r.reject(batch[0], err)
+		return 1, nil
+	}
+	half := len(batch) / 2
+	done, err = r.write(ctx, batch[:half])
+	if err != nil {
+		return done, err
+	}
+	done, err = r.write(ctx, batch[half:])
+	return half + done, err
+}
+
+// reject sets a record aside: logged in full, to be recovered by hand, and
+// counted.
+func (r *Recorder) reject(rec store.Request, err error) {
+	r.rejected.Add(1)
+	b, _ := json.Marshal(&rec)
+	r.log.Error("ledger: the database refuses a record; it is set aside", "request_id", rec.ID, "error", err, "record", string(b))
 }
 
 // drain flushes until everything is written or ctx ends.
@@ -241,18 +487,30 @@ func (r *Recorder) drain(ctx context.Context) error {
 // replaySuffix names the spill file while it is being written back.
 const replaySuffix = ".replaying"
 
-// spillRecords appends records to the spill file as JSON lines. The file
-// is synced at Close; a process crash keeps what reached the kernel.
-func (r *Recorder) spillRecords(recs []store.Request) error {
+// spillRecords appends records to the spill file as JSON lines. With
+// durable, the file is synced before it returns; otherwise at Close, and
+// a process crash keeps what reached the kernel.
+func (r *Recorder) spillRecords(recs []store.Request, durable bool) error {
 	r.spillMu.Lock()
 	defer r.spillMu.Unlock()
 	if r.spill == nil {
-		f, err := os.OpenFile(r.o.SpillPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := os.OpenFile(r.o.SpillPath, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 		if err != nil {
 			return err
 		}
+		// A crash may have cut the last line short: end it, so the next
+		// record starts a line of its own.
+		if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+			last := make([]byte, 1)
+			if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+				if _, err := f.Write([]byte{'\n'}); err != nil {
+					f.Close()
+					return err
+				}
+			}
+		}
 		r.spill = f
-		r.log.Warn("ledger: memory buffer full; spilling records to disk", "path", r.o.SpillPath)
+		r.log.Warn("ledger: spilling records to disk", "path", r.o.SpillPath)
 	}
 	w := bufio.NewWriter(r.spill)
 	enc := json.NewEncoder(w)
@@ -264,20 +522,36 @@ func (r *Recorder) spillRecords(recs []store.Request) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	if durable {
+		if err := r.spill.Sync(); err != nil {
+			return err
+		}
+	}
 	r.spilled += len(recs)
 	r.hasSpill = true
 	return nil
 }
 
-// replaySpill writes spilled records back to the sink. The spill file is
-// first renamed aside, so new spills go to a fresh file while it is read
-// without any lock held; a replay that fails is retried from that file.
-// A partial replay is safe: writes are idempotent by id.
+// replaySpill writes spilled records back to the sink: a replay file left
+// from before, then the spill file. The spill file is first renamed
+// aside, so new spills go to a fresh file while it is read without any
+// lock held; a replay that fails is resumed from that file. A partial
+// replay is safe: writes are idempotent by id.
 func (r *Recorder) replaySpill(ctx context.Context) error {
+	for range 2 {
+		if more, err := r.replayOnce(ctx); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// replayOnce replays one file; more reports that spilled records remain.
+func (r *Recorder) replayOnce(ctx context.Context) (more bool, err error) {
 	r.spillMu.Lock()
 	if !r.hasSpill {
 		r.spillMu.Unlock()
-		return nil
+		return false, nil
 	}
 	replay := r.o.SpillPath + replaySuffix
 	if _, err := os.Stat(replay); errors.Is(err, os.ErrNotExist) {
@@ -287,28 +561,32 @@ func (r *Recorder) replaySpill(ctx context.Context) error {
 		}
 		if err := os.Rename(r.o.SpillPath, replay); err != nil && !errors.Is(err, os.ErrNotExist) {
 			r.spillMu.Unlock()
-			return err
+			return false, err
 		}
+		r.replayOffset = 0
 	}
 	r.spillMu.Unlock()
 
 	n, err := r.replayFile(ctx, replay)
-	if err != nil {
-		return err
-	}
 	r.spillMu.Lock()
 	defer r.spillMu.Unlock()
 	r.spilled = max(r.spilled-n, 0)
+	if err != nil {
+		return true, err
+	}
 	if fi, err := os.Stat(r.o.SpillPath); err != nil || fi.Size() == 0 {
 		r.hasSpill = false
 	}
 	if n > 0 {
 		r.log.Info("ledger: spilled records written to the database", "records", n)
 	}
-	return nil
+	return r.hasSpill, nil
 }
 
-// replayFile writes one spill file to the sink and removes it.
+// replayFile writes one spill file to the sink, from replayOffset on, and
+// removes it. It returns the records done with (written or set aside). A
+// line that does not read as a record (cut short by a crash, or damaged)
+// is set aside like a record the database refuses.
 func (r *Recorder) replayFile(ctx context.Context, path string) (int, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -318,30 +596,65 @@ func (r *Recorder) replayFile(ctx context.Context, path string) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReader(f))
+	if _, err := f.Seek(r.replayOffset, io.SeekStart); err != nil {
+		return 0, err
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	off := r.replayOffset
 	batch := make([]store.Request, 0, r.o.BatchSize)
+	ends := make([]int64, 0, r.o.BatchSize) // where each record's line ends
 	n := 0
+	flush := func() error {
+		if r.o.Sync {
+			// Callers waiting in Record go before the backlog.
+			if err := r.flushMemory(ctx); err != nil {
+				return err
+			}
+		}
+		done, err := r.write(ctx, batch)
+		n += done
+		if done > 0 {
+			r.replayOffset = ends[done-1]
+		}
+		batch, ends = batch[:0], ends[:0]
+		return err
+	}
 	for {
-		var rec store.Request
-		err := dec.Decode(&rec)
-		if err == io.EOF {
+		line, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return n, fmt.Errorf("ledger: reading the spill file %s: %w", path, rerr)
+		}
+		start := off
+		off += int64(len(line))
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			var rec store.Request
+			if jerr := json.Unmarshal(line, &rec); jerr != nil {
+				if err := flush(); err != nil {
+					return n, err
+				}
+				n++
+				r.rejected.Add(1)
+				r.log.Error("ledger: a line of the spill file is not a record; it is set aside",
+					"path", path, "offset", start, "error", jerr, "line", string(line[:min(len(line), 1024)]))
+				r.replayOffset = off
+			} else {
+				batch, ends = append(batch, store.SanitizeRequest(rec)), append(ends, off)
+				if len(batch) == r.o.BatchSize {
+					if err := flush(); err != nil {
+						return n, err
+					}
+				}
+			}
+		} else if len(batch) == 0 {
+			r.replayOffset = off
+		}
+		if rerr == io.EOF {
 			break
 		}
-		if err != nil {
-			return n, fmt.Errorf("ledger: reading the spill file %s: %w", path, err)
-		}
-		batch = append(batch, rec)
-		if len(batch) == r.o.BatchSize {
-			if err := r.sink.InsertRequests(ctx, batch); err != nil {
-				return n, err
-			}
-			n += len(batch)
-			batch = batch[:0]
-		}
 	}
-	if err := r.sink.InsertRequests(ctx, batch); err != nil {
+	if err := flush(); err != nil {
 		return n, err
 	}
-	n += len(batch)
+	r.replayOffset = 0
 	return n, os.Remove(path)
 }
