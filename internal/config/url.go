@@ -84,7 +84,7 @@ func redactQuery(raw string) (string, bool) {
 		if n, err := url.QueryUnescape(name); err == nil {
 			name = n
 		}
-		if secretParam(name) {
+		if SecretParam(name) {
 			parts[i] = p[:strings.IndexByte(p, '=')+1] + Redacted
 			changed = true
 		}
@@ -96,7 +96,9 @@ func redactQuery(raw string) (string, bool) {
 // (api_key, apikey, access_token, x-amz-signature, password, sslpassword…).
 var secretWords = []string{"key", "token", "secret", "password", "passwd", "pwd", "sig", "auth", "credential", "session"}
 
-func secretParam(name string) bool {
+// SecretParam reports whether a query parameter's name suggests that its
+// value is a credential.
+func SecretParam(name string) bool {
 	name = strings.ToLower(name)
 	for _, w := range secretWords {
 		if strings.Contains(name, w) {
