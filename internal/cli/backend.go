@@ -62,7 +62,7 @@ func (f backendFlags) open() (backend, func(), error) {
 		}
 		u, err := url.Parse(base)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, nil, fmt.Errorf("--url %q: want http(s)://HOST[:PORT]", base)
+			return nil, nil, fmt.Errorf("--url %q: want http(s)://HOST[:PORT]", config.RedactURL(base))
 		}
 		return &remote{base: strings.TrimSuffix(base, "/"), key: key, client: &http.Client{Timeout: time.Minute}}, func() {}, nil
 	}
@@ -128,7 +128,7 @@ func (r *remote) do(ctx context.Context, method, path string, body, out any) err
 	if resp.StatusCode >= 300 {
 		var e admin.ErrorBody
 		if jsonx.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
-			return fmt.Errorf("%s %s: %d %s: %s", method, path, resp.StatusCode, e.Error.Type, e.Error.Message)
+			return fmt.Errorf("%s %s: %d %s: %s", method, path, resp.StatusCode, printable(e.Error.Type), printable(e.Error.Message))
 		}
 		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
 	}

@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/tollgate/tollgate/internal/config"
@@ -28,11 +28,30 @@ func checkConfig(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// printConfig shows the resolved configuration with secrets masked.
+// printConfig shows the resolved configuration with secrets masked: keys
+// by their ends, URLs without passwords or key-like query values.
 func printConfig(w io.Writer, cfg *config.Config) {
-	fmt.Fprintf(w, "configuration OK\n\nserver: addr=%s max_body_bytes=%d drain_timeout=%s\n",
-		cfg.Server.Addr, cfg.Server.MaxBodyBytes, cfg.Server.DrainTimeout)
-	fmt.Fprintf(w, "auth: master_key=%s\ndatabase: %s\n\nproviders:\n", mask(cfg.Auth.MasterKey), maskURL(cfg.Database.URL))
+	s := cfg.Server
+	fmt.Fprintf(w, "configuration OK\n\nserver: addr=%s max_body_bytes=%d drain_timeout=%s read_header_timeout=%s read_timeout=%s idle_timeout=%s max_header_bytes=%d\n",
+		s.Addr, s.MaxBodyBytes, s.DrainTimeout, s.ReadHeaderTimeout, s.ReadTimeout, s.IdleTimeout, s.MaxHeaderBytes)
+	a := cfg.Auth
+	throttle := "off"
+	if a.Failures() > 0 {
+		throttle = fmt.Sprintf("%d failures per %s", a.Failures(), a.FailureWindow)
+	}
+	fmt.Fprintf(w, "auth: master_key=%s failed-auth throttle=%s trusted_proxies=[%s]\n", mask(a.MasterKey), throttle, strings.Join(a.TrustedProxies, ","))
+	fmt.Fprintf(w, "database: %s\n", config.RedactURL(cfg.Database.URL))
+	if cfg.Redis.URL != "" {
+		fmt.Fprintf(w, "redis: %s on_error=%s\n", config.RedactURL(cfg.Redis.URL), cmp.Or(cfg.Redis.OnError, config.FailOpen))
+	}
+	if cfg.Tracing.OTLPEndpoint != "" {
+		fmt.Fprintf(w, "tracing: %s\n", config.RedactURL(cfg.Tracing.OTLPEndpoint))
+	}
+	metricsAddr := cfg.Metrics.Addr
+	if metricsAddr == "" {
+		metricsAddr = s.Addr + " (server.addr)"
+	}
+	fmt.Fprintf(w, "metrics: addr=%s auth=%s\n\nproviders:\n", metricsAddr, cfg.Metrics.Auth)
 	for _, p := range cfg.Providers {
 		if p.Type == config.TypeEcho {
 			fmt.Fprintf(w, "  %-16s echo (built in)\n", p.Name)
@@ -43,8 +62,8 @@ func printConfig(w io.Writer, cfg *config.Config) {
 		if t.Total == 0 {
 			total = "none"
 		}
-		fmt.Fprintf(w, "  %-16s %-9s %s api_key=%s timeouts: connect=%s first_byte=%s idle=%s total=%s\n",
-			p.Name, p.Type, p.BaseURL, maskKeys(p), t.Connect, t.FirstByte, t.Idle, total)
+		fmt.Fprintf(w, "  %-16s %-9s %s api_key=%s timeouts: connect=%s first_byte=%s idle=%s total=%s%s\n",
+			p.Name, p.Type, config.RedactURL(p.BaseURL), maskKeys(p), t.Connect, t.FirstByte, t.Idle, total, betas(p.AnthropicBetas))
 	}
 	fmt.Fprintln(w, "\nroutes:")
 	for _, m := range cfg.Models {
@@ -52,7 +71,7 @@ func printConfig(w io.Writer, cfg *config.Config) {
 		if len(m.Aliases) > 0 {
 			names += " (aliases: " + strings.Join(m.Aliases, ", ") + ")"
 		}
-		fmt.Fprintf(w, "  %s\n", names)
+		fmt.Fprintf(w, "  %s%s\n", names, betas(m.AnthropicBetas))
 		for i, t := range m.Targets {
 			p := cfg.ProviderByName(t.Provider)
 			upstream := t.Model
@@ -64,16 +83,12 @@ func printConfig(w io.Writer, cfg *config.Config) {
 	}
 }
 
-// maskURL hides a password in a database URL.
-func maskURL(u string) string {
-	parsed, err := url.Parse(u)
-	if err != nil || parsed.User == nil {
-		return u
+// betas describes an anthropic_betas allowlist ("" when unset: all pass).
+func betas(l config.BetaList) string {
+	if l == nil {
+		return ""
 	}
-	if _, has := parsed.User.Password(); has {
-		parsed.User = url.UserPassword(parsed.User.Username(), "****")
-	}
-	return parsed.String()
+	return " anthropic_betas=[" + strings.Join(l, ",") + "]"
 }
 
 // mask shows enough of a secret to recognise it, never enough to use it.

@@ -213,8 +213,10 @@ func keysList(args []string, stdout, stderr io.Writer) error {
 		case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
 			status = "expired"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, models, describeLimits(k),
-			shortTime(&k.CreatedAt), shortTime(k.ExpiresAt), shortTime(k.LastUsedAt), status)
+		// Names, models and ids are shown escaped: a name holding a newline
+		// or an escape sequence must not rewrite the table or the terminal.
+		fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(k.ID), printable(k.Name), printable(k.Prefix),
+			printable(models), printable(describeLimits(k)), shortTime(&k.CreatedAt), shortTime(k.ExpiresAt), shortTime(k.LastUsedAt), status)
 	}
 	return tw.Flush()
 }

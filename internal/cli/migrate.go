@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+
+	"github.com/tollgate/tollgate/internal/config"
 )
 
 // migrate applies the database migrations alone (serve applies them too).
@@ -21,6 +23,6 @@ func migrate(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	fmt.Fprintln(stdout, "database", maskURL(cfg.Database.URL), "is up to date")
+	fmt.Fprintln(stdout, "database", config.RedactURL(cfg.Database.URL), "is up to date")
 	return nil
 }

@@ -68,7 +68,7 @@ func usageTable(w io.Writer, rep admin.UsageReport) error {
 			group = "(master key)"
 		}
 		t := g.Tokens
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", group, g.Requests, g.Errors, t.Input, t.CacheRead,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", printable(group), g.Requests, g.Errors, t.Input, t.CacheRead,
 			t.CacheWrite5m, t.CacheWrite1h, t.Output, t.Reasoning, costCell(g))
 	}
 	for _, g := range rep.Data {
