@@ -25,6 +25,10 @@ import (
 // binary is the tollgate binary built once for these tests.
 var binary string
 
+// mk is the master key of the configured test servers (32 characters at
+// least, as serve requires).
+const mk = "mk-test-0123456789abcdef0123456789"
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "tollgate-test")
 	if err != nil {
@@ -175,11 +179,11 @@ func TestZeroConfigBindsLoopbackOnly(t *testing.T) {
 	if !strings.HasPrefix(s.addr, "127.0.0.1:") {
 		t.Errorf("listening on %s without a master key, want loopback", s.addr)
 	}
-	s2 := startServe(t, bin, []string{"TOLLGATE_MASTER_KEY=chosen"}, "--addr", "127.0.0.1:0")
+	s2 := startServe(t, bin, []string{"TOLLGATE_MASTER_KEY=chosen-0123456789abcdef0123456789"}, "--addr", "127.0.0.1:0")
 	if s2.key != "" {
 		t.Errorf("a key was generated although TOLLGATE_MASTER_KEY was set")
 	}
-	resp, _ := post(t, "http://"+s2.addr+"/v1/chat/completions", `{"model":"echo","messages":[{"role":"user","content":"x"}]}`, "Authorization: Bearer chosen")
+	resp, _ := post(t, "http://"+s2.addr+"/v1/chat/completions", `{"model":"echo","messages":[{"role":"user","content":"x"}]}`, "Authorization: Bearer chosen-0123456789abcdef0123456789")
 	if resp.StatusCode != 200 {
 		t.Errorf("TOLLGATE_MASTER_KEY not honoured: %d", resp.StatusCode)
 	}
@@ -200,7 +204,7 @@ models:
   - { name: claude-sonnet-4-5, aliases: [anthropic/claude-sonnet-4.5], targets: [ { provider: ant, model: claude-sonnet-4-5-20250929 } ] }
 `), 0o600)
 	cmd := exec.Command(bin, "check-config", "--config", cfg)
-	cmd.Env = append(filteredEnv(), "MK=master-secret-value")
+	cmd.Env = append(filteredEnv(), "MK=master-secret-value-0123456789abcdef")
 	out, err = cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("check-config: %v\n%s", err, out)
@@ -248,14 +252,14 @@ func TestGracefulShutdown(t *testing.T) {
 			cfg := filepath.Join(t.TempDir(), "tollgate.yaml")
 			os.WriteFile(cfg, []byte(`
 server: { drain_timeout: `+tc.drain+` }
-auth: { master_key: mk }
+auth: { master_key: `+mk+` }
 providers: [ { name: ant, type: anthropic, base_url: "`+up.URL+`", api_key: up } ]
 models: [ { name: claude, targets: [ { provider: ant, model: claude-x } ] } ]
 `), 0o600)
 			s := startServe(t, bin, nil, "--config", cfg, "--addr", "127.0.0.1:0")
 			req, _ := http.NewRequest("POST", "http://"+s.addr+"/v1/messages",
 				strings.NewReader(`{"model":"claude","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"x"}]}`))
-			req.Header.Set("x-api-key", "mk")
+			req.Header.Set("x-api-key", mk)
 			req.Header.Set("anthropic-version", "2023-06-01")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -288,14 +292,14 @@ models: [ { name: claude, targets: [ { provider: ant, model: claude-x } ] } ]
 func TestLedgerRecordsEveryRequest(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	s := startServeIn(t, dir, bin, []string{"TOLLGATE_MASTER_KEY=mk"}, "--addr", "127.0.0.1:0")
+	s := startServeIn(t, dir, bin, []string{"TOLLGATE_MASTER_KEY=" + mk}, "--addr", "127.0.0.1:0")
 	base := "http://" + s.addr
 	var ids []string
 	for _, req := range []struct{ body, key string }{
-		{`{"model":"echo","messages":[{"role":"user","content":"one two"}]}`, "mk"},
-		{`{"model":"echo","stream":true,"messages":[{"role":"user","content":"three"}]}`, "mk"},
+		{`{"model":"echo","messages":[{"role":"user","content":"one two"}]}`, mk},
+		{`{"model":"echo","stream":true,"messages":[{"role":"user","content":"three"}]}`, mk},
 		{`{"model":"echo","messages":[{"role":"user","content":"x"}]}`, "wrong"},
-		{`{"model":"nope","messages":[{"role":"user","content":"x"}]}`, "mk"},
+		{`{"model":"nope","messages":[{"role":"user","content":"x"}]}`, mk},
 	} {
 		resp, _ := post(t, base+"/v1/chat/completions", req.body, "Authorization: Bearer "+req.key)
 		ids = append(ids, resp.Header.Get("Tollgate-Request-Id"))

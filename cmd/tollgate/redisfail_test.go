@@ -182,7 +182,9 @@ func ready(t *testing.T, s *server) (int, string) { return get(t, s, "/readyz") 
 // get fetches a path from a replica.
 func get(t *testing.T, s *server, path string) (int, string) {
 	t.Helper()
-	resp, err := http.Get("http://" + s.addr + path)
+	req, _ := http.NewRequest("GET", "http://"+s.addr+path, nil)
+	req.Header.Set("Authorization", "Bearer "+mk) // /metrics takes the master key
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

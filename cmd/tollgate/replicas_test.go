@@ -86,20 +86,20 @@ func writeConfig(t *testing.T, body string) string {
 // replicaConfig is one configuration for every replica: one database, one Redis.
 func replicaConfig(pgURL, redisURL, onError, upstream string) string {
 	return fmt.Sprintf(`
-auth: { master_key: mk }
+auth: { master_key: %q }
 database: { url: %q }
 redis: { url: %q, on_error: %s }
 providers:
   - { name: up, type: openai, base_url: %q, api_key: x }
 models:
   - { name: m, targets: [ { provider: up, model: fake } ], pricing: { input: "1", output: "2" } }
-`, pgURL, redisURL, onError, upstream+"/v1")
+`, mk, pgURL, redisURL, onError, upstream+"/v1")
 }
 
 // createKey makes a virtual key through a replica's admin API.
 func createKey(t *testing.T, base, body string) (id, secret string) {
 	t.Helper()
-	resp, out := post(t, base+"/admin/keys", body, "Authorization: Bearer mk")
+	resp, out := post(t, base+"/admin/keys", body, "Authorization: Bearer "+mk)
 	if resp.StatusCode != 201 {
 		t.Fatalf("create key: %d %s", resp.StatusCode, out)
 	}

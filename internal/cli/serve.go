@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/gateway"
+	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/ledger"
 	"github.com/tollgate/tollgate/internal/metrics"
 	"github.com/tollgate/tollgate/internal/pricing"
@@ -52,6 +54,11 @@ func serve(args []string, stderr io.Writer) error {
 	masterKey := cfg.Auth.MasterKey
 	if masterKey == "" {
 		masterKey = os.Getenv("TOLLGATE_MASTER_KEY")
+		if masterKey != "" {
+			if err := config.CheckMasterKey(masterKey); err != nil {
+				return fmt.Errorf("TOLLGATE_MASTER_KEY: %w", err)
+			}
+		}
 	}
 	if masterKey == "" {
 		// Nobody chose a key: make one, show it once, and stay on loopback
@@ -83,32 +90,50 @@ func serve(args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	handler, closeIdle, err := build(cfg, masterKey, logger, reqLog, ledgerOrNil(recorder), db)
+	b, err := build(cfg, masterKey, logger, reqLog, ledgerOrNil(recorder), db)
 	if err != nil {
-		return err
+		return scrubError(secretReplacer(cfg), err)
 	}
+	closeIdle := b.close
 	ln, err := net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	srv := newServer(cfg, b.handler, logger)
+	var metricsSrv *http.Server
+	var metricsLn net.Listener
+	if cfg.Metrics.Addr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.Metrics.Addr); err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics.addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", b.metrics)
+		metricsSrv = newServer(cfg, mux, logger)
+		logger.Info("metrics listening", "addr", metricsLn.Addr().String(), "auth", cfg.Metrics.Auth)
 	}
 	logger.Info("tollgate listening", "addr", ln.Addr().String(), "version", Version, "models", len(cfg.Models))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if metricsSrv != nil {
+		go func() { errc <- metricsSrv.Serve(metricsLn) }()
+	}
 	select {
 	case err := <-errc:
+		srv.Close()
+		if metricsSrv != nil {
+			metricsSrv.Close()
+		}
 		return err
 	case <-ctx.Done():
 	}
 	stop() // a second signal kills at once
+	if metricsSrv != nil {
+		metricsSrv.Close() // scrapes are short; nothing to drain
+	}
 	logger.Info("shutting down: draining in-flight requests", "drain_timeout", cfg.Server.DrainTimeout.String())
 	drainCtx, cancel := context.WithTimeout(context.Background(), cfg.Server.DrainTimeout)
 	defer cancel()
@@ -131,6 +156,23 @@ func serve(args []string, stderr io.Writer) error {
 	return err
 }
 
+// newServer is an HTTP server with the configured read limits. A client
+// has server.read_header_timeout to send its headers and
+// server.read_timeout for headers and body together, so connections held
+// by slow or silent clients are closed; once a body is read the deadline
+// no longer applies, so long streams live. There is no write timeout for
+// the same reason: the gateway sets write deadlines per request.
+func newServer(cfg *config.Config, h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout,
+		ReadTimeout:       cfg.Server.ReadTimeout,
+		IdleTimeout:       cfg.Server.IdleTimeout,
+		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
 // ledgerOrNil keeps a nil *ledger.Recorder from becoming a non-nil
 // gateway.Ledger.
 func ledgerOrNil(r *ledger.Recorder) gateway.Ledger {
@@ -149,11 +191,11 @@ func openDatabase(cfg *config.Config) (*store.Store, error) {
 	defer cancel()
 	db, err := store.Open(ctx, cfg.Database.URL)
 	if err != nil {
-		return nil, fmt.Errorf("database: %w", err)
+		return nil, scrubError(secretReplacer(cfg), fmt.Errorf("database: %w", err))
 	}
 	if err := db.Migrate(ctx); err != nil {
 		db.Close()
-		return nil, err
+		return nil, scrubError(secretReplacer(cfg), err)
 	}
 	return db, nil
 }
@@ -162,45 +204,71 @@ func openDatabase(cfg *config.Config) (*store.Store, error) {
 // without a database (the master key only, no ledger, no admin API); the
 // returned func closes idle upstream connections. Tests use it to run the
 // gateway in process; request lines go to logger.
+//
+// GET /metrics is on the returned handler unless metrics.addr is set, and
+// takes the master key unless metrics.auth is none.
 func Build(cfg *config.Config, masterKey string, logger *slog.Logger) (http.Handler, func(), error) {
-	return build(cfg, masterKey, logger, nil, nil, nil)
+	return split(build(cfg, masterKey, logger, nil, nil, nil))
 }
 
 // BuildWithLedger is Build with every request recorded in l.
 func BuildWithLedger(cfg *config.Config, masterKey string, logger *slog.Logger, l gateway.Ledger) (http.Handler, func(), error) {
-	return build(cfg, masterKey, logger, nil, l, nil)
+	return split(build(cfg, masterKey, logger, nil, l, nil))
 }
 
 // BuildWithStore is Build with virtual keys and the admin API on db, and
 // every request recorded in l (which may be nil). The returned func also
 // writes the keys' last-used times.
 func BuildWithStore(cfg *config.Config, masterKey string, logger *slog.Logger, db *store.Store, l gateway.Ledger) (http.Handler, func(), error) {
-	return build(cfg, masterKey, logger, nil, l, db)
+	return split(build(cfg, masterKey, logger, nil, l, db))
 }
 
-func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *accesslog.Writer, l gateway.Ledger, db *store.Store) (http.Handler, func(), error) {
-	routes, closers, err := newRoutes(cfg)
+// built is what build makes: the handler for server.addr, the metrics
+// handler (also on handler unless metrics.addr is set), and a func that
+// closes idle connections and writes what is pending.
+type built struct {
+	handler, metrics http.Handler
+	close            func()
+}
+
+func split(b *built, err error) (http.Handler, func(), error) {
 	if err != nil {
 		return nil, nil, err
+	}
+	return b.handler, b.close, nil
+}
+
+// newAuthenticator checks the master key and db's virtual keys, and
+// throttles failed authentications as auth configures.
+func newAuthenticator(cfg *config.Config, masterKey string, keys *auth.Cache) *auth.Authenticator {
+	th := auth.NewThrottle(auth.ThrottleOptions{MaxFailures: cfg.Auth.Failures(), Window: cfg.Auth.FailureWindow,
+		TrustedProxies: cfg.Auth.Proxies()})
+	return auth.New(masterKey, keys, auth.WithThrottle(th))
+}
+
+func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *accesslog.Writer, l gateway.Ledger, db *store.Store) (*built, error) {
+	routes, closers, err := newRoutes(cfg)
+	if err != nil {
+		return nil, err
 	}
 	var keys *auth.Cache
 	if db != nil {
 		keys = auth.NewCache(db, logger)
 	}
-	authn := auth.New(masterKey, keys)
+	authn := newAuthenticator(cfg, masterKey, keys)
 	limits, err := newLimits(cfg, routes, db, logger)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	reg := metrics.New()
 	reg.Breakers(routes)
 	stopSharing, err := shareBreakers(cfg, routes, logger)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	tracer, stopTracing, err := newTracer(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if p, ok := l.(interface{ Pending() (int, int) }); ok {
 		reg.Ledger(p.Pending)
@@ -244,14 +312,55 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		}
 		reg.Limiter(limits.Limiter, backend)
 	}
+	metricsHandler := reg.Handler()
+	if cfg.Metrics.Auth != config.MetricsAuthNone {
+		metricsHandler = masterOnly(authn, metricsHandler)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", reg.Handler())
+	if cfg.Metrics.Addr == "" {
+		mux.Handle("GET /metrics", metricsHandler)
+	}
 	mux.Handle("GET /readyz", readyHandler(db, limits.Limiter))
 	if db != nil {
 		mux.Handle("/admin/", admin.Handler(admin.New(db, routes, keys, logger), authn))
 	}
 	mux.Handle("/", g.Handler())
-	return mux, closeIdle, nil
+	return &built{handler: mux, metrics: metricsHandler, close: closeIdle}, nil
+}
+
+// masterOnly serves h to the master key alone: the metrics name every
+// model and target. Refusals come in the admin API's envelope.
+func masterOnly(a *auth.Authenticator, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Check(r)
+		var e *admin.Error
+		switch {
+		case err != nil:
+			e = &admin.Error{Status: auth.Status(err), Type: "authentication_error", Message: err.Error()}
+			switch e.Status {
+			case http.StatusUnauthorized:
+				w.Header().Set("WWW-Authenticate", `Bearer realm="tollgate metrics"`)
+			case http.StatusBadRequest:
+				e.Type = "invalid_request_error"
+			case http.StatusTooManyRequests:
+				e.Type = "rate_limit_error"
+				if d, ok := auth.RetryAfter(err); ok {
+					w.Header().Set("Retry-After", strconv.Itoa(int(d/time.Second)))
+				}
+			case http.StatusServiceUnavailable:
+				e.Type = "api_error"
+			}
+		case !p.Master:
+			e = &admin.Error{Status: http.StatusForbidden, Type: "permission_error", Message: "the metrics take the master key; virtual keys may not read them"}
+		default:
+			h.ServeHTTP(w, r)
+			return
+		}
+		b, _ := jsonx.Marshal(admin.ErrorBody{Type: "error", Error: admin.ErrorInfo{Type: e.Type, Message: e.Message}})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(e.Status)
+		w.Write(append(b, '\n'))
+	})
 }
 
 // newRoutes builds the providers and the route table of cfg; closers close
@@ -283,11 +392,14 @@ func newRoutes(cfg *config.Config) (*route.Table, []func(), error) {
 	return routes, closers, nil
 }
 
+// newLogger logs to w in the configured format, with configured secrets
+// hidden in warnings and errors.
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+	var h slog.Handler = slog.NewJSONHandler(w, nil)
 	if cfg.Server.LogFormat == "text" {
-		return slog.New(slog.NewTextHandler(w, nil))
+		h = slog.NewTextHandler(w, nil)
 	}
-	return slog.New(slog.NewJSONHandler(w, nil))
+	return slog.New(redactLogs(h, secretReplacer(cfg)))
 }
 
 // requestLog keeps a nil *accesslog.Writer from becoming a non-nil io.Writer.
