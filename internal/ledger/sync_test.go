@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -150,4 +153,86 @@ func spilledIDs(t *testing.T, spill string) int {
 		f.Close()
 	}
 	return len(ids)
+}
+
+// killChildEnv holds, in the child process of TestSyncSurvivesKill, the
+// database URL to record into.
+const killChildEnv = "TOLLGATE_LEDGER_KILL_CHILD_DB"
+
+// A process killed (kill -9) while recording under load once lost the
+// records of its last half second, still waiting in memory. With Sync,
+// every record whose Record call returned is in the database.
+func TestSyncSurvivesKill(t *testing.T) {
+	if url := os.Getenv(killChildEnv); url != "" {
+		recordUntilKilled(url)
+		return
+	}
+	urls := map[string]string{"sqlite": "sqlite://" + filepath.Join(t.TempDir(), "kill.db")}
+	if pgURL, withSchema := storetest.SchemaURL(t); pgURL != "" {
+		urls["postgres"] = withSchema
+	}
+	for name, url := range urls {
+		t.Run(name, func(t *testing.T) {
+			s, err := store.Open(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Migrate(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestSyncSurvivesKill$")
+			cmd.Env = append(os.Environ(), killChildEnv+"="+url)
+			cmd.Dir = t.TempDir()
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var returned []int
+			sc := bufio.NewScanner(out)
+			for sc.Scan() && len(returned) < 500 {
+				if i, err := strconv.Atoi(sc.Text()); err == nil {
+					returned = append(returned, i)
+				}
+			}
+			cmd.Process.Kill() // SIGKILL: no shutdown, no flush
+			cmd.Wait()
+			if len(returned) < 500 {
+				t.Fatalf("the child recorded only %d records", len(returned))
+			}
+			for _, i := range returned {
+				if _, err := s.RequestByID(context.Background(), rec(i).ID); err != nil {
+					t.Fatalf("record %d, recorded before the kill, is not stored: %v", i, err)
+				}
+			}
+		})
+	}
+}
+
+// recordUntilKilled records from 16 goroutines, printing each record's
+// number once Record has returned, until the process is killed.
+func recordUntilKilled(url string) {
+	s, err := store.Open(context.Background(), url)
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(1)
+	}
+	r, _ := New(s, Options{Sync: true, SpillPath: "spill"})
+	var mu sync.Mutex
+	var next atomic.Int64
+	for g := 0; g < 16; g++ {
+		go func() {
+			for {
+				i := int(next.Add(1))
+				r.Record(rec(i))
+				mu.Lock()
+				fmt.Println(i)
+				mu.Unlock()
+			}
+		}()
+	}
+	select {}
 }
