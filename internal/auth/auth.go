@@ -8,7 +8,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
-	"net/netip"
 	"strings"
 )
 
@@ -185,16 +184,14 @@ func New(masterKey string, keys *Cache, opts ...Option) *Authenticator {
 // invalid key (ErrInvalidKey: unknown, revoked or expired) counts as a
 // failure of its address.
 func (a *Authenticator) Check(r *http.Request) (Principal, error) {
-	var client netip.Addr
-	if a.throttle != nil {
-		client = a.throttle.ClientAddr(r)
-		if err := a.throttle.Check(client); err != nil {
+	if a.throttle != nil && a.throttle.refusing() {
+		if err := a.throttle.Check(a.throttle.ClientAddr(r)); err != nil {
 			return Principal{}, err
 		}
 	}
 	p, err := a.check(r)
 	if a.throttle != nil && errors.Is(err, ErrInvalidKey) {
-		a.throttle.Fail(client)
+		a.throttle.Fail(a.throttle.ClientAddr(r))
 	}
 	return p, err
 }

@@ -99,6 +99,10 @@ func NewThrottle(o ThrottleOptions) *Throttle {
 // ClientAddr is the request's client address as the throttle counts it.
 func (t *Throttle) ClientAddr(r *http.Request) netip.Addr { return ClientAddr(r, t.proxies) }
 
+// refusing reports whether any address may be refused now; while none
+// is, requests need not look their address up.
+func (t *Throttle) refusing() bool { return t.now().UnixNano() < t.until.Load() }
+
 // Check returns a *ThrottledError while addr is refused. An invalid
 // address (the peer is unknown) is never refused.
 func (t *Throttle) Check(addr netip.Addr) error {
