@@ -42,24 +42,37 @@ type Metadata struct {
 	UserID string `json:"user_id,omitempty"`
 }
 
-// Message is one conversation turn.
+// Message is one conversation turn: user, assistant, or system (a
+// mid-conversation system message, text only).
 type Message struct {
 	Role    string  `json:"role"`
 	Content Content `json:"content"`
+	// CacheControl is a breakpoint on a system message as a whole.
+	CacheControl jsontext.Value `json:"cache_control,omitzero"`
+
+	// Extra keeps members not named here (clear_at, output_config of
+	// system messages…).
+	Extra jsontext.Value `json:",embed"`
 }
 
 // Content is a string or an array of content blocks. A string decodes to
-// one text block with FromString set, and encodes back as a string.
+// one text block with FromString set, and encodes back as a string. Any
+// other JSON (server tool results carry an object, e.g. a
+// web_search_tool_result_error) is kept in Raw as it is.
 type Content struct {
 	Blocks     []Block
 	FromString bool
+	Raw        jsontext.Value
 }
 
 // IsZero reports whether no content was given (for omitzero).
-func (c Content) IsZero() bool { return c.Blocks == nil && !c.FromString }
+func (c Content) IsZero() bool { return c.Blocks == nil && !c.FromString && c.Raw == nil }
 
 // MarshalJSONTo implements json.MarshalerTo.
 func (c Content) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if c.Raw != nil {
+		return enc.WriteValue(c.Raw)
+	}
 	if c.FromString && len(c.Blocks) == 1 && c.Blocks[0].Type == "text" {
 		return enc.WriteToken(jsontext.String(c.Blocks[0].Text))
 	}
@@ -90,6 +103,10 @@ func (c *Content) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		_, err := dec.ReadToken()
 		*c = Content{}
 		return err
+	case '{':
+		v, err := dec.ReadValue()
+		*c = Content{Raw: v.Clone()}
+		return err
 	default:
 		return fmt.Errorf("expected a string or an array of content blocks")
 	}
@@ -105,7 +122,7 @@ type Block struct {
 	Text      string         `json:"text,omitempty"`
 	Citations jsontext.Value `json:"citations,omitzero"`
 
-	// image, document
+	// image, document, search_result
 	Source *Source `json:"source,omitempty"`
 	Title  string  `json:"title,omitempty"`
 
@@ -114,7 +131,7 @@ type Block struct {
 	Name  string         `json:"name,omitempty"`
 	Input jsontext.Value `json:"input,omitzero"`
 
-	// tool_result
+	// tool_result, search_result, compaction, server tool results
 	ToolUseID string   `json:"tool_use_id,omitempty"`
 	Content   *Content `json:"content,omitempty"`
 	IsError   bool     `json:"is_error,omitzero"`
@@ -129,13 +146,41 @@ type Block struct {
 	Extra jsontext.Value `json:",embed"`
 }
 
-// Source is where an image or document comes from.
+// Source is where an image or document comes from. A search_result's
+// source is a plain string instead (a URL or other reference): it decodes
+// into Ref, and encodes back as a string.
 type Source struct {
-	Type      string `json:"type"` // base64, url, text, file, content
-	MediaType string `json:"media_type,omitempty"`
-	Data      string `json:"data,omitempty"`
-	URL       string `json:"url,omitempty"`
-	FileID    string `json:"file_id,omitempty"`
+	Type      string   `json:"type"` // base64, url, text, file, content
+	MediaType string   `json:"media_type,omitempty"`
+	Data      string   `json:"data,omitempty"`
+	URL       string   `json:"url,omitempty"`
+	FileID    string   `json:"file_id,omitempty"`
+	Content   *Content `json:"content,omitempty"` // type content: the document's own blocks
+
+	Ref string `json:"-"`
+}
+
+type sourceObject Source // Source without its methods
+
+// MarshalJSONTo implements json.MarshalerTo.
+func (s Source) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if s.Type == "" && s.Ref != "" {
+		return enc.WriteToken(jsontext.String(s.Ref))
+	}
+	return json.MarshalEncode(enc, sourceObject(s))
+}
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (s *Source) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		*s = Source{Ref: tok.String()}
+		return err
+	}
+	var o sourceObject
+	err := json.UnmarshalDecode(dec, &o)
+	*s = Source(o)
+	return err
 }
 
 // Tool is a tool definition. Server tools (web_search_…) carry a Type.
@@ -169,6 +214,8 @@ type Thinking struct {
 type OutputConfig struct {
 	Effort string         `json:"effort,omitempty"`
 	Format jsontext.Value `json:"format,omitzero"`
+
+	Extra jsontext.Value `json:",embed"` // task_budget…
 }
 
 // Response is a Messages API response (non-streaming).

@@ -37,3 +37,35 @@ func TestMessagesRequestRoundTrip(t *testing.T) {
 		t.Errorf("empty content = %s", empty)
 	}
 }
+
+// Shapes current clients send (Claude Code, anthropic-sdk-go v1.84 params)
+// decode, and encode back unchanged (members in the order the types give).
+func TestMessagesRequestCurrentShapes(t *testing.T) {
+	for _, tc := range []struct{ name, in string }{
+		{"system message", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"},{"role":"system","content":"be brief","cache_control":{"type":"ephemeral"},"clear_at":"next_user_message"}]}`},
+		{"system message blocks", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"},{"role":"system","content":[{"type":"text","text":"a"}],"output_config":{"effort":"low"}}]}`},
+		{"search_result", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"search_result","citations":{"enabled":true},"source":"https://example.com/a","title":"T","content":[{"type":"text","text":"a"}]}]}]}`},
+		{"search_result in tool_result", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"tool_reference","tool_name":"x"},{"type":"search_result","source":"s","title":"t","content":[{"type":"text","text":"b"}]}]}]}]}`},
+		{"web_search_tool_result error", `{"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":{"type":"web_search_tool_result_error","error_code":"max_uses_exceeded"}}]}]}`},
+		{"web_fetch_tool_result", `{"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"web_fetch_tool_result","tool_use_id":"srvtoolu_1","content":{"type":"web_fetch_result","url":"u","content":{"type":"document","source":{"type":"text","media_type":"text/plain","data":"x"}}}}]}]}`},
+		{"code_execution_tool_result", `{"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"code_execution_tool_result","tool_use_id":"srvtoolu_1","content":{"type":"code_execution_result","stdout":"","stderr":"","return_code":0,"content":[]}}]}]}`},
+		{"mcp blocks", `{"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"mcp_tool_use","id":"mcptoolu_1","name":"n","input":{},"server_name":"s"},{"type":"mcp_tool_result","tool_use_id":"mcptoolu_1","content":[{"type":"text","text":"r"}]}]}]}`},
+		{"document with content source", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"document","citations":{"enabled":true},"source":{"type":"content","content":[{"type":"text","text":"a"}]},"title":"T","context":"C"}]}]}`},
+		{"compaction", `{"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"compaction","content":"summary"}]}]}`},
+		{"top level", `{"model":"m","max_tokens":5,"messages":[],"metadata":{"user_id":"u"},"thinking":{"type":"adaptive","display":"summarized"},"output_config":{"effort":"high","task_budget":{"type":"tokens","total":1}},"service_tier":"auto","container":{"id":"c","skills":[]},"speed":"fast"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r MessagesRequest
+			if err := jsonx.Unmarshal([]byte(tc.in), &r); err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			out, err := jsonx.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != tc.in {
+				t.Errorf("round trip:\n got %s\nwant %s", out, tc.in)
+			}
+		})
+	}
+}
