@@ -25,7 +25,7 @@ func BenchmarkAdmitSettle(b *testing.B) {
 	b.Run("redis", func(b *testing.B) {
 		url := redisURL(b)
 		prefix := "tgbench:" + newEpoch() + ":"
-		r, err := newRedis(url, prefix, LeaseTTL)
+		r, err := newRedis(url, prefix, LeaseTTL, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -255,19 +255,20 @@ func checks(req *Request, now time.Time) []check {
 // request. A request let through unchecked (fail open) gets a ticket that
 // reserved nothing and has no Status, to settle its cost into its budgets.
 func (l *Limiter) Admit(ctx context.Context, req *Request) (*Ticket, error) {
-	cs := checks(req, l.b.clockNow())
+	now := l.b.clockNow()
+	cs := checks(req, now)
 	if len(cs) == 0 {
 		return nil, nil
 	}
 	for attempt := 0; ; attempt++ {
 		o, err := l.b.admit(ctx, req.ID, cs)
 		if err != nil {
-			return l.passUnchecked(req, cs), l.failure(err)
+			return l.passUnchecked(req, cs, now), l.failure(err)
 		}
 		l.recovered()
 		if len(o.seed) > 0 && attempt < 3 {
 			if err := l.reload(ctx, req, cs, o.seed); err != nil {
-				return l.passUnchecked(req, cs), l.failure(err)
+				return l.passUnchecked(req, cs, now), l.failure(err)
 			}
 			continue
 		}
@@ -322,8 +323,10 @@ func newEpoch() string {
 
 // passUnchecked is the ticket of a request let through unchecked (fail open):
 // it reserved nothing, and settles its cost into the budgets it would have
-// been checked against, if they can be reached by then.
-func (l *Limiter) passUnchecked(req *Request, cs []check) *Ticket {
+// been checked against, if they can be reached by then. now is the back
+// end's clock when the checks were made: the cost goes to the period and
+// the rolling slot they named.
+func (l *Limiter) passUnchecked(req *Request, cs []check, now time.Time) *Ticket {
 	if !l.failOpen {
 		return nil
 	}
@@ -333,7 +336,7 @@ func (l *Limiter) passUnchecked(req *Request, cs []check) *Ticket {
 	for _, c := range cs {
 		if c.what == Budget {
 			c.amount = 0
-			t.settles = append(t.settles, settlement{check: c, slot: l.b.clockNow().UnixMilli() / max(c.slotMS, 1)})
+			t.settles = append(t.settles, settlement{check: c, slot: now.UnixMilli() / max(c.slotMS, 1)})
 			if l.unchecked == nil {
 				l.unchecked = map[string]check{}
 			}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/clock"
 )
 
 // backends runs a test against every back end: the in-process one, and
@@ -21,7 +23,7 @@ func backends(t *testing.T, f func(t *testing.T, mk func(Options) *Limiter)) {
 		url := redisURL(t)
 		prefix := "tgtest:" + newEpoch() + ":"
 		f(t, func(o Options) *Limiter {
-			r, err := newRedis(url, prefix, LeaseTTL)
+			r, err := newRedis(url, prefix, LeaseTTL, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,7 +43,7 @@ func redisURL(t testing.TB) string {
 }
 
 func dropPrefix(t testing.TB, url, prefix string) {
-	r, err := newRedis(url, prefix, LeaseTTL)
+	r, err := newRedis(url, prefix, LeaseTTL, 0)
 	if err != nil {
 		return
 	}
@@ -168,25 +170,44 @@ type fakeSpender struct {
 	total  int64
 	bySlot map[int64]int64
 	err    error
+
+	mu    sync.Mutex
+	since time.Time // of the last call
 }
 
 func (f *fakeSpender) Spend(_ context.Context, keyID string, models []string, since time.Time, slot time.Duration) (int64, map[int64]int64, error) {
 	f.calls.Add(1)
+	f.mu.Lock()
+	f.since = since
+	f.mu.Unlock()
 	return f.total, f.bySlot, f.err
+}
+
+func (f *fakeSpender) lastSince() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.since
 }
 
 const usd = int64(1e9)
 
+// Reservations and settlements against a budget. The period is rolling,
+// so the test holds at any time of the process's clock: calendar periods
+// are tested on a clock set to their ends (clock_test.go).
 func TestBudget(t *testing.T) {
 	backends(t, func(t *testing.T, mk func(Options) *Limiter) {
 		sp := &fakeSpender{total: usd / 10} // 0.1 USD already in the ledger
 		l := mk(Options{Spender: sp})
-		s := keyScope("a", Limits{BudgetUSD: NanoUSD(usd), BudgetPeriod: "monthly"})
+		s := keyScope("a", Limits{BudgetUSD: NanoUSD(usd), BudgetPeriod: "30d"})
+		// The ledger's spend is in the current 12-hour slot (or the one
+		// before, if a slot starts meanwhile).
+		sp.bySlot = map[int64]int64{l.b.clockNow().UnixMilli() / (12 * time.Hour).Milliseconds(): usd / 10}
 		a, r := admit(t, l, "a", 0, 4*usd/10, s)
 		if r != nil || sp.calls.Load() != 1 {
 			t.Fatalf("first: %v, %d reloads", r, sp.calls.Load())
 		}
-		if q := a.Status.Budget; q.Limit != usd || q.Remaining != usd/2 || q.Reset.Day() != 1 {
+		// Whole again when that slot has left the window: in 30 days or so.
+		if q, d := a.Status.Budget, a.Status.Budget.Reset.Sub(l.b.clockNow()); q.Limit != usd || q.Remaining != usd/2 || d < 29*24*time.Hour || d > 31*24*time.Hour {
 			t.Errorf("quota %+v", q)
 		}
 		b, _ := admit(t, l, "b", 0, 4*usd/10, s)
@@ -285,7 +306,7 @@ func (failing) seed(context.Context, check, string, int64, map[int64]int64) erro
 func (failing) settle(context.Context, string, []settlement) error                { return nil }
 func (failing) close() error                                                      { return nil }
 func (failing) forget(context.Context, []check) error                             { return nil }
-func (failing) clockNow() time.Time                                               { return time.Now() }
+func (failing) clockNow() time.Time                                               { return clock.Now() }
 
 func TestReloadFailureFollowsFailMode(t *testing.T) {
 	sp := &fakeSpender{err: errors.New("database down")}

@@ -4,6 +4,12 @@ package limit
 // server's clock, so replicas with skewed clocks still share one window.
 // Their arithmetic is window.go's and memory.go's; keep them in step.
 //
+// The server's clock is moved as the process's is (clock.Offset): every
+// script's ARGV[1] is the offset in microseconds, which clock() adds to
+// TIME, so that period ends computed in Go, and window slots and lease
+// deadlines computed here, are on one clock. The arguments each script
+// documents follow it.
+//
 // Numbers are Lua doubles: exact up to 2^53, which MaxBudgetUSD respects.
 // They go back to Redis through fmt() so that large values are never
 // written in exponent form.
@@ -18,10 +24,11 @@ package limit
 //	          K:a          hash  request id -> reserved amount
 const luaCommon = `
 local KEEP = 61
+local OFFSET = tonumber(ARGV[1])
 local function fmt(x) return string.format('%.0f', x) end
 local function clock()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return math.floor((tonumber(t[1]) * 1000000 + tonumber(t[2]) + OFFSET) / 1000)
 end
 local function wsum(key, cur)
   local flat = redis.call('HGETALL', key)
@@ -51,21 +58,21 @@ local function wreset(newest, slotms)
 end
 `
 
-// luaAdmit: KEYS = one base key per check. ARGV = member, lease ms, then
-// per check: kind (w window, p parallel, b budget), limit, amount, slot ms,
-// end ms (budgets; 0 none), ttl ms (budgets).
+// luaAdmit: KEYS = one base key per check. ARGV = offset, member, lease
+// ms, then per check: kind (w window, p parallel, b budget), limit, amount,
+// slot ms, end ms (budgets; 0 none), ttl ms (budgets).
 // Returns {status (0 ok, 1 refused, 2 reload), refused index (1-based),
 // now, retry, then per check used, reset, slot, epoch}; status 2 is
 // followed by the indexes of the budgets to reload.
 const luaAdmit = luaCommon + `
-local member, lease = ARGV[1], tonumber(ARGV[2])
+local member, lease = ARGV[2], tonumber(ARGV[3])
 local now = clock()
 local n = #KEYS
 local used, reset, slot, epoch, newest = {}, {}, {}, {}, {}
 local refused, retry = 0, 0
 local reload = {}
 for i = 1, n do
-  local a = 3 + (i - 1) * 6
+  local a = 4 + (i - 1) * 6
   local kind, limit, amount = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
   local slotms, endms = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
   local k = KEYS[i]
@@ -127,7 +134,7 @@ if #reload > 0 then
 end
 if refused == 0 then
   for i = 1, n do
-    local a = 3 + (i - 1) * 6
+    local a = 4 + (i - 1) * 6
     local kind, amount = ARGV[a], tonumber(ARGV[a + 2])
     local slotms, endms, ttl = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
     local k = KEYS[i]
@@ -164,31 +171,31 @@ end
 return out
 `
 
-// luaSeed: KEYS[1] = a budget's base key. ARGV = epoch, ttl ms, total,
-// then slot, amount pairs. It starts the counter unless another replica
-// already has.
+// luaSeed: KEYS[1] = a budget's base key. ARGV = offset, epoch, ttl ms,
+// total, then slot, amount pairs. It starts the counter unless another
+// replica already has.
 const luaSeed = luaCommon + `
 local k = KEYS[1]
-if redis.call('HSETNX', k, 'e', ARGV[1]) == 0 then return 0 end
+if redis.call('HSETNX', k, 'e', ARGV[2]) == 0 then return 0 end
 redis.call('DEL', k .. ':s', k .. ':l', k .. ':a')
-redis.call('HSET', k, 'c', ARGV[3], 'r', '0')
-for j = 4, #ARGV, 2 do
+redis.call('HSET', k, 'c', ARGV[4], 'r', '0')
+for j = 5, #ARGV, 2 do
   redis.call('HSET', k .. ':s', ARGV[j], ARGV[j + 1])
 end
 for _, key in ipairs({k, k .. ':s'}) do
-  redis.call('PEXPIRE', key, ARGV[2])
+  redis.call('PEXPIRE', key, ARGV[3])
 end
 return 1
 `
 
-// luaSettle: KEYS = one base key per settlement. ARGV = member, then per
-// settlement: kind (t tokens, p parallel, b budget), reserved amount,
-// actual, slot, slot ms, epoch.
+// luaSettle: KEYS = one base key per settlement. ARGV = offset, member,
+// then per settlement: kind (t tokens, p parallel, b budget), reserved
+// amount, actual, slot, slot ms, epoch.
 const luaSettle = luaCommon + `
-local member = ARGV[1]
+local member = ARGV[2]
 local now = clock()
 for i = 1, #KEYS do
-  local a = 2 + (i - 1) * 6
+  local a = 3 + (i - 1) * 6
   local kind, amount, actual = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
   local slot, slotms, epoch = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), ARGV[a + 5]
   local k = KEYS[i]
@@ -221,12 +228,12 @@ end
 return 1
 `
 
-// luaRenew: KEYS = lease sets; ARGV = lease ms, then one member per key.
-// It extends leases that still exist.
+// luaRenew: KEYS = lease sets; ARGV = offset, lease ms, then one member
+// per key. It extends leases that still exist.
 const luaRenew = luaCommon + `
-local deadline = fmt(clock() + tonumber(ARGV[1]))
+local deadline = fmt(clock() + tonumber(ARGV[2]))
 for i = 1, #KEYS do
-  redis.call('ZADD', KEYS[i], 'XX', deadline, ARGV[i + 1])
+  redis.call('ZADD', KEYS[i], 'XX', deadline, ARGV[i + 2])
 end
 return 1
 `

@@ -21,6 +21,8 @@ type Redis struct {
 	c      redis.UniversalClient
 	prefix string
 	lease  time.Duration
+	// moved moves this back end's clock past the process's, in tests.
+	moved time.Duration
 
 	mu     sync.Mutex
 	leases map[string][]string // request id -> its lease sets
@@ -47,9 +49,9 @@ var _ backend = (*Redis)(nil)
 
 // NewRedis returns a back end on the Redis at url (redis://[user:pass@]host:port/db,
 // or rediss:// for TLS). It does not connect until first used.
-func NewRedis(url string) (*Redis, error) { return newRedis(url, "tollgate:", LeaseTTL) }
+func NewRedis(url string) (*Redis, error) { return newRedis(url, "tollgate:", LeaseTTL, 0) }
 
-func newRedis(url, prefix string, lease time.Duration) (*Redis, error) {
+func newRedis(url, prefix string, lease, moved time.Duration) (*Redis, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("redis url: %w", err)
@@ -60,7 +62,7 @@ func newRedis(url, prefix string, lease time.Duration) (*Redis, error) {
 	opt.ReadTimeout = time.Second
 	opt.WriteTimeout = time.Second
 	opt.MaxRetries = 1
-	r := &Redis{c: redis.NewClient(opt), prefix: prefix, lease: lease, leases: map[string][]string{}, stop: make(chan struct{}), done: make(chan struct{})}
+	r := &Redis{c: redis.NewClient(opt), prefix: prefix, lease: lease, moved: moved, leases: map[string][]string{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go r.renewLoop()
 	return r, nil
 }
@@ -68,7 +70,11 @@ func newRedis(url, prefix string, lease time.Duration) (*Redis, error) {
 // Ping checks that Redis answers.
 func (r *Redis) Ping(ctx context.Context) error { return r.c.Ping(ctx).Err() }
 
-func (r *Redis) clockNow() time.Time { return clock.Now() }
+func (r *Redis) clockNow() time.Time { return clock.Now().Add(r.moved) }
+
+// offset is how far the scripts move Redis's clock, in microseconds (the
+// resolution of TIME): as far as clockNow is from the system clock.
+func (r *Redis) offset() int64 { return (clock.Offset() + r.moved).Microseconds() }
 
 func (r *Redis) close() error {
 	close(r.stop)
@@ -79,7 +85,7 @@ func (r *Redis) close() error {
 func (r *Redis) ttl(c check) int64 {
 	switch {
 	case c.endMS > 0:
-		return c.endMS - clock.Now().UnixMilli() + 24*time.Hour.Milliseconds()
+		return c.endMS - r.clockNow().UnixMilli() + 24*time.Hour.Milliseconds()
 	case c.slotMS > 0:
 		return (keepSlots+1)*c.slotMS + r.lease.Milliseconds()
 	}
@@ -88,8 +94,8 @@ func (r *Redis) ttl(c check) int64 {
 
 func (r *Redis) admit(ctx context.Context, member string, cs []check) (outcome, error) {
 	keys := make([]string, len(cs))
-	args := make([]any, 0, 2+6*len(cs))
-	args = append(args, member, r.lease.Milliseconds())
+	args := make([]any, 0, 3+6*len(cs))
+	args = append(args, r.offset(), member, r.lease.Milliseconds())
 	var leaseSets []string
 	for i, c := range cs {
 		keys[i] = r.prefix + c.key
@@ -149,7 +155,7 @@ func parseOutcome(res []any, n int) (outcome, error) {
 }
 
 func (r *Redis) seed(ctx context.Context, c check, epoch string, total int64, bySlot map[int64]int64) error {
-	args := []any{epoch, r.ttl(c), total}
+	args := []any{r.offset(), epoch, r.ttl(c), total}
 	for s, v := range bySlot {
 		args = append(args, strconv.FormatInt(s, 10), v)
 	}
@@ -161,8 +167,8 @@ func (r *Redis) settle(ctx context.Context, member string, ss []settlement) erro
 	delete(r.leases, member)
 	r.mu.Unlock()
 	keys := make([]string, 0, len(ss))
-	args := make([]any, 0, 1+6*len(ss))
-	args = append(args, member)
+	args := make([]any, 0, 2+6*len(ss))
+	args = append(args, r.offset(), member)
 	for _, s := range ss {
 		kind := "t"
 		switch s.what {
@@ -206,20 +212,20 @@ func (r *Redis) renewLoop() {
 		}
 		r.mu.Lock()
 		var keys []string
-		args := []any{r.lease.Milliseconds()}
+		var members []any
 		for member, sets := range r.leases {
 			for _, k := range sets {
 				keys = append(keys, k)
-				args = append(args, member)
+				members = append(members, member)
 			}
 		}
 		r.mu.Unlock()
 		for len(keys) > 0 {
 			n := min(len(keys), 500)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			scriptRenew.Run(ctx, r.c, keys[:n], append([]any{args[0]}, args[1:n+1]...)...)
+			scriptRenew.Run(ctx, r.c, keys[:n], append([]any{r.offset(), r.lease.Milliseconds()}, members[:n]...)...)
 			cancel()
-			keys, args = keys[n:], append(args[:1], args[n+1:]...)
+			keys, members = keys[n:], members[n:]
 		}
 	}
 }

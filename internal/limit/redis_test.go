@@ -10,7 +10,7 @@ func TestRedisLeasesOfADeadReplicaExpire(t *testing.T) {
 	url := redisURL(t)
 	prefix := "tgtest:" + newEpoch() + ":"
 	t.Cleanup(func() { dropPrefix(t, url, prefix) })
-	dead, err := newRedis(url, prefix, 300*time.Millisecond)
+	dead, err := newRedis(url, prefix, 300*time.Millisecond, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func TestRedisLeasesOfADeadReplicaExpire(t *testing.T) {
 		t.Fatal(r)
 	}
 	dead.close() // no settlement, no renewal
-	live, err := newRedis(url, prefix, 300*time.Millisecond)
+	live, err := newRedis(url, prefix, 300*time.Millisecond, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestRedisReloadAfterDataLoss(t *testing.T) {
 	url := redisURL(t)
 	prefix := "tgtest:" + newEpoch() + ":"
 	t.Cleanup(func() { dropPrefix(t, url, prefix) })
-	r, err := newRedis(url, prefix, LeaseTTL)
+	r, err := newRedis(url, prefix, LeaseTTL, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
