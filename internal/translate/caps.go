@@ -68,6 +68,12 @@ type Caps struct {
 	StrictTools              bool // accepts tools[].strict
 	TemperatureTopPExclusive bool // rejects temperature and top_p together
 	NoURLImages              bool // needs base64 images
+	// SystemMessages: the model takes {"role":"system"} messages inside
+	// messages (mid-conversation system messages, Claude Opus 4.8 on the
+	// Claude API). System and developer messages after the first turn
+	// then stay in the conversation, which keeps the cached prefix,
+	// instead of joining the top-level system prompt.
+	SystemMessages bool
 
 	// OpenAI-compatible upstreams.
 	LegacyMaxTokens      bool // takes max_tokens instead of max_completion_tokens
@@ -78,6 +84,12 @@ type Caps struct {
 	NoStreamUsage        bool // rejects stream_options
 	FileParts            bool // takes PDF file parts
 	MaxStop              int  // most stop sequences accepted; 0 means 4
+	// LeadingSystemOnly: the upstream's chat template takes one system
+	// message, first (some vLLM/llama.cpp templates refuse any other).
+	// Anthropic system entries inside messages are then folded into the
+	// user turn next to them, verbatim, instead of becoming system
+	// messages where they stand (see foldSystemMessages).
+	LeadingSystemOnly bool
 
 	// Responses to OpenAI clients.
 	ExposeThinkingBlocks bool // add thinking_blocks (with signatures) to answers

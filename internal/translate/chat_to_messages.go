@@ -156,19 +156,28 @@ func opaqueUserID(id string) string {
 }
 
 // o2aMessages hoists system/developer messages into system and converts
-// the conversation (§1.4).
+// the conversation (§1.4). On models that take mid-conversation system
+// messages, those after the first turn stay in the conversation instead
+// (placeSystemMessages).
 func o2aMessages(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
 	var sys []anthropic.Block
 	var msgs []anthropic.Message
-	fnCalls := 0 // legacy function_call ids
+	var later []laterSystem // kept where they stand (Caps.SystemMessages)
+	fnCalls := 0            // legacy function_call ids
 	for i, m := range in.Messages {
 		path := fmt.Sprintf("messages[%d]", i)
 		switch m.Role {
 		case "system", "developer":
+			var blocks []anthropic.Block
 			for _, part := range textParts(m.Content) {
 				if part.Text != "" {
-					sys = append(sys, anthropic.Block{Type: "text", Text: part.Text, CacheControl: part.CacheControl})
+					blocks = append(blocks, anthropic.Block{Type: "text", Text: part.Text, CacheControl: part.CacheControl})
 				}
+			}
+			if p.Caps.SystemMessages && len(msgs) > 0 {
+				later = append(later, laterSystem{pos: len(msgs), blocks: blocks})
+			} else {
+				sys = append(sys, blocks...)
 			}
 		case "user":
 			blocks, err := o2aUserBlocks(m.Content, path, p)
@@ -236,6 +245,7 @@ func o2aMessages(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 	if len(msgs) == 0 {
 		return badRequest("messages", "messages: at least one user or assistant message is required")
 	}
+	msgs, sys = placeSystemMessages(msgs, later, sys)
 	out.Messages = msgs
 	if len(sys) > 0 {
 		out.System = anthropic.Content{Blocks: sys}

@@ -156,24 +156,48 @@ func a2oMessages(in *anthropic.MessagesRequest, p *Plan) ([]openai.ChatMessage, 
 			out = append(out, openai.ChatMessage{Role: "system", Content: textContent(strings.Join(texts, "\n\n"))})
 		}
 	}
+	// System messages that arrive while an assistant turn waits for its
+	// tool results: OpenAI needs the tool messages right after the calls,
+	// so these follow the results.
+	var held []openai.ChatMessage
 	for i, m := range in.Messages {
+		if err := messageMembers(i, m, p); err != nil {
+			return nil, err
+		}
 		var err error
 		switch m.Role {
 		case "user":
-			out, err = a2oUserMessage(out, i, m.Content.Blocks, p)
+			out, err = a2oUserMessage(out, i, m.Content.Blocks, held, p)
+			held = nil
 		case "assistant":
+			out = append(out, held...)
+			held = nil
 			out, err = a2oAssistantMessage(out, i, m.Content.Blocks, p)
+		case "system":
+			var sm *openai.ChatMessage
+			sm, err = a2oSystemMessage(in.Messages, i, p)
+			switch {
+			case sm == nil:
+			case awaitingToolResults(out):
+				held = append(held, *sm)
+			default:
+				out = append(out, *sm)
+			}
 		default:
-			err = badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role: must be user or assistant, got %q", i, m.Role)
+			err = badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role: must be user, assistant or system, got %q", i, m.Role)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
+	out = append(out, held...)
 	if n := len(in.Messages); n > 0 && in.Messages[n-1].Role == "assistant" {
 		// Chat Completions cannot continue a prefilled answer; the turn is
 		// sent as history.
 		p.drop("assistant_prefill")
+	}
+	if p.Caps.LeadingSystemOnly {
+		out = foldSystemMessages(out)
 	}
 	return out, nil
 }
@@ -182,7 +206,9 @@ func textContent(s string) openai.MessageContent {
 	return openai.MessageContent{IsString: true, Text: s}
 }
 
-func a2oUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, p *Plan) ([]openai.ChatMessage, error) {
+// a2oUserMessage converts a user turn: its tool results first, then the
+// held system messages, then the rest of its content.
+func a2oUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, held []openai.ChatMessage, p *Plan) ([]openai.ChatMessage, error) {
 	// Tool results first: OpenAI needs tool messages right after the
 	// assistant message that made the calls.
 	var carried []openai.Part // images from tool results, sent in one user message after them
@@ -200,6 +226,7 @@ func a2oUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, p
 	if len(carried) > 0 {
 		out = appendUser(out, carried)
 	}
+	out = append(out, held...)
 	var parts []openai.Part
 	for j, b := range blocks {
 		path := func() string { return fmt.Sprintf("messages[%d].content[%d]", i, j) } // only errors need it

@@ -59,6 +59,16 @@ func (p *Plan) advisory(param, why string) error {
 	return nil
 }
 
+// advisoryAt is advisory for a member inside the request: a refusal names
+// its path, the report its name.
+func (p *Plan) advisoryAt(path, param, why string) error {
+	if p.policy == PolicyStrict {
+		return &RequestError{Param: path, Message: fmt.Sprintf("%s: %s", path, why)}
+	}
+	p.drop(param)
+	return nil
+}
+
 // contract handles a parameter whose loss would change what the client
 // gets: refused, or dropped and reported under PolicyLenient.
 func (p *Plan) contract(param, why string) error {
