@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,12 +37,16 @@ type Request struct {
 	Tokens int64
 	// Cost is the reservation against budgets in nano-USD: the worst case.
 	Cost int64
+	// Both may take any value: a negative one (an overflowed sum) counts
+	// as more than any limit, as does one past 2^53, so such a request is
+	// refused as too large.
 }
 
 // Used is what a request actually used, given at settlement.
 type Used struct {
 	Tokens int64 // as counted for tpm limits
 	Cost   int64 // nano-USD
+	// Negative usage counts as none; usage past 2^53 as 2^53.
 }
 
 // What names a kind of limit.
@@ -218,26 +223,31 @@ func New(b backend, o Options) *Limiter {
 // Close stops the back end.
 func (l *Limiter) Close() error { return l.b.close() }
 
+// maxLimit bounds the limits the counters apply, valid or not: below
+// maxAmount, so that a reservation cut down to maxAmount never fits.
+const maxLimit = maxAmount - 1
+
 // checks lists the counters a request touches, in a stable order.
 func checks(req *Request, now time.Time) []check {
 	cs := make([]check, 0, 4*len(req.Scopes))
+	tokens, cost := reserved(req.Tokens), reserved(req.Cost)
 	for i, s := range req.Scopes {
 		lim := s.Limits
 		if lim.RPM > 0 {
-			cs = append(cs, check{scope: i, what: Requests, key: s.Name + ":rpm", limit: lim.RPM, amount: 1, slotMS: 1000})
+			cs = append(cs, check{scope: i, what: Requests, key: s.Name + ":rpm", limit: min(lim.RPM, maxLimit), amount: 1, slotMS: 1000})
 		}
 		if lim.TPM > 0 {
-			cs = append(cs, check{scope: i, what: Tokens, key: s.Name + ":tpm", limit: lim.TPM, amount: req.Tokens, slotMS: 1000})
+			cs = append(cs, check{scope: i, what: Tokens, key: s.Name + ":tpm", limit: min(lim.TPM, maxLimit), amount: tokens, slotMS: 1000})
 		}
 		if lim.MaxParallel > 0 {
-			cs = append(cs, check{scope: i, what: Parallel, key: s.Name + ":par", limit: lim.MaxParallel, amount: 1})
+			cs = append(cs, check{scope: i, what: Parallel, key: s.Name + ":par", limit: min(lim.MaxParallel, maxLimit), amount: 1})
 		}
 		if lim.BudgetUSD != nil {
 			p, _ := ParsePeriod(string(lim.BudgetPeriod)) // validated when set
 			id, since, end := p.span(now)
 			// Every request reserves at least one nano-USD, so a spent
 			// budget refuses even requests that claim to cost nothing.
-			c := check{scope: i, what: Budget, key: s.Name + ":usd:" + id, limit: lim.BudgetUSD.Nano(), amount: max(req.Cost, 1),
+			c := check{scope: i, what: Budget, key: s.Name + ":usd:" + id, limit: min(max(lim.BudgetUSD.Nano(), 0), maxLimit), amount: max(cost, 1),
 				slotMS: p.slot().Milliseconds(), since: since, period: p}
 			if !end.IsZero() {
 				c.endMS = end.UnixMilli()
@@ -408,9 +418,9 @@ func (l *Limiter) Settle(ctx context.Context, t *Ticket, used Used) {
 		for i := range t.settles {
 			switch t.settles[i].what {
 			case Tokens:
-				t.settles[i].actual = used.Tokens
+				t.settles[i].actual = clampAmount(used.Tokens)
 			case Budget:
-				t.settles[i].actual = used.Cost
+				t.settles[i].actual = clampAmount(used.Cost)
 			}
 		}
 		if err := l.b.settle(ctx, t.member, t.settles); err != nil {
@@ -462,7 +472,7 @@ func refusal(req *Request, cs []check, o outcome, st Status) *Refusal {
 		r.Message = fmt.Sprintf("rate limit reached: %s allows %d requests per minute", who, c.limit)
 	case Tokens:
 		if c.amount > c.limit {
-			r.Message = fmt.Sprintf("request too large: it may use %d tokens (estimated input plus max_tokens), more than the %d tokens per minute %s allows; lower max_tokens", c.amount, c.limit, who)
+			r.Message = fmt.Sprintf("request too large: it may use %s tokens (estimated input plus max_tokens), more than the %d tokens per minute %s allows; lower max_tokens", atLeast(c.amount, strconv.FormatInt(c.amount, 10)), c.limit, who)
 		} else {
 			r.Message = fmt.Sprintf("rate limit reached: %s allows %d tokens per minute; %d are used and this request may use %d", who, c.limit, used, c.amount)
 		}
@@ -472,14 +482,27 @@ func refusal(req *Request, cs []check, o outcome, st Status) *Refusal {
 	case Budget:
 		left := max(c.limit-used, 0)
 		span := map[byte]string{'t': "total", 'd': "daily", 'm': "monthly", 'r': "rolling " + string(s.Limits.BudgetPeriod)}[c.period.kind]
-		if used >= c.limit {
+		switch {
+		case c.amount > c.limit:
+			r.Message = fmt.Sprintf("request too large: its worst-case cost of %s USD is more than the whole %s budget of %s USD for %s; lower max_tokens",
+				atLeast(c.amount, units.FormatNano(c.amount, 0)), span, units.FormatNano(c.limit, 0), who)
+		case used >= c.limit:
 			r.Message = fmt.Sprintf("budget exhausted: the %s budget of %s USD for %s is spent", span, units.FormatNano(c.limit, 0), who)
-		} else {
+		default:
 			r.Message = fmt.Sprintf("budget insufficient: %s USD of the %s budget of %s USD for %s is left (in-flight requests included), less than this request's worst-case cost of %s USD; lower max_tokens",
 				units.FormatNano(left, 0), span, units.FormatNano(c.limit, 0), who, units.FormatNano(c.amount, 0))
 		}
 	}
 	return r
+}
+
+// atLeast is an amount as shown to the client: s, or "at least s" when
+// the amount asked for was cut down to maxAmount.
+func atLeast(n int64, s string) string {
+	if n >= maxAmount {
+		return "at least " + s
+	}
+	return s
 }
 
 func scopeWords(s Scope) string {

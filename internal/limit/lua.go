@@ -10,9 +10,11 @@ package limit
 // deadlines computed here, are on one clock. The arguments each script
 // documents follow it.
 //
-// Numbers are Lua doubles: exact up to 2^53, which MaxBudgetUSD respects.
-// They go back to Redis through fmt() so that large values are never
-// written in exponent form.
+// Numbers are Lua doubles: exact up to 2^53. Go sends no amount or limit
+// outside [0, 2^53] (maxAmount), and what the scripts store they keep
+// within it (MAX), so no sum leaves the exact range or overflows Redis's
+// integers. Values go back to Redis through fmt() so that large ones are
+// never written in exponent form.
 //
 // Keys, per check's base key K:
 //
@@ -24,8 +26,10 @@ package limit
 //	          K:a          hash  request id -> reserved amount
 const luaCommon = `
 local KEEP = 61
+local MAX = 9007199254740992
 local OFFSET = tonumber(ARGV[1])
 local function fmt(x) return string.format('%.0f', x) end
+local function clamp(x) return math.min(math.max(x, 0), MAX) end
 local function clock()
   local t = redis.call('TIME')
   return math.floor((tonumber(t[1]) * 1000000 + tonumber(t[2]) + OFFSET) / 1000)
@@ -38,11 +42,16 @@ local function wsum(key, cur)
     if s <= cur - KEEP then
       redis.call('HDEL', key, flat[j])
     else
-      sum = sum + v
+      sum = clamp(sum + v)
       if v > 0 and s > newest then newest = s end
     end
   end
   return sum, newest
+end
+local function addto(key, field, x)
+  local v = clamp(tonumber(redis.call('HGET', key, field) or '0') + x)
+  redis.call('HSET', key, field, fmt(v))
+  return v
 end
 local function wretry(key, cur, slotms, sum, amount, limit)
   if amount > limit then return 0 end
@@ -82,7 +91,7 @@ for i = 1, n do
     local cur = math.floor(now / slotms)
     local sum, nw = wsum(k, cur)
     used[i], newest[i], slot[i] = sum, nw, cur
-    if sum + amount > limit then fail = wretry(k, cur, slotms, sum, amount, limit) end
+    if clamp(sum + amount) > limit then fail = wretry(k, cur, slotms, sum, amount, limit) end
   elseif kind == 'p' then
     redis.call('ZREMRANGEBYSCORE', k, '-inf', fmt(now))
     local c = redis.call('ZCARD', k)
@@ -101,19 +110,19 @@ for i = 1, n do
           redis.call('HDEL', k .. ':a', m)
         end
         redis.call('ZREMRANGEBYSCORE', k .. ':l', '-inf', fmt(now))
-        redis.call('HINCRBY', k, 'r', fmt(-freed))
+        addto(k, 'r', -freed)
       end
-      local reserved = tonumber(redis.call('HGET', k, 'r') or '0')
+      local reserved = clamp(tonumber(redis.call('HGET', k, 'r') or '0'))
       local spent, nw = 0, -1
       if slotms > 0 then
         slot[i] = math.floor(now / slotms)
         spent, nw = wsum(k .. ':s', slot[i])
       else
-        spent = tonumber(redis.call('HGET', k, 'c') or '0')
+        spent = clamp(tonumber(redis.call('HGET', k, 'c') or '0'))
       end
-      used[i], newest[i], epoch[i] = spent + reserved, nw, e
-      if spent + reserved + amount > limit then
-        if spent + amount <= limit then
+      used[i], newest[i], epoch[i] = clamp(spent + reserved), nw, e
+      if clamp(used[i] + amount) > limit then
+        if clamp(spent + amount) <= limit then
           fail = now + 1000
         elseif slotms > 0 then
           fail = wretry(k .. ':s', slot[i], slotms, spent, amount, limit)
@@ -139,9 +148,9 @@ if refused == 0 then
     local slotms, endms, ttl = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
     local k = KEYS[i]
     if kind == 'w' then
-      redis.call('HINCRBY', k, fmt(slot[i]), fmt(amount))
+      addto(k, fmt(slot[i]), amount)
       redis.call('PEXPIRE', k, fmt((KEEP + 1) * slotms))
-      used[i] = used[i] + amount
+      used[i] = clamp(used[i] + amount)
       if amount > 0 then newest[i] = slot[i] end
       reset[i] = wreset(newest[i], slotms)
     elseif kind == 'p' then
@@ -149,13 +158,13 @@ if refused == 0 then
       redis.call('PEXPIRE', k, fmt(2 * lease))
       used[i] = used[i] + 1
     else
-      redis.call('HINCRBY', k .. ':a', member, fmt(amount))
+      addto(k .. ':a', member, amount)
       redis.call('ZADD', k .. ':l', fmt(now + lease), member)
-      redis.call('HINCRBY', k, 'r', fmt(amount))
+      addto(k, 'r', amount)
       for _, key in ipairs({k, k .. ':s', k .. ':l', k .. ':a'}) do
         redis.call('PEXPIRE', key, fmt(ttl))
       end
-      used[i] = used[i] + amount
+      used[i] = clamp(used[i] + amount)
       reset[i] = endms
       if slotms > 0 then reset[i] = wreset(newest[i], slotms) end
     end
@@ -178,9 +187,9 @@ const luaSeed = luaCommon + `
 local k = KEYS[1]
 if redis.call('HSETNX', k, 'e', ARGV[2]) == 0 then return 0 end
 redis.call('DEL', k .. ':s', k .. ':l', k .. ':a')
-redis.call('HSET', k, 'c', ARGV[4], 'r', '0')
+redis.call('HSET', k, 'c', fmt(clamp(tonumber(ARGV[4]))), 'r', '0')
 for j = 5, #ARGV, 2 do
-  redis.call('HSET', k .. ':s', ARGV[j], ARGV[j + 1])
+  redis.call('HSET', k .. ':s', ARGV[j], fmt(clamp(tonumber(ARGV[j + 1]))))
 end
 for _, key in ipairs({k, k .. ':s'}) do
   redis.call('PEXPIRE', key, ARGV[3])
@@ -201,8 +210,7 @@ for i = 1, #KEYS do
   local k = KEYS[i]
   if kind == 't' then
     if slot > math.floor(now / slotms) - KEEP and redis.call('HEXISTS', k, fmt(slot)) == 1 then
-      local v = redis.call('HINCRBY', k, fmt(slot), fmt(actual - amount))
-      if v < 0 then redis.call('HSET', k, fmt(slot), '0') end
+      addto(k, fmt(slot), actual - amount)
     end
   elseif kind == 'p' then
     redis.call('ZREM', k, member)
@@ -214,13 +222,13 @@ for i = 1, #KEYS do
         if r then
           redis.call('HDEL', k .. ':a', member)
           redis.call('ZREM', k .. ':l', member)
-          redis.call('HINCRBY', k, 'r', fmt(-tonumber(r)))
+          addto(k, 'r', -tonumber(r))
         end
       end
       if slotms == 0 then
-        redis.call('HINCRBY', k, 'c', fmt(actual))
+        addto(k, 'c', actual)
       elseif slot > math.floor(now / slotms) - KEEP then
-        redis.call('HINCRBY', k .. ':s', fmt(slot), fmt(actual))
+        addto(k .. ':s', fmt(slot), actual)
       end
     end
   end

@@ -70,7 +70,7 @@ func (m *Memory) admit(_ context.Context, member string, cs []check) (outcome, e
 			cur := now / c.slotMS
 			sum, nw := windowSum(w, cur)
 			o.used[i], newest[i], o.slot[i] = sum, nw, cur
-			if sum+c.amount > c.limit {
+			if addAmounts(sum, c.amount) > c.limit {
 				refuse(i, windowRetry(w, cur, c.slotMS, sum, c.amount, c.limit))
 			}
 		case Parallel:
@@ -86,11 +86,11 @@ func (m *Memory) admit(_ context.Context, member string, cs []check) (outcome, e
 				continue
 			}
 			spent, nw := b.spent(c, now)
-			o.used[i], newest[i], o.epoch[i] = spent+b.reserved, nw, b.epoch
+			o.used[i], newest[i], o.epoch[i] = addAmounts(spent, b.reserved), nw, b.epoch
 			if c.slotMS > 0 {
 				o.slot[i] = now / c.slotMS
 			}
-			if spent+b.reserved+c.amount > c.limit {
+			if addAmounts(o.used[i], c.amount) > c.limit {
 				refuse(i, budgetRetry(b, c, now, spent))
 			}
 		}
@@ -106,8 +106,8 @@ func (m *Memory) admit(_ context.Context, member string, cs []check) (outcome, e
 				w = map[int64]int64{}
 				m.windows[c.key] = w
 			}
-			w[o.slot[i]] += c.amount
-			o.used[i] += c.amount
+			w[o.slot[i]] = addAmounts(w[o.slot[i]], c.amount)
+			o.used[i] = addAmounts(o.used[i], c.amount)
 			if c.amount > 0 {
 				newest[i] = o.slot[i]
 			}
@@ -122,9 +122,9 @@ func (m *Memory) admit(_ context.Context, member string, cs []check) (outcome, e
 			o.used[i]++
 		case Budget:
 			b := m.budgets[c.key]
-			b.leases[member] += c.amount
-			b.reserved += c.amount
-			o.used[i] += c.amount
+			b.leases[member] = addAmounts(b.leases[member], c.amount)
+			b.reserved = addAmounts(b.reserved, c.amount)
+			o.used[i] = addAmounts(o.used[i], c.amount)
 			o.reset[i] = c.endMS
 			if c.slotMS > 0 {
 				o.reset[i] = windowReset(newest[i], c.slotMS)
@@ -139,7 +139,7 @@ func (m *Memory) admit(_ context.Context, member string, cs []check) (outcome, e
 // second when only in-flight reservations are in the way, or never.
 func budgetRetry(b *memBudget, c check, now, spent int64) int64 {
 	switch {
-	case spent+c.amount <= c.limit:
+	case addAmounts(spent, c.amount) <= c.limit:
 		return now + 1000 // in-flight requests hold the rest; they settle soon
 	case c.slotMS > 0:
 		return windowRetry(b.slots, now/c.slotMS, c.slotMS, spent, c.amount, c.limit)
@@ -160,10 +160,10 @@ func (m *Memory) seed(_ context.Context, c check, epoch string, total int64, byS
 	if c.slotMS > 0 {
 		b.slots = map[int64]int64{}
 		for s, v := range bySlot {
-			b.slots[s] = v
+			b.slots[s] = clampAmount(v)
 		}
 	} else {
-		b.committed = total
+		b.committed = clampAmount(total)
 	}
 	m.budgets[c.key] = b
 	return nil
@@ -178,7 +178,7 @@ func (m *Memory) settle(_ context.Context, member string, ss []settlement) error
 		case Tokens:
 			w := m.windows[s.key]
 			if v, ok := w[s.slot]; ok && s.slot > now/s.slotMS-keepSlots {
-				w[s.slot] = max(v+s.actual-s.amount, 0)
+				w[s.slot] = addAmounts(v, s.actual-s.amount) // both in [0, maxAmount]
 			}
 		case Parallel:
 			if p := m.parallel[s.key]; p != nil {
@@ -195,13 +195,13 @@ func (m *Memory) settle(_ context.Context, member string, ss []settlement) error
 			if b.epoch == s.epoch {
 				if amt, ok := b.leases[member]; ok {
 					delete(b.leases, member)
-					b.reserved -= amt
+					b.reserved = clampAmount(b.reserved - amt)
 				}
 			}
 			if s.slotMS == 0 {
-				b.committed += s.actual
+				b.committed = addAmounts(b.committed, s.actual)
 			} else if s.slot > now/s.slotMS-keepSlots {
-				b.slots[s.slot] += s.actual
+				b.slots[s.slot] = addAmounts(b.slots[s.slot], s.actual)
 			}
 		}
 	}

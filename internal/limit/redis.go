@@ -108,7 +108,8 @@ func (r *Redis) admit(ctx context.Context, member string, cs []check) (outcome, 
 			kind = "b"
 			leaseSets = append(leaseSets, keys[i]+":l")
 		}
-		args = append(args, kind, c.limit, c.amount, c.slotMS, c.endMS, r.ttl(c))
+		// Amounts and limits within what the scripts count exactly.
+		args = append(args, kind, clampAmount(c.limit), clampAmount(c.amount), c.slotMS, c.endMS, r.ttl(c))
 	}
 	res, err := scriptAdmit.Run(ctx, r.c, keys, args...).Slice()
 	if err != nil {
@@ -155,9 +156,9 @@ func parseOutcome(res []any, n int) (outcome, error) {
 }
 
 func (r *Redis) seed(ctx context.Context, c check, epoch string, total int64, bySlot map[int64]int64) error {
-	args := []any{r.offset(), epoch, r.ttl(c), total}
+	args := []any{r.offset(), epoch, r.ttl(c), clampAmount(total)}
 	for s, v := range bySlot {
-		args = append(args, strconv.FormatInt(s, 10), v)
+		args = append(args, strconv.FormatInt(s, 10), clampAmount(v))
 	}
 	return scriptSeed.Run(ctx, r.c, []string{r.prefix + c.key}, args...).Err()
 }
@@ -178,7 +179,7 @@ func (r *Redis) settle(ctx context.Context, member string, ss []settlement) erro
 			kind = "b"
 		}
 		keys = append(keys, r.prefix+s.key)
-		args = append(args, kind, s.amount, s.actual, s.slot, s.slotMS, s.epoch)
+		args = append(args, kind, clampAmount(s.amount), clampAmount(s.actual), s.slot, s.slotMS, s.epoch)
 	}
 	return scriptSettle.Run(ctx, r.c, keys, args...).Err()
 }

@@ -9,8 +9,8 @@ package limit
 // keepSlots is how many slots, the current one included, are counted.
 const keepSlots = windowSlots + 1
 
-// windowSum drops expired slots from w and returns the amount counted and
-// the newest slot holding any (or -1).
+// windowSum drops expired slots from w and returns the amount counted (at
+// most maxAmount) and the newest slot holding any (or -1).
 func windowSum(w map[int64]int64, cur int64) (sum, newest int64) {
 	newest = -1
 	for s, v := range w {
@@ -18,7 +18,7 @@ func windowSum(w map[int64]int64, cur int64) (sum, newest int64) {
 			delete(w, s)
 			continue
 		}
-		sum += v
+		sum = addAmounts(sum, v)
 		if v > 0 && s > newest {
 			newest = s
 		}
