@@ -11,6 +11,7 @@ package pricing
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/tollgate/tollgate/internal/meter"
@@ -143,6 +144,9 @@ func (p Prices) over(base *Prices) *Prices {
 	return &p
 }
 
+// errOverflow is a cost past int64: over nine billion dollars.
+var errOverflow = errors.New("cost overflows")
+
 // uint128 accumulates products without overflow.
 type uint128 struct{ hi, lo uint64 }
 
@@ -159,11 +163,11 @@ func (a uint128) divRound(d uint64) (int64, error) {
 	lo, carry := bits.Add64(a.lo, d/2, 0)
 	hi := a.hi + carry
 	if hi >= d {
-		return 0, errors.New("cost overflows")
+		return 0, errOverflow
 	}
 	q, _ := bits.Div64(hi, lo, d)
 	if q > 1<<63-1 {
-		return 0, errors.New("cost overflows")
+		return 0, errOverflow
 	}
 	return int64(q), nil
 }
@@ -172,9 +176,16 @@ func (a uint128) divRound(d uint64) (int64, error) {
 // whatever mix of fresh, cached and cache-written tokens they turn out to
 // be, and this many output tokens. Budgets reserve it before a request is
 // sent. It fails with ErrUnpriced unless input and output are priced.
+//
+// A cost past int64 is math.MaxInt64, more than any budget, and so is the
+// cost of a negative count (what an overflowed sum gives): a worst case
+// is never less than the truth.
 func (p *Prices) WorstCase(input, output int64) (int64, error) {
 	if p == nil || !p.Input.set || !p.Output.set {
 		return 0, ErrUnpriced
+	}
+	if input < 0 || output < 0 {
+		return math.MaxInt64, nil
 	}
 	var worst int64
 	for _, u := range [...]struct {
@@ -195,6 +206,9 @@ func (p *Prices) WorstCase(input, output int64) (int64, error) {
 		if err != nil {
 			if errors.Is(err, ErrUnpriced) {
 				continue // a long-prompt tier without this bucket's price
+			}
+			if errors.Is(err, errOverflow) {
+				return math.MaxInt64, nil
 			}
 			return 0, err
 		}

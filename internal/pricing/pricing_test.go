@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -146,5 +147,26 @@ func TestWorstCase(t *testing.T) {
 	var none *Prices
 	if _, err := none.WorstCase(1, 1); err != ErrUnpriced {
 		t.Errorf("nil prices: %v", err)
+	}
+}
+
+// A worst case is never less than the truth: counts whose cost is past
+// int64, and negative counts (an overflowed sum), cost the most there is.
+func TestWorstCaseOfAnySize(t *testing.T) {
+	p := &Prices{Input: MustPrice("3"), Output: MustPrice("15"), Reasoning: MustPrice("60")}
+	for _, c := range [][2]int64{
+		{0, math.MaxInt64}, {math.MaxInt64, 0}, {math.MaxInt64, math.MaxInt64}, {1 << 62, 1 << 62},
+		{-1, 1000}, {1000, -1}, {math.MinInt64, math.MinInt64}, {0, math.MinInt64},
+	} {
+		if got, err := p.WorstCase(c[0], c[1]); err != nil || got != math.MaxInt64 {
+			t.Errorf("WorstCase(%d, %d) = %d, %v; want math.MaxInt64", c[0], c[1], got, err)
+		}
+	}
+	// Large, but within int64: exact (all output as reasoning, at 60).
+	if got, err := p.WorstCase(0, 1<<40); err != nil || got != 65_970_697_666_560_000 {
+		t.Errorf("WorstCase(0, 2^40) = %d, %v", got, err)
+	}
+	if _, err := (&Prices{Input: MustPrice("1")}).WorstCase(-1, -1); err != ErrUnpriced {
+		t.Errorf("unpriced, negative counts: %v", err)
 	}
 }
