@@ -192,6 +192,12 @@ type Tool struct {
 	Strict       *bool          `json:"strict,omitempty"`
 	CacheControl jsontext.Value `json:"cache_control,omitzero"`
 
+	// Loading and calling hints of current tool definitions.
+	DeferLoading        bool           `json:"defer_loading,omitzero"`
+	InputExamples       jsontext.Value `json:"input_examples,omitzero"`
+	AllowedCallers      []string       `json:"allowed_callers,omitempty"`
+	EagerInputStreaming *bool          `json:"eager_input_streaming,omitempty"`
+
 	Extra jsontext.Value `json:",embed"`
 }
 
