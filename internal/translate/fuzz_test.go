@@ -73,15 +73,18 @@ func FuzzMessagesToChat(f *testing.F) {
 		if jsonx.Unmarshal(body, &in) != nil {
 			return
 		}
-		out, _, err := MessagesToChat(&in, "u", Caps{}, PolicyDefault, goldenSigner)
-		if err != nil {
-			if _, ok := err.(*RequestError); !ok {
-				t.Fatalf("non-request error %T: %v", err, err)
+		// Default capabilities, and those that reshape the conversation.
+		for _, caps := range []Caps{{}, {LeadingSystemOnly: true, Reasoning: ReasoningDeepSeek, FileParts: true}} {
+			out, _, err := MessagesToChat(&in, "u", caps, PolicyDefault, goldenSigner)
+			if err != nil {
+				if _, ok := err.(*RequestError); !ok {
+					t.Fatalf("non-request error %T: %v", err, err)
+				}
+				continue
 			}
-			return
-		}
-		if _, err := jsonx.Marshal(out); err != nil {
-			t.Fatalf("translated request does not encode: %v", err)
+			if _, err := jsonx.Marshal(out); err != nil {
+				t.Fatalf("translated request does not encode: %v", err)
+			}
 		}
 	})
 }
@@ -100,15 +103,39 @@ func FuzzChatToMessages(f *testing.F) {
 		if jsonx.Unmarshal(body, &in) != nil {
 			return
 		}
-		out, _, err := ChatToMessages(&in, "u", Caps{}, PolicyDefault, goldenSigner)
-		if err != nil {
-			if _, ok := err.(*RequestError); !ok {
-				t.Fatalf("non-request error %T: %v", err, err)
+		for _, caps := range []Caps{{}, {SystemMessages: true, Thinking: ThinkingAdaptive, OutputFormat: true}} {
+			out, _, err := ChatToMessages(&in, "u", caps, PolicyDefault, goldenSigner)
+			if err != nil {
+				if _, ok := err.(*RequestError); !ok {
+					t.Fatalf("non-request error %T: %v", err, err)
+				}
+				continue
 			}
-			return
-		}
-		if _, err := jsonx.Marshal(out); err != nil {
-			t.Fatalf("translated request does not encode: %v", err)
+			if _, err := jsonx.Marshal(out); err != nil {
+				t.Fatalf("translated request does not encode: %v", err)
+			}
+			if caps.SystemMessages {
+				checkSystemPlacement(t, out.Messages)
+			}
 		}
 	})
+}
+
+// checkSystemPlacement asserts Anthropic's placement rules for system
+// messages inside messages: after a user message, before an assistant
+// message or last, never first.
+func checkSystemPlacement(t *testing.T, msgs []anthropic.Message) {
+	t.Helper()
+	for i, m := range msgs {
+		if m.Role != "system" {
+			continue
+		}
+		if i == 0 || msgs[i-1].Role != "user" || (i+1 < len(msgs) && msgs[i+1].Role != "assistant") {
+			roles := make([]string, len(msgs))
+			for k := range msgs {
+				roles[k] = msgs[k].Role
+			}
+			t.Fatalf("system message at %d breaks the placement rules: %q", i, roles)
+		}
+	}
 }

@@ -67,11 +67,17 @@ func a2oTopLevel(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan
 	if in.Metadata != nil && in.Metadata.UserID != "" {
 		out.User = in.Metadata.UserID
 	}
-	if len(in.MCPServers) > 0 && string(in.MCPServers) != "[]" {
-		return p.contract("mcp_servers", "MCP servers run on Anthropic's side and cannot be used with this model's upstream")
+	if !emptyJSON(in.MCPServers) {
+		if err := p.contract("mcp_servers", "MCP servers run on Anthropic's side and cannot be used with this model's upstream"); err != nil {
+			return err
+		}
 	}
-	if len(in.Container) > 0 && string(in.Container) != "null" {
-		return p.contract("container", "code-execution containers run on Anthropic's side and cannot be used with this model's upstream")
+	if !emptyJSON(in.Container) {
+		if err := p.contract("container", "code-execution containers run on Anthropic's side and cannot be used with this model's upstream"); err != nil {
+			return err
+		}
+	} else if len(in.Container) > 0 && string(in.Container) != "null" {
+		p.drop("container") // an empty container asks for nothing
 	}
 	for _, a := range []struct {
 		param   string
@@ -86,6 +92,11 @@ func a2oTopLevel(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan
 			}
 		}
 	}
+	if in.OutputConfig != nil {
+		if err := unknownMembers(in.OutputConfig.Extra, "output_config.", p); err != nil {
+			return err
+		}
+	}
 	if format := outputFormat(in); len(format) > 0 {
 		rf, err := a2oResponseFormat(format)
 		if err != nil {
@@ -93,7 +104,17 @@ func a2oTopLevel(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan
 		}
 		out.ResponseFormat = rf
 	}
-	return unknownMembers(in.Extra, p)
+	return unknownMembers(in.Extra, "", p)
+}
+
+// emptyJSON reports whether a raw member is absent or asks for nothing:
+// null, "", [] or {}.
+func emptyJSON(v jsontext.Value) bool {
+	switch strings.TrimSpace(string(v)) {
+	case "", "null", `""`, "[]", "{}":
+		return true
+	}
+	return false
 }
 
 func outputFormat(in *anthropic.MessagesRequest) jsontext.Value {
@@ -119,8 +140,26 @@ func a2oResponseFormat(format jsontext.Value) (jsontext.Value, error) {
 	})
 }
 
-// unknownMembers reports top-level members the translator does not know.
-func unknownMembers(extra jsontext.Value, p *Plan) error {
+// knownMembers are request members of current Anthropic clients that have
+// no Chat Completions counterpart, with why they are not sent. They are
+// advisory: dropped and reported (refused under PolicyStrict).
+var knownMembers = map[string]string{
+	"speed":                     "fast mode is an Anthropic inference option",
+	"diagnostics":               "prompt-cache diagnostics come from Anthropic's cache",
+	"fallbacks":                 "fallback models are chosen by tollgate's routing, not by the upstream",
+	"fallback_credit_token":     "fallback models are chosen by tollgate's routing, not by the upstream",
+	"compaction":                "server-side compaction runs on Anthropic's side",
+	"output_config.task_budget": "task budgets are an Anthropic agent-loop option",
+}
+
+// transportMembers name the API version and beta features in the body
+// (the Bedrock and Vertex spellings, or SDK beta paths): like the
+// anthropic-beta header they are dropped and reported, never refused.
+var transportMembers = map[string]bool{"anthropic_version": true, "anthropic_beta": true, "betas": true}
+
+// unknownMembers reports members (of the request, or of the object whose
+// path is prefix) that the translator does not carry.
+func unknownMembers(extra jsontext.Value, prefix string, p *Plan) error {
 	if len(extra) == 0 {
 		return nil
 	}
@@ -129,7 +168,16 @@ func unknownMembers(extra jsontext.Value, p *Plan) error {
 		return nil
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if err := p.advisory(k, "unknown parameter, not translated"); err != nil {
+		k = prefix + k
+		if transportMembers[k] {
+			p.drop(k)
+			continue
+		}
+		why, ok := knownMembers[k]
+		if !ok {
+			why = "unknown parameter, not translated"
+		}
+		if err := p.advisory(k, why); err != nil {
 			return err
 		}
 	}
@@ -160,7 +208,17 @@ func a2oMessages(in *anthropic.MessagesRequest, p *Plan) ([]openai.ChatMessage, 
 	// tool results: OpenAI needs the tool messages right after the calls,
 	// so these follow the results.
 	var held []openai.ChatMessage
+	first, firstBlock, err := compactedFrom(in.Messages)
+	if err != nil {
+		return nil, err
+	}
 	for i, m := range in.Messages {
+		if i < first {
+			continue
+		}
+		if i == first {
+			m.Content.Blocks = m.Content.Blocks[firstBlock:]
+		}
 		if err := messageMembers(i, m, p); err != nil {
 			return nil, err
 		}
@@ -202,6 +260,28 @@ func a2oMessages(in *anthropic.MessagesRequest, p *Plan) ([]openai.ChatMessage, 
 	return out, nil
 }
 
+// compactedFrom finds where the conversation starts: at its last
+// compaction block, whose summary replaces everything before it (as
+// Anthropic does), or at the beginning. A compaction whose summary is
+// encrypted only cannot be read by another model and is refused.
+func compactedFrom(msgs []anthropic.Message) (int, int, error) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		blocks := msgs[i].Content.Blocks
+		for j := len(blocks) - 1; j >= 0; j-- {
+			b := blocks[j]
+			if b.Type != "compaction" || msgs[i].Role != "assistant" {
+				continue
+			}
+			if b.Content == nil || len(b.Content.Blocks) == 0 {
+				path := fmt.Sprintf("messages[%d].content[%d]", i, j)
+				return 0, 0, badRequest(path, "%s: a compaction block without its summary text cannot be sent to this model's upstream", path)
+			}
+			return i, j, nil
+		}
+	}
+	return 0, 0, nil
+}
+
 func textContent(s string) openai.MessageContent {
 	return openai.MessageContent{IsString: true, Text: s}
 }
@@ -241,13 +321,19 @@ func a2oUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, h
 			if b.Text != "" {
 				parts = append(parts, openai.Part{Type: "text", Text: b.Text})
 			}
-		case "image", "document":
-			part, err := mediaPart(b, path(), p)
+		case "image", "document", "search_result":
+			more, err := blockParts(b, path(), p)
 			if err != nil {
 				return nil, err
 			}
-			if part != nil {
-				parts = append(parts, *part)
+			parts = append(parts, more...)
+		case "container_upload":
+			if err := p.contract(path(), "files uploaded to Anthropic's code-execution container cannot be used with this model's upstream"); err != nil {
+				return nil, err
+			}
+		case "tool_addition", "tool_removal":
+			if err := p.contract(path(), toolChangeRefusal); err != nil {
+				return nil, err
 			}
 		default:
 			if err := p.contract(path(), fmt.Sprintf("content blocks of type %q cannot be sent to this model's upstream", b.Type)); err != nil {
@@ -260,6 +346,10 @@ func a2oUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, h
 	}
 	return out, nil
 }
+
+// toolChangeRefusal is why mid-conversation tool changes are refused: Chat
+// Completions tools apply to the whole request.
+const toolChangeRefusal = "mid-conversation tool changes (tool_addition, tool_removal) cannot be expressed to this model's upstream"
 
 // appendUser adds parts as a user message, merged into a directly
 // preceding user message (some chat templates require alternation).
@@ -278,25 +368,39 @@ func appendUser(out []openai.ChatMessage, parts []openai.Part) []openai.ChatMess
 	return append(out, openai.ChatMessage{Role: "user", Content: openai.MessageContent{Parts: parts}})
 }
 
-// toolResultContent flattens a tool_result into the text of a tool message;
-// images and documents cannot travel in a tool message, so they come back
-// as parts for a user message that follows, with a placeholder in the text.
+// toolResultContent flattens a tool_result into the text of a tool message.
+// Images and PDFs cannot travel in a tool message, so they come back as
+// parts for a user message that follows, with a placeholder in the text.
 func toolResultContent(b anthropic.Block, path string, p *Plan) (string, []openai.Part, error) {
 	var texts []string
 	var media []openai.Part
 	if b.Content != nil {
 		for k, c := range b.Content.Blocks {
+			cpath := fmt.Sprintf("%s.content[%d]", path, k)
 			switch c.Type {
 			case "text":
 				texts = append(texts, c.Text)
-			case "image", "document":
-				part, err := mediaPart(c, fmt.Sprintf("%s.content[%d]", path, k), p)
+			case "image", "document", "search_result":
+				parts, err := blockParts(c, cpath, p)
 				if err != nil {
 					return "", nil, err
 				}
-				if part != nil {
-					media = append(media, *part)
-					texts = append(texts, "[image omitted: see next message]")
+				for _, part := range parts {
+					switch part.Type {
+					case "text":
+						texts = append(texts, part.Text)
+					case "file":
+						media = append(media, part)
+						texts = append(texts, "[document omitted: see next message]")
+					default:
+						media = append(media, part)
+						texts = append(texts, "[image omitted: see next message]")
+					}
+				}
+			case "tool_reference":
+				// Loads a deferred tool; every tool is sent upstream already.
+				if err := p.advisory("tool_reference", "the upstream gets every tool from the start"); err != nil {
+					return "", nil, err
 				}
 			default:
 				if err := p.contract(path, fmt.Sprintf("tool results with %q content cannot be sent to this model's upstream", c.Type)); err != nil {
@@ -313,19 +417,58 @@ func toolResultContent(b anthropic.Block, path string, p *Plan) (string, []opena
 	return text, media, nil
 }
 
-// mediaPart converts an image or document block to a content part.
-func mediaPart(b anthropic.Block, path string, p *Plan) (*openai.Part, error) {
-	s := b.Source
-	if s == nil {
-		return nil, badRequest(path, "%s: %s block without a source", path, b.Type)
+// blockParts converts an image, document or search_result block to
+// content parts.
+func blockParts(b anthropic.Block, path string, p *Plan) ([]openai.Part, error) {
+	if b.Type != "image" && citationsOn(b.Citations) {
+		// The answer would carry no citations blocks.
+		if err := p.advisory("citations", "the upstream does not cite sources"); err != nil {
+			return nil, err
+		}
 	}
+	s := b.Source
 	switch {
+	case b.Type == "search_result":
+		if text := searchResultText(b); text != "" {
+			return []openai.Part{{Type: "text", Text: text}}, nil
+		}
+		return nil, nil
+	case s == nil:
+		return nil, badRequest(path, "%s: %s block without a source", path, b.Type)
 	case b.Type == "image" && s.Type == "base64":
-		return &openai.Part{Type: "image_url", ImageURL: &openai.ImageURL{URL: "data:" + s.MediaType + ";base64," + s.Data}}, nil
+		return []openai.Part{{Type: "image_url", ImageURL: &openai.ImageURL{URL: "data:" + s.MediaType + ";base64," + s.Data}}}, nil
 	case b.Type == "image" && s.Type == "url":
-		return &openai.Part{Type: "image_url", ImageURL: &openai.ImageURL{URL: s.URL}}, nil
+		return []openai.Part{{Type: "image_url", ImageURL: &openai.ImageURL{URL: s.URL}}}, nil
 	case b.Type == "document" && s.Type == "text":
-		return &openai.Part{Type: "text", Text: s.Data}, nil
+		if s.Data == "" {
+			return nil, nil
+		}
+		return []openai.Part{{Type: "text", Text: s.Data}}, nil
+	case b.Type == "document" && s.Type == "content":
+		// A document made of blocks: its text and images, in order.
+		var out []openai.Part
+		if s.Content != nil {
+			for k, c := range s.Content.Blocks {
+				cpath := fmt.Sprintf("%s.source.content[%d]", path, k)
+				switch c.Type {
+				case "text":
+					if c.Text != "" {
+						out = append(out, openai.Part{Type: "text", Text: c.Text})
+					}
+				case "image":
+					more, err := blockParts(c, cpath, p)
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, more...)
+				default:
+					if err := p.contract(cpath, fmt.Sprintf("document content of type %q cannot be sent to this model's upstream", c.Type)); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		return out, nil
 	case b.Type == "document" && s.Type == "base64" && s.MediaType == "application/pdf":
 		if !p.Caps.FileParts {
 			return nil, p.contract(path, "PDF documents are not supported by this model's upstream")
@@ -334,10 +477,43 @@ func mediaPart(b anthropic.Block, path string, p *Plan) (*openai.Part, error) {
 		if name == "" {
 			name = "document.pdf"
 		}
-		return &openai.Part{Type: "file", File: &openai.File{Filename: name, FileData: "data:application/pdf;base64," + s.Data}}, nil
+		return []openai.Part{{Type: "file", File: &openai.File{Filename: name, FileData: "data:application/pdf;base64," + s.Data}}}, nil
+	case s.Type == "file":
+		return nil, p.contract(path, fmt.Sprintf("%s blocks from the Files API (file_id) refer to Anthropic's file store and cannot be sent to this model's upstream", b.Type))
 	default:
 		return nil, p.contract(path, fmt.Sprintf("%s sources of type %q cannot be sent to this model's upstream", b.Type, s.Type))
 	}
+}
+
+// citationsOn reports whether a document or search_result asks for
+// citations ({"enabled": true}).
+func citationsOn(c jsontext.Value) bool {
+	var v struct {
+		Enabled bool `json:"enabled"`
+	}
+	return len(c) > 0 && c.Kind() == '{' && jsonx.Unmarshal(c, &v) == nil && v.Enabled
+}
+
+// searchResultText renders a search_result as text: its title and source
+// on the first lines, then its content.
+func searchResultText(b anthropic.Block) string {
+	var head []string
+	if b.Title != "" {
+		head = append(head, b.Title)
+	}
+	if b.Source != nil && b.Source.Ref != "" {
+		head = append(head, b.Source.Ref)
+	}
+	var body []string
+	if b.Content != nil {
+		for _, c := range b.Content.Blocks {
+			if c.Type == "text" && c.Text != "" {
+				body = append(body, c.Text)
+			}
+		}
+	}
+	parts := slices.DeleteFunc([]string{strings.Join(head, "\n"), strings.Join(body, "\n\n")}, func(s string) bool { return s == "" })
+	return strings.Join(parts, "\n\n")
 }
 
 func a2oAssistantMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, p *Plan) ([]openai.ChatMessage, error) {
@@ -359,11 +535,24 @@ func a2oAssistantMessage(out []openai.ChatMessage, i int, blocks []anthropic.Blo
 			})
 		case "thinking":
 			reasoning.WriteString(b.Thinking)
+		case "compaction":
+			// The summary that stands for the conversation before it
+			// (a2oMessages left that out).
+			if b.Content != nil {
+				for _, c := range b.Content.Blocks {
+					text.WriteString(c.Text)
+				}
+			}
 		case "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result",
 			"code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result",
-			"mcp_tool_use", "mcp_tool_result", "container_upload":
+			"tool_search_tool_result", "advisor_tool_result", "mcp_tool_use", "mcp_tool_result", "mcp_tool_listing",
+			"container_upload", "fallback":
 			// Produced and consumed on Anthropic's side: nothing upstream can use.
 			p.drop(b.Type)
+		case "tool_addition", "tool_removal":
+			if err := p.contract(fmt.Sprintf("messages[%d]", i), toolChangeRefusal); err != nil {
+				return nil, err
+			}
 		default:
 			if err := p.contract(fmt.Sprintf("messages[%d]", i), fmt.Sprintf("assistant content blocks of type %q cannot be sent to this model's upstream", b.Type)); err != nil {
 				return nil, err
@@ -400,27 +589,40 @@ func a2oAssistantMessage(out []openai.ChatMessage, i int, blocks []anthropic.Blo
 
 // a2oTools converts tools and tool_choice (§1.5).
 func a2oTools(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
-	var serverTools []string
+	var unsent []string // names of tools the upstream does not get
 	for i, t := range in.Tools {
-		if t.Type != "" && t.Type != "custom" {
-			serverTools = append(serverTools, t.Name)
-			if err := p.advisory(fmt.Sprintf("tools[%d]", i), fmt.Sprintf("server tool %q runs on Anthropic's side", t.Type)); err != nil {
+		path := fmt.Sprintf("tools[%d]", i)
+		def, why := functionFor(t)
+		if def == nil {
+			unsent = append(unsent, t.Name)
+			if err := p.advisory(path, why); err != nil {
 				return err
 			}
 			continue
 		}
-		if len(t.CacheControl) > 0 {
-			if err := p.advisory("cache_control", "the upstream has no prompt-cache breakpoints"); err != nil {
+		if len(t.AllowedCallers) > 0 && !slices.Contains(t.AllowedCallers, "direct") {
+			unsent = append(unsent, t.Name)
+			if err := p.advisory(path, "a tool callable only from Anthropic's code execution cannot be used with this model's upstream"); err != nil {
 				return err
 			}
+			continue
 		}
-		params := t.InputSchema
-		if len(params) == 0 {
-			params = jsontext.Value(`{"type":"object","properties":{}}`)
+		for _, h := range []struct {
+			param, why string
+			present    bool
+		}{
+			{"cache_control", "the upstream has no prompt-cache breakpoints", len(t.CacheControl) > 0},
+			{"defer_loading", "the upstream gets every tool from the start", t.DeferLoading},
+			{"input_examples", "the upstream has no tool input examples", !emptyJSON(t.InputExamples)},
+		} {
+			if h.present {
+				if err := p.advisory(h.param, h.why); err != nil {
+					return err
+				}
+			}
 		}
-		out.Tools = append(out.Tools, openai.Tool{Type: "function", Function: openai.Function{
-			Name: p.upstreamToolName(t.Name), Description: t.Description, Parameters: params, Strict: t.Strict,
-		}})
+		def.Name = p.upstreamToolName(def.Name)
+		out.Tools = append(out.Tools, openai.Tool{Type: "function", Function: *def})
 	}
 	tc := in.ToolChoice
 	if tc == nil {
@@ -435,10 +637,8 @@ func a2oTools(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) e
 	case "none":
 		choice = `"none"`
 	case "tool":
-		for _, s := range serverTools {
-			if s == tc.Name {
-				return p.contract("tool_choice", fmt.Sprintf("forced server tool %q cannot run on this model's upstream", tc.Name))
-			}
+		if slices.Contains(unsent, tc.Name) {
+			return p.contract("tool_choice", fmt.Sprintf("forced tool %q cannot be used with this model's upstream", tc.Name))
 		}
 		name, _ := jsonx.Marshal(p.upstreamToolName(tc.Name))
 		choice = `{"type":"function","function":{"name":` + string(name) + `}}`

@@ -72,8 +72,15 @@ func a2oSystemMessage(msgs []anthropic.Message, i int, p *Plan) (*openai.ChatMes
 	m := msgs[i]
 	var texts []string
 	for j, b := range m.Content.Blocks {
-		if b.Type != "text" {
-			path := fmt.Sprintf("messages[%d].content[%d]", i, j)
+		path := fmt.Sprintf("messages[%d].content[%d]", i, j)
+		switch b.Type {
+		case "text":
+		case "tool_addition", "tool_removal":
+			if err := p.contract(path, toolChangeRefusal); err != nil {
+				return nil, err
+			}
+			continue
+		default:
 			return nil, badRequest(path, "%s: system messages take text blocks only, got %q", path, b.Type)
 		}
 		if len(b.CacheControl) > 0 {
