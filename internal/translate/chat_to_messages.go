@@ -26,7 +26,7 @@ var advisoryChatParams = map[string]bool{
 	"presence_penalty": true, "frequency_penalty": true, "logit_bias": true, "seed": true,
 	"prediction": true, "store": true, "metadata": true, "service_tier": true,
 	"prompt_cache_key": true, "verbosity": true, "prompt_cache_retention": true,
-	"web_search_options": true,
+	"web_search_options": true, "moderation": true, "prompt_cache_options": true,
 }
 
 // ChatToMessages translates a Chat Completions request into a Messages

@@ -211,6 +211,8 @@ var fieldCases = []fieldCase{
 		req:      `{"model":"m","messages":[{"role":"system","content":"top"},{"role":"user","content":"a"},{"role":"developer","content":"D"},{"role":"assistant","content":"b"},{"role":"system","content":"S"},{"role":"user","content":"c"}]}`,
 		decision: "translated", want: map[string]string{"system": `[{"type":"text","text":"top"}]`, "messages.#.role": `["user","system","assistant","user","system"]`,
 			"messages.1.content": `[{"type":"text","text":"D"}]`, "messages.4.content": `[{"type":"text","text":"S"}]`}},
+	{row: "`moderation`, `prompt_cache_options`", o2a: true, req: `{"model":"m","messages":[{"role":"user","content":"a"}],"moderation":{"input":true},"prompt_cache_options":{"mode":"explicit"}}`,
+		decision: "dropped", param: "moderation", absent: []string{"moderation", "prompt_cache_options"}},
 }
 
 func translateCase(t *testing.T, tc fieldCase, policy Policy) ([]byte, *Plan, error) {
