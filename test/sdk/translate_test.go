@@ -1610,3 +1610,104 @@ func TestTranslateSyntheticSignatureAcrossModels(t *testing.T) {
 		t.Errorf("upstream thinking: got %s, want none", v)
 	}
 }
+
+// TestTranslateAnthropicClientSystemMessages: Claude Code puts
+// {"role":"system"} entries inside messages (mid-conversation system
+// reminders). On gpt-test each becomes a system message where it stands;
+// one between a tool call and its result follows the tool message, which
+// OpenAI wants right after the call.
+func TestTranslateAnthropicClientSystemMessages(t *testing.T) {
+	t.Parallel()
+	bash := anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{Name: "Bash", Description: anthropic.String("Run a command"),
+		InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{"command": map[string]any{"type": "string"}}, Required: []string{"command"}}}}
+	system := func(blocks ...anthropic.ContentBlockParamUnion) anthropic.MessageParam {
+		return anthropic.MessageParam{Role: anthropic.MessageParamRoleSystem, Content: blocks}
+	}
+	params := anthropic.MessageNewParams{
+		Model: "gpt-test", MaxTokens: 1024, Tools: []anthropic.ToolUnionParam{bash},
+		System: []anthropic.TextBlockParam{{Text: "You are a coding agent."}},
+		Messages: []anthropic.MessageParam{
+			anthropic.NewUserMessage(anthropic.NewTextBlock("<system-reminder>\nUse go test.\n</system-reminder>"), anthropic.NewTextBlock("run the tests")),
+			system(anthropic.NewTextBlock("Skills available: review.")),
+			anthropic.NewAssistantMessage(anthropic.NewToolUseBlock("toolu_01Bash", map[string]any{"command": "go test ./..."}, "Bash")),
+			system(anthropic.NewTextBlock("Plan mode is active."), anthropic.NewTextBlock("Do not edit files.")),
+			anthropic.NewUserMessage(anthropic.NewToolResultBlock("toolu_01Bash", "ok  \tgithub.com/x/y\t0.2s", false), anthropic.NewTextBlock("and now?")),
+			system(anthropic.NewTextBlock("placeholder")), // sent as a plain string, below
+		},
+	}
+	// The last entry's content as a plain string, as Claude Code sends it.
+	asString := option.WithJSONSet("messages.5.content", "The todo list is empty.")
+	wantRoles := []string{"system", "user", "system", "assistant", "tool", "system", "user", "system"}
+	wantSystem := map[int]string{0: "You are a coding agent.", 2: "Skills available: review.", 5: "Plan mode is active.\n\nDo not edit files.", 7: "The todo list is empty."}
+
+	for _, streaming := range []bool{false, true} {
+		t.Run(modeName(streaming), func(t *testing.T) {
+			t.Parallel()
+			rep := upstreamtest.Reply{Body: oaiCompletion(`{"role":"assistant","content":"All tests pass.","refusal":null}`, "stop", oaiUsage(120, 0, 5))}
+			if streaming {
+				rep = upstreamtest.Reply{Gap: eventGap, Events: eventList(
+					oaiChunk(`{"role":"assistant","content":""}`, ""), oaiChunk(`{"content":"All tests"}`, ""), oaiChunk(`{"content":" pass."}`, ""),
+					oaiChunk(`{}`, "stop"), oaiUsageChunk(oaiUsage(120, 0, 5)), oaiDone)}
+			}
+			up := staticUpstream(t, rep)
+			capture := new(clientCapture)
+			client := anthropicClient(startGateway(t, unusedUpstream(t), up), option.WithAPIKey(masterKey), option.WithMiddleware(capture.middleware))
+			msg, _ := askAnthropic(t, client, params, streaming, asString)
+
+			if len(msg.Content) != 1 || msg.Content[0].Text != "All tests pass." || msg.StopReason != anthropic.StopReasonEndTurn {
+				t.Errorf("answer: got %s, want one text block \"All tests pass.\" ending end_turn", msg.RawJSON())
+			}
+			_, sent := capture.sent(t)
+			var sentBody struct {
+				Messages []struct {
+					Role    string          `json:"role"`
+					Content json.RawMessage `json:"content"`
+				} `json:"messages"`
+			}
+			if err := json.Unmarshal(sent, &sentBody); err != nil || len(sentBody.Messages) != 6 {
+				t.Fatalf("the SDK's request: %v: %s", err, sent)
+			}
+			if m := sentBody.Messages[5]; m.Role != "system" || string(m.Content) != `"The todo list is empty."` {
+				t.Fatalf("the SDK sent messages[5] %s %s, want a system entry with string content", m.Role, m.Content)
+			}
+
+			_, body := openAIUpstreamRequest(t, up)
+			var roles []string
+			for _, m := range body.Messages {
+				roles = append(roles, m.Role)
+			}
+			if !slices.Equal(roles, wantRoles) {
+				t.Fatalf("upstream roles: got %q, want %q\n%s", roles, wantRoles, body.raw["messages"])
+			}
+			for i, want := range wantSystem {
+				if got := body.Messages[i].text(t); got != want {
+					t.Errorf("upstream messages[%d]: got %q, want %q", i, got, want)
+				}
+			}
+			if m := body.Messages[4]; m.ToolCallID != "toolu_01Bash" {
+				t.Errorf("upstream messages[4]: got tool_call_id %q, want the tool result right after the call", m.ToolCallID)
+			}
+			if got := body.Messages[6].text(t); got != "and now?" {
+				t.Errorf("upstream messages[6]: got %q, want the user's text after the held system message", got)
+			}
+		})
+	}
+
+	t.Run("image refused", func(t *testing.T) {
+		t.Parallel()
+		up := unusedUpstream(t)
+		client := anthropicClient(startGateway(t, unusedUpstream(t), up))
+		_, err := client.Messages.New(callContext(t), anthropic.MessageNewParams{
+			Model: "gpt-test", MaxTokens: 64,
+			Messages: []anthropic.MessageParam{
+				anthropic.NewUserMessage(anthropic.NewTextBlock("hi")),
+				system(anthropic.NewTextBlock("look:"), anthropic.NewImageBlockBase64("image/png", pngBase64)),
+			},
+		})
+		apiErr := anthropicError(t, err, http.StatusBadRequest, "invalid_request_error")
+		if !strings.Contains(apiErr.RawJSON(), `messages[1].content[1]: system messages take text blocks only`) {
+			t.Errorf("error body: got %s, want it to name messages[1].content[1]", apiErr.RawJSON())
+		}
+		noRequests(t, up)
+	})
+}
