@@ -30,6 +30,11 @@ import (
 // An entry with clear_at "next_user_message" is shown to the model only
 // until a later user turn exists; after that it is left out, as Anthropic
 // does.
+//
+// The other way, Chat system and developer messages join the top-level
+// system prompt wherever they stand, which every Anthropic model takes; on
+// models that take mid-conversation system messages (Caps.SystemMessages)
+// the later ones stay in the conversation instead (placeSystemMessages).
 
 // messageMembers reports members of messages[i] the translation does not
 // carry: a message-wide cache breakpoint, a system message's per-turn
