@@ -14,7 +14,7 @@ import (
 // Names tollgate is configured with; direct, reverseproxy and nginx are sent
 // the upstream model names instead, which tollgate rewrites to.
 const (
-	tollgateMasterKey   = "sk-bench"
+	tollgateMasterKey   = "sk-bench-0123456789abcdef0123456789abcdef"
 	tollgateModelOpenAI = "bench-o"
 	tollgateModelAnthr  = "bench-a"
 	upstreamModelOpenAI = "gpt-bench"

@@ -174,12 +174,7 @@ models:
 	if n := len(broken.Requests()); n != 2 {
 		t.Errorf("the broken target was asked %d times, want 2", n)
 	}
-	resp, err := srv.Client().Get(srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	metrics := scrape(t, srv)
 	for _, want := range []string{`tollgate_circuit_breaker_state{model="m",target="broken/b"} 2`, `tollgate_circuit_breaker_state{model="m",target="ok/o"} 0`} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("metrics lack %s", want)
@@ -276,12 +271,7 @@ models: [ { name: m, aliases: [a], targets: [ { provider: dead, model: d }, { pr
 	for _, model := range []string{"a", "m", "no-such-model"} {
 		ask(t, srv, model, false)
 	}
-	resp, err := srv.Client().Get(srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := scrape(t, srv)
 	for _, want := range []string{
 		`tollgate_requests_total{lane="passthrough",model="m",provider="ok",status="200"} 2`,
 		`tollgate_requests_total{lane="none",model="",provider="",status="404"} 1`, // client-sent names are not labels
@@ -319,4 +309,21 @@ models:
 	if code != 500 || len(limited.Requests()) != 1 || len(broken.Requests()) != 3 || time.Since(start) > 3*time.Second {
 		t.Errorf("status %d; limited asked %d times, broken %d, in %s", code, len(limited.Requests()), len(broken.Requests()), time.Since(start))
 	}
+}
+
+// scrape reads /metrics with the master key, which it requires by default.
+func scrape(t *testing.T, srv *httptest.Server) []byte {
+	t.Helper()
+	req, _ := http.NewRequest("GET", srv.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+masterKey)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, body)
+	}
+	return body
 }

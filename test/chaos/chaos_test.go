@@ -133,7 +133,9 @@ models:
 	}
 
 	// One ledger record per request, and every attempt in it.
-	resp, err := client.Get(gw.URL + "/metrics")
+	scrape, _ := http.NewRequest("GET", gw.URL+"/metrics", nil)
+	scrape.Header.Set("Authorization", "Bearer "+master)
+	resp, err := client.Do(scrape)
 	if err != nil {
 		t.Fatal(err)
 	}
