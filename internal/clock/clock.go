@@ -6,8 +6,13 @@
 // to an RFC 3339 instant, the process's clock starts at that instant and
 // runs on from there. The test suite runs again with it set to month ends, a
 // leap day and 23:59:59 UTC, which shows any test that passes only on the
-// day or at the hour it was written. Durations are unaffected: Now keeps the
-// monotonic reading, so time.Since and time.Until on its values stay exact.
+// day or at the hour it was written.
+//
+// Durations: Now's monotonic reading is moved with it, so a duration
+// between two Now values is exact, and one between a Now value and the
+// system clock (time.Since, time.Until) is off by the offset. Code that
+// measures durations takes both ends from time.Now (or both from Now); it
+// turns such an origin into a date with Moved.
 package clock
 
 import (
@@ -41,6 +46,15 @@ func Now() time.Time {
 		return time.Now()
 	}
 	return time.Now().Add(offset)
+}
+
+// Moved turns an instant read from the system clock (time.Now) into the
+// process's clock.
+func Moved(t time.Time) time.Time {
+	if offset == 0 {
+		return t
+	}
+	return t.Add(offset)
 }
 
 // Offset is how far Now is from the system clock: zero unless

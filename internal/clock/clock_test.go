@@ -39,9 +39,16 @@ func TestFromEnv(t *testing.T) {
 }
 
 func TestDurationsStayExact(t *testing.T) {
-	t0 := Now()
+	t0, s0 := Now(), time.Now()
 	time.Sleep(10 * time.Millisecond)
-	if d := time.Since(t0); d < 10*time.Millisecond || d > time.Minute {
-		t.Errorf("time.Since(Now()) = %s", d)
+	if d := Now().Sub(t0); d < 10*time.Millisecond || d > time.Minute {
+		t.Errorf("between two Now values: %s", d)
+	}
+	if d := time.Since(s0); d < 10*time.Millisecond || d > time.Minute {
+		t.Errorf("between two system-clock values: %s", d)
+	}
+	// Moved puts a system-clock origin on the process's clock.
+	if d := Now().Sub(Moved(s0)); d < 10*time.Millisecond || d > time.Minute {
+		t.Errorf("Now() - Moved(origin) = %s", d)
 	}
 }

@@ -29,7 +29,7 @@ import (
 type exchange struct {
 	id      string
 	dialect api.Dialect
-	start   time.Time
+	start   time.Time // time.Now(): durations are measured from it, never dates
 	key     *auth.Key // the virtual key used; nil for the master key (or none)
 
 	model         string // as the client sent it
@@ -241,11 +241,16 @@ func (x *exchange) appendJSON(b []byte, method, path string) []byte {
 	return append(b, "}\n"...)
 }
 
+// arrived is when the request arrived on the process's clock (clock.Now),
+// for dates: the ledger's time, the span's start. start itself stays on
+// the system clock, whose monotonic reading durations need.
+func (x *exchange) arrived() time.Time { return clock.Moved(x.start) }
+
 // record is the exchange's ledger record.
 func (x *exchange) record(r *http.Request) store.Request {
 	latency := time.Since(x.start)
 	rec := store.Request{
-		ID: x.id, Time: x.start, KeyID: x.keyID(), ClientProtocol: x.dialect.String(), Model: x.model, Provider: x.provider,
+		ID: x.id, Time: x.arrived(), KeyID: x.keyID(), ClientProtocol: x.dialect.String(), Model: x.model, Provider: x.provider,
 		UpstreamModel: x.upstreamModel, Lane: x.lane, Stream: x.stream, Status: x.status, ErrorType: x.errorType(),
 		Input: x.usage.Input, CacheRead: x.usage.CacheRead, CacheWrite5m: x.usage.CacheWrite5m,
 		CacheWrite1h: x.usage.CacheWrite1h, Output: x.usage.Output, Reasoning: x.usage.Reasoning,

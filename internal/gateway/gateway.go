@@ -136,7 +136,7 @@ func dialectFor(r *http.Request) api.Dialect {
 // means any method.
 func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		x := &exchange{id: newRequestID(), dialect: d, start: clock.Now()}
+		x := &exchange{id: newRequestID(), dialect: d, start: time.Now()}
 		if x.dialect == 0 {
 			x.dialect = dialectFor(r)
 		}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/breaker"
-	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 )
@@ -133,7 +132,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 			// A whole turn and nothing could be tried: every breaker is
 			// open (or past the deadline). Rather than give up while
 			// attempts remain, try the targets anyway, as a probe would.
-			if forced || clock.Now().After(deadline) {
+			if forced || time.Now().After(deadline) {
 				break
 			}
 			forced, skipped = true, 0
@@ -151,7 +150,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 			if waitUntil != nil {
 				wait = max(wait, time.Until(waitUntil[i]))
 			}
-			if clock.Now().Add(wait).After(deadline) {
+			if time.Now().Add(wait).After(deadline) {
 				if allowed {
 					t.Breaker.Done(breaker.Ignore)
 				}
@@ -207,7 +206,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, x *exchange, m
 			if waitUntil == nil {
 				waitUntil = make([]time.Time, len(plan))
 			}
-			waitUntil[i] = clock.Now().Add(f.retryAfter)
+			waitUntil[i] = time.Now().Add(f.retryAfter)
 		}
 	}
 	if last.err != nil {

@@ -25,7 +25,7 @@ func (g *Gateway) span(r *http.Request, x *exchange) {
 	if x.routed != "" {
 		name = "chat " + x.routed
 	}
-	_, sp := g.tracer.Start(ctx, name, trace.WithTimestamp(x.start), trace.WithSpanKind(trace.SpanKindServer))
+	_, sp := g.tracer.Start(ctx, name, trace.WithTimestamp(x.arrived()), trace.WithSpanKind(trace.SpanKindServer))
 	attrs := []attribute.KeyValue{
 		attribute.String("http.request.method", r.Method),
 		attribute.String("url.path", r.URL.Path),
