@@ -90,7 +90,7 @@ func TestUsageGroups(t *testing.T) {
 				{ID: "r2", Time: day.Add(2 * time.Minute), KeyID: "key_a", Model: "sonnet", Provider: "anthropic", Status: 200, Input: 1, Output: 2, CostNanoUSD: c(9_000_000_000_000)},
 				{ID: "r3", Time: day.Add(3 * time.Minute), Model: "local", Provider: "vllm", Status: 200, Input: 50, Output: 5},                    // unpriced
 				{ID: "r4", Time: day.Add(4 * time.Minute), KeyID: "key_b", Model: "sonnet", Provider: "anthropic", Status: 429, CostNanoUSD: c(0)}, // error
-				{ID: "r5", Time: day.Add(5 * time.Minute), KeyID: "key_b", Model: "sonnet", Provider: "anthropic", Status: 200, ErrorType: "stream_interrupted", Output: 3, CostNanoUSD: c(30)},
+				{ID: "r5", Time: day.Add(5 * time.Minute), KeyID: "key_b", Model: "sonnet", Provider: "anthropic", Status: 200, ErrorType: "stream_interrupted", Output: 3, CostNanoUSD: c(30), UsageEstimated: true},
 				{ID: "r6", Time: day.Add(48 * time.Hour), Model: "sonnet", Status: 200, CostNanoUSD: c(1)}, // outside the window
 			}
 			for i := range recs {
@@ -108,12 +108,12 @@ func TestUsageGroups(t *testing.T) {
 			if len(got) != 2 || got[0].Group != "local" || got[1].Group != "sonnet" {
 				t.Fatalf("by model: %+v", got)
 			}
-			if l := got[0]; l.Requests != 1 || l.CostNanoUSD != nil || l.Unpriced != 1 || l.Input != 50 {
+			if l := got[0]; l.Requests != 1 || l.CostNanoUSD != nil || l.Unpriced != 1 || l.Input != 50 || l.Estimated != 0 {
 				t.Errorf("unpriced group: %+v (cost must be null, never 0)", l)
 			}
 			if so := got[1]; so.Requests != 4 || so.Errors != 2 || so.Input != 11 || so.CacheRead != 100 || so.CacheWrite5m != 5 ||
 				so.CacheWrite1h != 7 || so.Output != 25 || so.Reasoning != 4 || so.CostNanoUSD == nil ||
-				*so.CostNanoUSD != 9_000_000_001_030 || so.Unpriced != 0 {
+				*so.CostNanoUSD != 9_000_000_001_030 || so.Unpriced != 0 || so.Estimated != 1 {
 				t.Errorf("sonnet group: %+v", so)
 			}
 			f.GroupBy = store.ByDay
@@ -123,7 +123,8 @@ func TestUsageGroups(t *testing.T) {
 			}
 			f.GroupBy = store.ByKey
 			keys, err := s.Usage(ctx, f)
-			if err != nil || len(keys) != 3 || keys[0].Group != "" || keys[1].Group != "key_a" || keys[2].Requests != 2 {
+			if err != nil || len(keys) != 3 || keys[0].Group != "" || keys[1].Group != "key_a" || keys[2].Requests != 2 ||
+				keys[1].Estimated != 0 || keys[2].Estimated != 1 {
 				t.Errorf("by key: %+v %v", keys, err)
 			}
 			f.GroupBy, f.KeyID = store.ByProvider, "key_a"

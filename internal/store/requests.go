@@ -43,13 +43,17 @@ type Request struct {
 	// Attempts is a JSON array with one {target, status, error, ms} per
 	// upstream attempt, in order; "[]" (or "") when none was made.
 	Attempts string
+	// UsageEstimated is true when the token counts (and so the cost) were
+	// estimated by the gateway because the upstream never reported usage:
+	// the stream was cut, or the client left early.
+	UsageEstimated bool
 }
 
 const requestColumns = "id, time, key_id, client_protocol, model, provider, upstream_model, lane, stream, status, error_type, " +
 	"input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, " +
-	"cost_nano_usd, latency_ms, ttfb_ms, upstream_ms, overhead_ms, client_ip, user_agent, attempts"
+	"cost_nano_usd, latency_ms, ttfb_ms, upstream_ms, overhead_ms, client_ip, user_agent, attempts, usage_estimated"
 
-const requestColumnCount = 25
+const requestColumnCount = 26
 
 // maxChunkRows bounds the rows of one INSERT (SQLite and PostgreSQL both
 // cap the parameters of a statement).
@@ -102,7 +106,8 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 			}
 			args = append(args, r.ID, r.Time.UnixMilli(), key, r.ClientProtocol, r.Model, r.Provider, r.UpstreamModel,
 				r.Lane, r.Stream, r.Status, r.ErrorType, r.Input, r.CacheRead, r.CacheWrite5m, r.CacheWrite1h,
-				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent, orEmptyList(r.Attempts))
+				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent, orEmptyList(r.Attempts),
+				r.UsageEstimated)
 		}
 		if _, err := tx.StmtContext(ctx, stmts[bits.Len(uint(size))]).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("inserting request records: %w", err)
@@ -212,7 +217,8 @@ func scanRequests(rows *sql.Rows) ([]Request, error) {
 		var cost sql.NullInt64
 		if err := rows.Scan(&r.ID, &ms, &key, &r.ClientProtocol, &r.Model, &r.Provider, &r.UpstreamModel, &r.Lane,
 			&r.Stream, &r.Status, &r.ErrorType, &r.Input, &r.CacheRead, &r.CacheWrite5m, &r.CacheWrite1h, &r.Output,
-			&r.Reasoning, &cost, &r.LatencyMS, &r.TTFBMS, &r.UpstreamMS, &r.OverheadMS, &r.ClientIP, &r.UserAgent, &r.Attempts); err != nil {
+			&r.Reasoning, &cost, &r.LatencyMS, &r.TTFBMS, &r.UpstreamMS, &r.OverheadMS, &r.ClientIP, &r.UserAgent, &r.Attempts,
+			&r.UsageEstimated); err != nil {
 			return nil, err
 		}
 		r.Time = time.UnixMilli(ms).UTC()

@@ -265,7 +265,7 @@ func FuzzRecordStrings(f *testing.F) {
 		n++
 		rec := store.Request{ID: fmt.Sprintf("fz_%d_", n) + a, Time: time.UnixMilli(1_800_000_000_000 + int64(n)),
 			KeyID: b, ClientProtocol: c, Model: a, Provider: b, UpstreamModel: c, Lane: a, Stream: n%2 == 0, Status: 200,
-			ErrorType: b, ClientIP: c, UserAgent: a + b + c, Attempts: c, LatencyMS: 1}
+			ErrorType: b, ClientIP: c, UserAgent: a + b + c, Attempts: c, LatencyMS: 1, UsageEstimated: n%3 == 0}
 		want := store.SanitizeRequest(rec)
 		checkStorable(t, want)
 		if again := store.SanitizeRequest(want); again != want {

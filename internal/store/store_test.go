@@ -34,6 +34,9 @@ func TestRequestsRoundTripAndIdempotence(t *testing.T) {
 				if i%5 == 0 {
 					r.KeyID = "key_a"
 				}
+				if i%7 == 0 {
+					r.UsageEstimated = true // a stream cut before its usage
+				}
 				if i == 0 {
 					r.Attempts = `[{"target":"a/x","status":529,"error":"overloaded","ms":1.5},{"target":"b/y","status":200,"error":"","ms":2}]`
 				}
@@ -56,7 +59,8 @@ func TestRequestsRoundTripAndIdempotence(t *testing.T) {
 			got := all[len(all)-1] // newest first: the oldest is last
 			want := recs[0]
 			if got.ID != want.ID || !got.Time.Equal(want.Time) || got.CostNanoUSD == nil || *got.CostNanoUSD != cost ||
-				got.KeyID != "key_a" || !got.Stream || got.CacheRead != 1792 || got.TTFBMS != 1.25 || got.Attempts != want.Attempts {
+				got.KeyID != "key_a" || !got.Stream || got.CacheRead != 1792 || got.TTFBMS != 1.25 || got.Attempts != want.Attempts ||
+				!got.UsageEstimated {
 				t.Errorf("round trip: got %+v", got)
 			}
 			if all[0].Attempts != "[]" {
@@ -69,14 +73,26 @@ func TestRequestsRoundTripAndIdempotence(t *testing.T) {
 			if err != nil || len(nilCost) != 3 {
 				t.Fatalf("filter by key: %d, %v", len(nilCost), err)
 			}
-			priced := map[string]bool{}
+			priced, estimated := map[string]bool{}, map[string]bool{}
 			for _, r := range recs {
 				priced[r.ID] = r.CostNanoUSD != nil
+				estimated[r.ID] = r.UsageEstimated
 			}
 			for _, r := range all {
 				if (r.CostNanoUSD != nil) != priced[r.ID] {
 					t.Fatalf("%s: cost %v; an unpriced request must read back as NULL, never 0", r.ID, r.CostNanoUSD)
 				}
+				if r.UsageEstimated != estimated[r.ID] {
+					t.Fatalf("%s: usage_estimated %v, want %v", r.ID, r.UsageEstimated, estimated[r.ID])
+				}
+			}
+			one, err := s.RequestByID(ctx, "req_0007")
+			if err != nil || !one.UsageEstimated {
+				t.Errorf("by id: usage_estimated %v, %v", one.UsageEstimated, err)
+			}
+			usage, err := s.Usage(ctx, store.UsageFilter{Since: base, Until: base.Add(time.Hour), GroupBy: store.ByModel})
+			if err != nil || len(usage) != 1 || usage[0].Requests != 450 || usage[0].Estimated != 65 { // 0, 7, …, 448
+				t.Errorf("usage: %+v %v", usage, err)
 			}
 			page, err := s.Requests(ctx, store.RequestFilter{Before: all[9].Time, Limit: 5})
 			if err != nil || len(page) != 5 || page[0].ID != all[10].ID {

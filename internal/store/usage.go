@@ -41,6 +41,10 @@ type UsageGroup struct {
 	// Unpriced counts records with tokens whose cost is unknown: their cost
 	// is not in CostNanoUSD, so the sum understates the spend.
 	Unpriced int64
+	// Estimated counts records whose tokens the gateway estimated because
+	// the upstream never reported usage (Request.UsageEstimated): their
+	// tokens and cost are in the sums, as estimates.
+	Estimated int64
 }
 
 // Usage sums records by group, in group order.
@@ -72,7 +76,8 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 		sum("CASE WHEN status >= 400 OR error_type <> '' THEN 1 ELSE 0 END") + ", " +
 		sum("input_tokens") + ", " + sum("cache_read_tokens") + ", " + sum("cache_write_5m_tokens") + ", " +
 		sum("cache_write_1h_tokens") + ", " + sum("output_tokens") + ", " + sum("reasoning_tokens") + ", " +
-		costSum + ", " + sum("CASE WHEN cost_nano_usd IS NULL THEN 1 ELSE 0 END") +
+		costSum + ", " + sum("CASE WHEN cost_nano_usd IS NULL THEN 1 ELSE 0 END") + ", " +
+		sum("CASE WHEN usage_estimated THEN 1 ELSE 0 END") + // boolean in PostgreSQL, 0 or 1 in SQLite
 		" FROM requests WHERE time >= ? AND time < ?"
 	// Records keep whole milliseconds: the end rounds up, so a record
 	// made in the same millisecond as a query ending "now" is in it.
@@ -97,7 +102,7 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 		var day int64
 		var cost sql.NullInt64
 		dest := []any{&u.Group, &u.Requests, &u.Errors, &u.Input, &u.CacheRead, &u.CacheWrite5m, &u.CacheWrite1h,
-			&u.Output, &u.Reasoning, &cost, &u.Unpriced}
+			&u.Output, &u.Reasoning, &cost, &u.Unpriced, &u.Estimated}
 		if f.GroupBy == ByDay {
 			dest[0] = &day
 		}
