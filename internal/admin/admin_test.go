@@ -325,3 +325,44 @@ func TestRevocationAcrossReplicas(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageEstimatedShown: a record whose tokens the gateway estimated
+// says so in /admin/requests, and /admin/usage counts it.
+func TestUsageEstimatedShown(t *testing.T) {
+	for name, db := range storetest.Open(t) {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, db)
+			if status, _ := e.call("POST", "/v1/messages", master, fmt.Sprintf(message, "echo"), nil); status != 200 {
+				t.Fatal(status)
+			}
+			cost := int64(1_500)
+			if err := db.InsertRequests(context.Background(), []store.Request{{ID: "req_estimated", Time: time.Now(),
+				ClientProtocol: "anthropic", Model: "echo", Provider: "demo", UpstreamModel: "echo", Lane: "passthrough",
+				Stream: true, Status: 200, ErrorType: "client_disconnected", Input: 12, Output: 30, CostNanoUSD: &cost,
+				UsageEstimated: true}}); err != nil {
+				t.Fatal(err)
+			}
+			var page admin.RequestPage
+			status, raw := e.call("GET", "/admin/requests", master, "", &page)
+			if status != 200 || len(page.Data) != 2 {
+				t.Fatalf("requests: %d %v", status, raw)
+			}
+			for i, r := range raw["data"].([]any) {
+				rec := r.(map[string]any)
+				v, ok := rec["usage_estimated"].(bool)
+				if want := rec["id"] == "req_estimated"; !ok || v != want || page.Data[i].UsageEstimated != want {
+					t.Errorf("record %v: usage_estimated %v (present %v), want %v", rec["id"], rec["usage_estimated"], ok, want)
+				}
+			}
+			var usage admin.UsageReport
+			status, raw = e.call("GET", "/admin/usage?group_by=model&since=1h", master, "", &usage)
+			if status != 200 || len(usage.Data) != 1 || usage.Data[0].Requests != 2 || usage.Data[0].EstimatedRequests != 1 ||
+				usage.Total.EstimatedRequests != 1 {
+				t.Fatalf("usage: %d %v", status, raw)
+			}
+			if total := raw["total"].(map[string]any); total["estimated_requests"] != 1.0 {
+				t.Errorf("usage total: %v", total)
+			}
+		})
+	}
+}

@@ -375,7 +375,7 @@ func (s *Service) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) 
 		Data: make([]UsageGroup, 0, len(groups))}
 	for _, g := range groups {
 		ug := UsageGroup{Group: g.Group, Requests: g.Requests, Errors: g.Errors, CostNanoUSD: g.CostNanoUSD,
-			UnpricedRequests: g.Unpriced, Tokens: Tokens{Input: g.Input, CacheRead: g.CacheRead,
+			UnpricedRequests: g.Unpriced, EstimatedRequests: g.Estimated, Tokens: Tokens{Input: g.Input, CacheRead: g.CacheRead,
 				CacheWrite5m: g.CacheWrite5m, CacheWrite1h: g.CacheWrite1h, Output: g.Output, Reasoning: g.Reasoning}}
 		rep.Data = append(rep.Data, ug)
 		rep.Total.add(ug)
@@ -387,6 +387,7 @@ func (t *UsageGroup) add(g UsageGroup) {
 	t.Requests += g.Requests
 	t.Errors += g.Errors
 	t.UnpricedRequests += g.UnpricedRequests
+	t.EstimatedRequests += g.EstimatedRequests
 	t.Tokens.Input += g.Tokens.Input
 	t.Tokens.CacheRead += g.Tokens.CacheRead
 	t.Tokens.CacheWrite5m += g.Tokens.CacheWrite5m
@@ -458,7 +459,8 @@ func recordView(r store.Request) RequestRecord {
 		Tokens: Tokens{Input: r.Input, CacheRead: r.CacheRead, CacheWrite5m: r.CacheWrite5m, CacheWrite1h: r.CacheWrite1h,
 			Output: r.Output, Reasoning: r.Reasoning},
 		CostNanoUSD: r.CostNanoUSD, LatencyMS: r.LatencyMS, TTFBMS: r.TTFBMS, UpstreamMS: r.UpstreamMS,
-		OverheadMS: r.OverheadMS, ClientIP: r.ClientIP, UserAgent: r.UserAgent, Attempts: jsonx.Value("[]")}
+		OverheadMS: r.OverheadMS, ClientIP: r.ClientIP, UserAgent: r.UserAgent, Attempts: jsonx.Value("[]"),
+		UsageEstimated: r.UsageEstimated}
 	if r.Attempts != "" {
 		v.Attempts = jsonx.Value(r.Attempts)
 	}

@@ -81,6 +81,10 @@ type RequestRecord struct {
 	UserAgent      string    `json:"user_agent"`
 	// Attempts lists every upstream attempt: {target, status, error, ms}.
 	Attempts jsonx.Value `json:"attempts"`
+	// UsageEstimated is true when the gateway estimated Tokens (and so
+	// CostNanoUSD) because the upstream never reported usage: the stream
+	// was cut, or the client left early.
+	UsageEstimated bool `json:"usage_estimated"`
 }
 
 // RequestPage is the answer to GET /admin/requests, newest first. Pass
@@ -104,6 +108,10 @@ type UsageGroup struct {
 	// UnpricedRequests used tokens of a model without a price: their cost
 	// is unknown and not in CostNanoUSD.
 	UnpricedRequests int64 `json:"unpriced_requests"`
+	// EstimatedRequests had their tokens estimated by the gateway because
+	// the upstream never reported usage: their tokens and cost are in the
+	// sums, as estimates.
+	EstimatedRequests int64 `json:"estimated_requests"`
 }
 
 // UsageReport is the answer to GET /admin/usage.
