@@ -165,6 +165,16 @@ func TestFailedAuthThrottle(t *testing.T) {
 			t.Errorf("%s after 3 failures: %d %v %s", path, resp.StatusCode, resp.Header, body)
 		}
 	}
+	// The API endpoints too, in each protocol's own envelope.
+	for path, want := range map[string]string{
+		"/v1/chat/completions": `"code":"rate_limit_exceeded"`,
+		"/v1/messages":         `"type":"rate_limit_error"`,
+	} {
+		resp, body := postJSON(t, srv.URL+path, `{"model":"echo","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, testMaster)
+		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, want) {
+			t.Errorf("%s after 3 failures: %d %v %s", path, resp.StatusCode, resp.Header, body)
+		}
+	}
 	off := buildServer(t, "auth: { max_failures: 0 }\n"+securityYAML)
 	for i := 0; i < 30; i++ {
 		get(t, off.URL+"/admin/keys", "X-Api-Key: wrong")

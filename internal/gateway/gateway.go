@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -230,17 +231,30 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, met
 	}
 	p, err := g.auth.Check(r)
 	if err != nil {
-		status, k := http.StatusUnauthorized, kindAuthentication
-		switch {
-		case errors.Is(err, auth.ErrBothKeys):
-			status, k = http.StatusBadRequest, kindInvalidRequest
-		case errors.Is(err, auth.ErrUnavailable):
-			status, k = http.StatusServiceUnavailable, kindUnavailable
-		}
-		return &Error{Status: status, Kind: k, Message: err.Error()}
+		return authError(err)
 	}
 	x.key = p.Key
 	return h(w, r, x)
+}
+
+// authError renders a refusal of auth.Check. The client sees one message
+// per status (an unknown, revoked and expired key all read "invalid API
+// key"); the log and the ledger get the reason.
+func authError(err error) *Error {
+	status := auth.Status(err)
+	e := &Error{Status: status, Kind: kindAuthentication, Message: err.Error(), Err: errors.New(auth.Reason(err))}
+	switch status {
+	case http.StatusBadRequest:
+		e.Kind = kindInvalidRequest
+	case http.StatusTooManyRequests:
+		e.Kind = kindRateLimit
+		if d, ok := auth.RetryAfter(err); ok && d > 0 {
+			e.Header = http.Header{"Retry-After": {strconv.Itoa(int(d / time.Second))}}
+		}
+	case http.StatusServiceUnavailable:
+		e.Kind = kindUnavailable
+	}
+	return e
 }
 
 // observe reports the finished request to the metrics. Models are
