@@ -127,14 +127,17 @@ func TestKeysEndToEnd(t *testing.T) {
 					t.Fatalf("allowed model %s: %d %v", model, status, body)
 				}
 			}
-			// Another model: 403 in each protocol's envelope.
+			// Another model is answered as if it did not exist, in each
+			// protocol's envelope: a key cannot learn what else is served.
 			status, body := e.call("POST", "/v1/messages", created.Key, fmt.Sprintf(message, "other"), nil)
-			if status != http.StatusForbidden || errType(body) != "permission_error" {
-				t.Fatalf("disallowed model, Anthropic: %d %v", status, body)
+			_, unknown := e.call("POST", "/v1/messages", created.Key, fmt.Sprintf(message, "no-such-model"), nil)
+			if status != http.StatusNotFound || errType(body) != "not_found_error" ||
+				strings.Replace(fmt.Sprint(body["error"]), "other", "no-such-model", 1) != fmt.Sprint(unknown["error"]) {
+				t.Fatalf("disallowed model, Anthropic: %d %v (unknown model: %v)", status, body, unknown)
 			}
 			status, body = e.call("POST", "/v1/chat/completions", created.Key,
 				`{"model":"other","messages":[{"role":"user","content":"hi"}]}`, nil)
-			if status != http.StatusForbidden || errType(body) != "permission_error" || body["error"].(map[string]any)["code"] != "model_not_allowed" {
+			if status != http.StatusNotFound || body["error"].(map[string]any)["code"] != "model_not_found" {
 				t.Fatalf("disallowed model, OpenAI: %d %v", status, body)
 			}
 			// /v1/models shows a key only its models.
@@ -183,9 +186,9 @@ func TestKeysEndToEnd(t *testing.T) {
 			}
 
 			// The ledger knows which key made which request: three
-			// messages, two refusals and the model list.
+			// messages, three refusals and the model list.
 			var page admin.RequestPage
-			if status, _ := e.call("GET", "/admin/requests?key="+created.ID, master, "", &page); status != 200 || len(page.Data) != 6 {
+			if status, _ := e.call("GET", "/admin/requests?key="+created.ID, master, "", &page); status != 200 || len(page.Data) != 7 {
 				t.Fatalf("requests by key: %d, %d records", status, len(page.Data))
 			}
 			statuses := map[int]int{}
@@ -195,7 +198,7 @@ func TestKeysEndToEnd(t *testing.T) {
 					t.Errorf("record %s: key_id %v", r.ID, r.KeyID)
 				}
 			}
-			if statuses[200] != 4 || statuses[403] != 2 {
+			if statuses[200] != 4 || statuses[404] != 3 {
 				t.Errorf("statuses: %v", statuses)
 			}
 			var usage admin.UsageReport
@@ -208,7 +211,7 @@ func TestKeysEndToEnd(t *testing.T) {
 					mine = &usage.Data[i]
 				}
 			}
-			if mine == nil || mine.Requests != 6 || mine.Errors != 2 || mine.Tokens.Input == 0 || mine.CostNanoUSD == nil ||
+			if mine == nil || mine.Requests != 7 || mine.Errors != 3 || mine.Tokens.Input == 0 || mine.CostNanoUSD == nil ||
 				mine.UnpricedRequests != 1 { // the request to "other", which has no price
 				t.Fatalf("usage for the key: %+v", mine)
 			}

@@ -86,7 +86,7 @@ func TestAdminCommands(t *testing.T) {
 					t.Fatalf("%s: keys create: %d %q %q", mode, code, out, errs)
 				}
 				// The key works on the gateway, on its model only.
-				for model, want := range map[string]int{"echo": 200, "free": 403} {
+				for model, want := range map[string]int{"echo": 200, "free": 404} {
 					req, _ := http.NewRequest("POST", gw.URL+"/v1/chat/completions",
 						strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"hi there"}]}`))
 					req.Header.Set("Authorization", "Bearer "+k.Key)

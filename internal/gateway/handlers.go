@@ -92,8 +92,7 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchang
 		x.routed = m.Name
 	}
 	if m == nil {
-		return nil, s, nil, &Error{Status: http.StatusNotFound, Kind: kindNotFound, Param: "model", Code: "model_not_found",
-			Message: fmt.Sprintf("model %q does not exist; GET /v1/models lists the models this gateway serves", x.model)}
+		return nil, s, nil, unknownModel(x.model, nil)
 	}
 	if err := x.allow(m); err != nil {
 		return nil, s, nil, err
@@ -101,13 +100,26 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchang
 	return body, s, m, nil
 }
 
-// allow checks that the request's key may use model m.
+// allow checks that the request's key may use model m. A model the key
+// may not use is answered exactly as one that does not exist, so a key
+// cannot learn which other models the gateway serves; the log says why.
 func (x *exchange) allow(m *route.Model) error {
-	if x.key == nil || x.key.AllowsModel(m.Name, m.Aliases) {
+	if x.mayUse(m) {
 		return nil
 	}
-	return &Error{Status: http.StatusForbidden, Kind: kindPermission, Param: "model", Code: "model_not_allowed",
-		Message: fmt.Sprintf("this API key may not use model %q", m.Name)}
+	x.routed = "" // as for an unknown name: no model label, no model limits
+	return unknownModel(x.model, errors.New("the key may not use this model"))
+}
+
+func (x *exchange) mayUse(m *route.Model) bool {
+	return x.key == nil || x.key.AllowsModel(m.Name, m.Aliases)
+}
+
+// unknownModel is the answer for a model name that does not exist (or that
+// the key may not use: why is the cause, for the log only).
+func unknownModel(name string, why error) *Error {
+	return &Error{Status: http.StatusNotFound, Kind: kindNotFound, Param: "model", Code: "model_not_found",
+		Message: fmt.Sprintf("model %q does not exist; GET /v1/models lists the models this gateway serves", name), Err: why}
 }
 
 // readBody reads the whole request body, at most maxBody bytes, into a
@@ -154,7 +166,7 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, x *exchange) 
 func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request, x *exchange) error {
 	var ids []string
 	for _, m := range g.routes.Models() {
-		if x.allow(m) != nil {
+		if !x.mayUse(m) {
 			continue // a key sees only the models it may use
 		}
 		ids = append(ids, m.Name)
@@ -186,8 +198,7 @@ func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request, x *exchange) 
 	id := r.PathValue("id")
 	m := g.routes.Lookup([]byte(id))
 	if m == nil {
-		return &Error{Status: http.StatusNotFound, Kind: kindNotFound, Code: "model_not_found",
-			Message: fmt.Sprintf("model %q does not exist", clip(id))}
+		return unknownModel(clip(id), nil)
 	}
 	if err := x.allow(m); err != nil {
 		return err
