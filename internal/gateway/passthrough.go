@@ -74,14 +74,8 @@ func (g *Gateway) passthrough(w http.ResponseWriter, r *http.Request, x *exchang
 	switch {
 	case retryableStatus(resp.StatusCode):
 		return bufferFailure(resp, false)
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusPaymentRequired:
-		// The upstream refused the gateway's own credential or account. A
-		// 401 would tell the client its key is bad, and SDKs would not retry.
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return &Error{Status: http.StatusBadGateway, Kind: kindUpstream, Code: "upstream_auth_failed",
-			Header:  http.Header{"X-Should-Retry": {"false"}},
-			Message: fmt.Sprintf("upstream provider %q rejected the gateway's credential (status %d); the operator must fix its configuration", x.provider, resp.StatusCode),
-			Err:     fmt.Errorf("upstream status %d", resp.StatusCode)}
+	case credentialRefused(resp.StatusCode):
+		return upstreamCredentialError(x, resp)
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return g.relayBody(w, x, resp, false) // upstream errors are relayed as they are
 	case ep != provider.CountTokens && isEventStream(resp.Header):
@@ -93,6 +87,25 @@ func (g *Gateway) passthrough(w http.ResponseWriter, r *http.Request, x *exchang
 	default:
 		return g.relayBody(w, x, resp, ep != provider.CountTokens)
 	}
+}
+
+// credentialRefused reports an upstream status that refuses the gateway's
+// own credential or account rather than the client's request.
+func credentialRefused(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusPaymentRequired
+}
+
+// upstreamCredentialError answers an upstream's refusal of the gateway's
+// credential or account, on either lane. A 401 would tell the client its
+// own key is bad (and SDKs would not retry), and the upstream's text is
+// not relayed: it names the provider account and quotes part of its key.
+// The log and the ledger get that text.
+func upstreamCredentialError(x *exchange, resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	return &Error{Status: http.StatusBadGateway, Kind: kindUpstream, Code: "upstream_auth_failed",
+		Header:  http.Header{"X-Should-Retry": {"false"}},
+		Message: fmt.Sprintf("upstream provider %q rejected the gateway's credential (status %d); the operator must fix its configuration", x.provider, resp.StatusCode),
+		Err:     fmt.Errorf("upstream status %d: %s", resp.StatusCode, clip(string(bytes.TrimSpace(b))))}
 }
 
 // send performs the upstream exchange and records its status and time on

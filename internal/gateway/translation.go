@@ -90,6 +90,8 @@ func (g *Gateway) translated(w http.ResponseWriter, r *http.Request, x *exchange
 	switch {
 	case retryableStatus(resp.StatusCode):
 		return bufferFailure(resp, true)
+	case credentialRefused(resp.StatusCode):
+		return upstreamCredentialError(x, resp)
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return g.translatedError(w, x, resp)
 	case isEventStream(resp.Header):

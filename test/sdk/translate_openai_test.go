@@ -781,6 +781,7 @@ func TestTranslateOpenAIClientUpstreamErrors(t *testing.T) {
 		status     int
 		typ, code  string
 		message    string
+		hidden     string // part of the upstream's message the client must not see
 		retryAfter string
 		noRetry    bool // the answer must carry x-should-retry: false
 	}{
@@ -797,10 +798,11 @@ func TestTranslateOpenAIClientUpstreamErrors(t *testing.T) {
 			// 529 is not a status OpenAI clients know: 503 (TRANSLATION.md §4.2).
 			status: http.StatusServiceUnavailable, typ: "service_unavailable_error", code: "server_is_overloaded",
 			message: "Overloaded", retryAfter: "3"},
-		// The upstream credential is the gateway's: not a 401 for the client (§4.4).
+		// The upstream credential is the gateway's: not a 401 for the client
+		// (§4.4), and the upstream's words about it stay in the gateway's log.
 		{name: "401 upstream key rejected",
-			reply:  upstreamtest.Reply{Status: http.StatusUnauthorized, Body: antError("authentication_error", "invalid x-api-key")},
-			status: http.StatusBadGateway, typ: "server_error", code: "upstream_auth_failed", message: "invalid x-api-key", noRetry: true},
+			reply:  upstreamtest.Reply{Status: http.StatusUnauthorized, Body: antError("authentication_error", "invalid x-api-key sk-ant-***wxyz")},
+			status: http.StatusBadGateway, typ: "server_error", code: "upstream_auth_failed", message: "rejected the gateway's credential", hidden: "wxyz", noRetry: true},
 		{name: "400 prompt too long",
 			reply:  upstreamtest.Reply{Status: http.StatusBadRequest, Body: antError("invalid_request_error", "prompt is too long: 210432 tokens > 200000 maximum")},
 			status: http.StatusBadRequest, typ: "invalid_request_error", code: "context_length_exceeded", message: "prompt is too long"},
@@ -832,6 +834,9 @@ func TestTranslateOpenAIClientUpstreamErrors(t *testing.T) {
 				}
 				if !strings.Contains(apiErr.Message, tc.message) {
 					t.Errorf("error message: got %q, want the upstream's %q", apiErr.Message, tc.message)
+				}
+				if tc.hidden != "" && strings.Contains(apiErr.Message, tc.hidden) {
+					t.Errorf("error message: got %q, which relays the upstream's %q", apiErr.Message, tc.hidden)
 				}
 				if got := apiErr.Response.Header.Get("Retry-After"); got != tc.retryAfter {
 					t.Errorf("retry-after header: got %q, want %q", got, tc.retryAfter)

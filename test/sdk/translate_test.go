@@ -976,6 +976,7 @@ func TestTranslateAnthropicClientUpstreamErrors(t *testing.T) {
 		status     int
 		typ        string
 		message    string // part of the upstream's message the client must see
+		hidden     string // part of the upstream's message the client must not see
 		retryAfter string
 		noRetry    bool // the answer must carry x-should-retry: false
 	}{
@@ -989,10 +990,15 @@ func TestTranslateAnthropicClientUpstreamErrors(t *testing.T) {
 		{name: "503 overloaded",
 			reply:  upstreamtest.Reply{Status: http.StatusServiceUnavailable, Body: oaiError("The engine is currently overloaded, please try again later", "server_error", "")},
 			status: 529, typ: "overloaded_error", message: "currently overloaded"},
-		// The upstream credential is the gateway's: not a 401 for the client (§4.4).
+		// The upstream credential is the gateway's: not a 401 for the client
+		// (§4.4), and the upstream's text, which quotes part of that
+		// credential, stays in the gateway's log.
 		{name: "401 upstream key rejected",
 			reply:  upstreamtest.Reply{Status: http.StatusUnauthorized, Body: oaiError("Incorrect API key provided: upstream-*cret.", "invalid_request_error", "invalid_api_key")},
-			status: http.StatusBadGateway, typ: "api_error", message: "Incorrect API key provided", noRetry: true},
+			status: http.StatusBadGateway, typ: "api_error", message: "rejected the gateway's credential", hidden: "cret", noRetry: true},
+		{name: "402 upstream billing",
+			reply:  upstreamtest.Reply{Status: http.StatusPaymentRequired, Body: oaiError("Your account org-secret123 is not active.", "billing_error", "")},
+			status: http.StatusBadGateway, typ: "api_error", message: "rejected the gateway's credential", hidden: "org-secret123", noRetry: true},
 		// Context overflow in Anthropic's words, which agents key compaction on (§4.3).
 		{name: "400 context length exceeded",
 			reply:  upstreamtest.Reply{Status: http.StatusBadRequest, Body: oaiError("This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.", "invalid_request_error", "context_length_exceeded")},
@@ -1022,6 +1028,9 @@ func TestTranslateAnthropicClientUpstreamErrors(t *testing.T) {
 				apiErr := anthropicError(t, err, tc.status, tc.typ)
 				if !strings.Contains(apiErr.RawJSON(), tc.message) {
 					t.Errorf("error body: got %s, want the upstream's message %q", apiErr.RawJSON(), tc.message)
+				}
+				if tc.hidden != "" && strings.Contains(apiErr.RawJSON(), tc.hidden) {
+					t.Errorf("error body: got %s, which relays the upstream's %q", apiErr.RawJSON(), tc.hidden)
 				}
 				if got := apiErr.Response.Header.Get("Retry-After"); got != tc.retryAfter {
 					t.Errorf("retry-after header: got %q, want %q", got, tc.retryAfter)
