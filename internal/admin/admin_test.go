@@ -15,6 +15,7 @@ import (
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/cli"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/store/storetest"
@@ -170,7 +171,7 @@ func TestKeysEndToEnd(t *testing.T) {
 
 			var list admin.KeyList
 			if status, _ := e.call("GET", "/admin/keys", master, "", &list); status != 200 || len(list.Data) != 1 ||
-				list.Data[0].Key != "" || list.Data[0].LastUsedAt != nil && list.Data[0].LastUsedAt.After(time.Now()) {
+				list.Data[0].Key != "" || list.Data[0].LastUsedAt != nil && list.Data[0].LastUsedAt.After(clock.Now()) {
 				t.Fatalf("list: %+v (the secret must never be listed)", list)
 			}
 
@@ -339,7 +340,7 @@ func TestUsageEstimatedShown(t *testing.T) {
 				t.Fatal(status)
 			}
 			cost := int64(1_500)
-			if err := db.InsertRequests(context.Background(), []store.Request{{ID: "req_estimated", Time: time.Now(),
+			if err := db.InsertRequests(context.Background(), []store.Request{{ID: "req_estimated", Time: clock.Now(),
 				ClientProtocol: "anthropic", Model: "echo", Provider: "demo", UpstreamModel: "echo", Lane: "passthrough",
 				Stream: true, Status: 200, ErrorType: "client_disconnected", Input: 12, Output: 30, CostNanoUSD: &cost,
 				UsageEstimated: true}}); err != nil {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/api"
-	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/config"
 )
 
@@ -183,7 +182,7 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 // poolKey is one credential of a provider's pool.
 type poolKey struct {
 	header []string     // the credential header's value, built once
-	until  atomic.Int64 // unix nanoseconds before which it rests, after a 429
+	until  atomic.Int64 // unix nanoseconds before which it rests, after a 429 (system clock: a rest is a duration, not a date)
 }
 
 // Key pool timings: a key answered with 429 rests for the answer's
@@ -198,7 +197,7 @@ func (k *poolKey) rest(h http.Header) {
 	if s, err := strconv.Atoi(h.Get("Retry-After")); err == nil && s > 0 {
 		d = min(time.Duration(s)*time.Second, keyRestMax)
 	}
-	k.until.Store(clock.Now().Add(d).UnixNano())
+	k.until.Store(time.Now().Add(d).UnixNano())
 }
 
 // pick returns the next key in turn that is not resting; when all rest,
@@ -210,7 +209,7 @@ func (h *HTTP) pick() *poolKey {
 	case 1:
 		return h.keys[0]
 	}
-	now := clock.Now().UnixNano()
+	now := time.Now().UnixNano()
 	start := h.next.Add(1)
 	var soonest *poolKey
 	for i := range uint64(len(h.keys)) {
