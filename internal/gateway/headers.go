@@ -3,6 +3,9 @@ package gateway
 import (
 	"net/http"
 	"strconv"
+	"strings"
+
+	"github.com/tollgate/tollgate/internal/config"
 )
 
 // forwardedHeaders are the client headers the pass-through lane sends
@@ -24,24 +27,47 @@ func upstreamHeader(r *http.Request, anthropicUpstream bool) http.Header {
 	return h
 }
 
-// droppedResponseHeaders are upstream response headers not relayed: hop-by-
-// hop headers (RFC 9110 §7.6.1), and headers about the upstream's own
-// connection or site rather than the API answer.
-var droppedResponseHeaders = map[string]bool{
-	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Proxy-Authenticate": true,
-	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
-	"Content-Length": true, // set by the relay when the body is relayed unchanged
-	"Date":           true, // the gateway's own server sets it
-	"Set-Cookie":     true, "Alt-Svc": true,
+// filterBetas keeps, in the anthropic-beta header of an upstream request,
+// only the betas the target's allowlists accept, so that a key cannot turn
+// on any beta with the operator's account. It reports what it dropped in
+// the answer's tollgate-dropped-betas header.
+func filterBetas(w http.ResponseWriter, h http.Header, allow []func(string) bool) {
+	if len(allow) == 0 || h["Anthropic-Beta"] == nil {
+		w.Header().Del("Tollgate-Dropped-Betas") // set by an earlier attempt's target
+		return
+	}
+	kept, dropped := config.FilterBetas(h["Anthropic-Beta"], allow...)
+	if kept == nil {
+		delete(h, "Anthropic-Beta")
+	} else {
+		h["Anthropic-Beta"] = kept
+	}
+	if len(dropped) > 0 {
+		w.Header().Set("Tollgate-Dropped-Betas", strings.Join(dropped, ","))
+	} else {
+		w.Header().Del("Tollgate-Dropped-Betas")
+	}
 }
 
-// copyResponseHeader relays upstream response headers (request-id,
-// retry-after, rate-limit headers, provider extras) to the client. With
-// ownLimits the upstream's rate-limit headers are dropped: the client is
-// limited by the gateway, whose headers are already set.
+// relayedResponseHeaders are the upstream response headers a client gets:
+// what describes the answer (its type and encoding), the upstream's
+// request id, and what tells a client when to retry. Anything else (the
+// provider's organization or project ids, CORS grants, cookies, its
+// connection's headers) stays at the gateway. Rate-limit headers are
+// relayed only when the gateway's own limits do not apply (isRateLimitHeader).
+var relayedResponseHeaders = map[string]bool{
+	"Content-Type": true, "Content-Encoding": true, "Cache-Control": true, "X-Accel-Buffering": true,
+	"Request-Id": true, "X-Request-Id": true,
+	"Retry-After": true, "Retry-After-Ms": true, "X-Should-Retry": true,
+	"Openai-Processing-Ms": true, "Openai-Version": true,
+}
+
+// copyResponseHeader relays the allowed upstream response headers to the
+// client. With ownLimits the upstream's rate-limit headers are dropped:
+// the client is limited by the gateway, whose headers are already set.
 func copyResponseHeader(dst, src http.Header, ownLimits bool) {
 	for k, v := range src {
-		if !droppedResponseHeaders[k] && !(ownLimits && isRateLimitHeader(k)) {
+		if relayedResponseHeaders[k] || !ownLimits && isRateLimitHeader(k) {
 			dst[k] = v
 		}
 	}

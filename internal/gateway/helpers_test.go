@@ -72,6 +72,12 @@ models:
   - { name: gpt-x, targets: [ { provider: oai, model: gpt-upstream-id } ] }
   - { name: echo, targets: [ { provider: demo } ] }
 `
+	return newEnvYAML(t, yaml)
+}
+
+// newEnvYAML starts a gateway configured by yaml.
+func newEnvYAML(t *testing.T, yaml string) *env {
+	t.Helper()
 	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatalf("config: %v", err)

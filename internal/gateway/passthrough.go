@@ -43,6 +43,9 @@ func (g *Gateway) passthrough(w http.ResponseWriter, r *http.Request, x *exchang
 		Endpoint: ep, Dialect: x.dialect, Model: t.Model, Stream: s.stream,
 		Header: upstreamHeader(r, x.dialect == api.Anthropic),
 	}
+	if x.dialect == api.Anthropic {
+		filterBetas(w, req.Header, t.AllowBetas)
+	}
 	// Only "model" changes: the upstream gets every other byte the client sent.
 	req.Body = provider.Body{body[:s.modelStart], t.QuotedModel, body[s.modelEnd:]}
 	if x.body != nil {

@@ -101,6 +101,10 @@ type Target struct {
 	// built once (it must not be modified).
 	Name       string
 	NameHeader []string
+	// AllowBetas are the model's and the provider's anthropic_betas
+	// allowlists (config.FilterBetas); empty when neither sets one, and
+	// every beta a client sends is forwarded.
+	AllowBetas []func(name string) bool
 }
 
 // tiers groups targets by priority, lowest first, keeping their order.
@@ -170,10 +174,18 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			if tc.Fallback {
 				priority += fallbackPriority
 			}
+			pc := cfg.ProviderByName(tc.Provider)
+			var allowBetas []func(string) bool
+			if mc.AnthropicBetas != nil {
+				allowBetas = append(allowBetas, mc.AnthropicBetas.Allows)
+			}
+			if pc != nil && pc.AnthropicBetas != nil {
+				allowBetas = append(allowBetas, pc.AnthropicBetas.Allows)
+			}
 			b := breakers[[2]string{tc.Provider, upstream}]
 			if b == nil {
 				var bc config.Breaker
-				if pc := cfg.ProviderByName(tc.Provider); pc != nil {
+				if pc != nil {
 					bc = pc.Breaker
 				}
 				b = breaker.New(breaker.Settings{Failures: bc.Failures, ErrorRate: bc.ErrorRate, Window: bc.Window, Cooldown: bc.Cooldown})
@@ -181,7 +193,7 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			}
 			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream), Prices: prices,
 				Weight: weight, Priority: priority, Breaker: b,
-				Name: tc.Provider + "/" + upstream, NameHeader: []string{tc.Provider + "/" + upstream}})
+				Name: tc.Provider + "/" + upstream, NameHeader: []string{tc.Provider + "/" + upstream}, AllowBetas: allowBetas})
 		}
 		m.tiers = tiers(m.Targets)
 		m.MaxAttempts = mc.Routing.MaxAttempts
