@@ -338,3 +338,45 @@ func TestLedgerRecordsEveryRequest(t *testing.T) {
 		t.Errorf("unknown model: %+v", unknown)
 	}
 }
+
+// With database.ledger_sync a request's record is committed before its
+// answer ends: each is in the database as soon as the client has the
+// answer, and a kill -9 right after loses none.
+func TestLedgerSyncRecordsBeforeAnswering(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	cfg := writeConfig(t, `
+auth: { master_key: "`+mk+`" }
+database: { url: "sqlite://`+filepath.Join(dir, "tollgate.db")+`", spill_path: "`+filepath.Join(dir, "spill")+`", ledger_sync: true }
+providers: [ { name: demo, type: echo } ]
+models: [ { name: echo, targets: [ { provider: demo } ] } ]
+`)
+	s := startServeIn(t, dir, bin, nil, "--config", cfg, "--addr", "127.0.0.1:0")
+	db, err := store.Open(context.Background(), "sqlite://"+filepath.Join(dir, "tollgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var ids []string
+	for i, body := range []string{
+		`{"model":"echo","messages":[{"role":"user","content":"one two"}]}`,
+		`{"model":"echo","stream":true,"messages":[{"role":"user","content":"three"}]}`,
+		`{"model":"nope","messages":[{"role":"user","content":"x"}]}`,
+	} {
+		resp, _ := post(t, "http://"+s.addr+"/v1/chat/completions", body, "Authorization: Bearer "+mk)
+		ids = append(ids, resp.Header.Get("Tollgate-Request-Id"))
+		recs, err := db.Requests(context.Background(), store.RequestFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != i+1 || recs[0].ID != ids[i] {
+			t.Fatalf("after answer %d the database holds %d records (newest %v), want its record", i+1, len(recs), recs)
+		}
+	}
+	s.cmd.Process.Kill()
+	<-s.done
+	recs, err := db.Requests(context.Background(), store.RequestFilter{})
+	if err != nil || len(recs) != len(ids) {
+		t.Fatalf("after kill -9: %d records, %v", len(recs), err)
+	}
+}

@@ -11,9 +11,10 @@ import (
 )
 
 // readyHandler serves GET /readyz: 200 when the database (and Redis, when
-// limits live there) answer, else 503 naming what does not. /healthz stays
-// liveness only: a replica whose database is away is alive, not ready.
-func readyHandler(db *store.Store, limiter *limit.Limiter) http.Handler {
+// limits live there) answer and the usage ledger keeps up, else 503 naming
+// what does not. /healthz stays liveness only: a replica whose database is
+// away is alive, not ready. ledger may be nil.
+func readyHandler(db *store.Store, limiter *limit.Limiter, ledger interface{ Healthy() error }) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -31,6 +32,11 @@ func readyHandler(db *store.Store, limiter *limit.Limiter) http.Handler {
 		}
 		if limiter != nil {
 			check("limits", limiter.Ping(ctx))
+		}
+		if ledger != nil {
+			// Records waiting with nothing written (a database that refuses
+			// or hangs), or a backlog past the memory buffer.
+			check("ledger", ledger.Healthy())
 		}
 		status, word := http.StatusOK, "ready"
 		if !ready {

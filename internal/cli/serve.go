@@ -86,7 +86,7 @@ func serve(args []string, stderr io.Writer) error {
 			return err
 		}
 		defer db.Close()
-		if recorder, err = ledger.New(db, ledger.Options{SpillPath: cfg.Database.SpillPath, Logger: logger}); err != nil {
+		if recorder, err = ledger.New(db, ledger.Options{SpillPath: cfg.Database.SpillPath, Sync: cfg.Database.LedgerSync, Logger: logger}); err != nil {
 			return err
 		}
 	}
@@ -270,8 +270,8 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 	if err != nil {
 		return nil, err
 	}
-	if p, ok := l.(interface{ Pending() (int, int) }); ok {
-		reg.Ledger(p.Pending)
+	if stats, ok := l.(metrics.LedgerStats); ok {
+		reg.Ledger(stats)
 	}
 	g := gateway.New(gateway.Options{
 		Routes:           routes,
@@ -320,7 +320,8 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 	if cfg.Metrics.Addr == "" {
 		mux.Handle("GET /metrics", metricsHandler)
 	}
-	mux.Handle("GET /readyz", readyHandler(db, limits.Limiter))
+	ledgerHealth, _ := l.(interface{ Healthy() error })
+	mux.Handle("GET /readyz", readyHandler(db, limits.Limiter, ledgerHealth))
 	if db != nil {
 		mux.Handle("/admin/", admin.Handler(admin.New(db, routes, keys, logger), authn))
 	}

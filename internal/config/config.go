@@ -134,6 +134,11 @@ type Database struct {
 	// SpillPath is where usage records wait while the database is
 	// unreachable and memory is full; they are written back when it returns.
 	SpillPath string `yaml:"spill_path"`
+	// LedgerSync ends a request only once its usage record is committed
+	// (or synced to the spill file), so that a killed process loses no
+	// completed request; without it the records of the last half second
+	// or so, still in memory, are lost to kill -9.
+	LedgerSync bool `yaml:"ledger_sync"`
 }
 
 // NoDatabase as database.url runs without one: the master key only, no

@@ -10,6 +10,11 @@ import (
 	"github.com/tollgate/tollgate/internal/limit"
 )
 
+type idleLedger struct{}
+
+func (idleLedger) Pending() (int, int) { return 0, 0 }
+func (idleLedger) Rejected() int64     { return 0 }
+
 // The dashboard and the docs name only metrics that exist.
 func TestDocumentedMetricsExist(t *testing.T) {
 	r := New()
@@ -19,7 +24,7 @@ func TestDocumentedMetricsExist(t *testing.T) {
 		Input: 1, CacheRead: 1, CacheWrite: 1, Output: 1, CostNano: 1, CostKnown: true, Retries: 1})
 	q.Observe(Request{Model: "m", Provider: "p", Status: 200, Output: 1})
 	r.Limiter(limit.New(limit.NewMemory(), limit.Options{}), "memory")
-	r.Ledger(func() (int, int) { return 0, 0 })
+	r.Ledger(idleLedger{})
 	families, err := r.reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -123,14 +123,23 @@ func (m *Requests) Observe(q Request) {
 	}
 }
 
-// Ledger exports the usage ledger's backlog, read when scraped.
-func (r *Registry) Ledger(pending func() (memory, spilled int)) {
+// LedgerStats is what the usage ledger reports about itself.
+type LedgerStats interface {
+	Pending() (memory, spilled int) // records not yet written
+	Rejected() int64                // records the database refused, set aside
+}
+
+// Ledger exports the usage ledger's backlog and refusals, read when scraped.
+func (r *Registry) Ledger(l LedgerStats) {
 	r.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tollgate_ledger_queue_depth",
 			Help: "Usage records waiting in memory to be written."},
-			func() float64 { m, _ := pending(); return float64(m) }),
+			func() float64 { m, _ := l.Pending(); return float64(m) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tollgate_ledger_spilled_records",
 			Help: "Usage records waiting in the spill file while the database is unreachable."},
-			func() float64 { _, s := pending(); return float64(s) }),
+			func() float64 { _, s := l.Pending(); return float64(s) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tollgate_ledger_rejected_records_total",
+			Help: "Usage records the database refused (each logged with its request id and set aside)."},
+			func() float64 { return float64(l.Rejected()) }),
 	)
 }
