@@ -363,6 +363,14 @@ type Capabilities struct {
 	// ExposeThinkingBlocks adds thinking_blocks with signatures to answers
 	// for OpenAI clients, so they can send thinking back in later turns.
 	ExposeThinkingBlocks bool `yaml:"expose_thinking_blocks"`
+	// SystemMessages: the Anthropic model takes {"role":"system"} entries
+	// inside messages; system and developer messages after the first turn
+	// then stay where they are instead of joining the system prompt.
+	SystemMessages bool `yaml:"system_messages"`
+	// LeadingSystemOnly: the OpenAI-compatible upstream takes one system
+	// message, first; system entries later in an Anthropic conversation are
+	// folded into the user turn next to them.
+	LeadingSystemOnly bool `yaml:"leading_system_only"`
 }
 
 // Target is a (provider, upstream model) pair.

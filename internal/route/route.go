@@ -241,6 +241,7 @@ func caps(c config.Capabilities) translate.Caps {
 		LegacyMaxTokens: c.MaxTokensField == "max_tokens", AcceptsReasoningNone: c.ReasoningNone,
 		AcceptsXHigh: c.ReasoningXHigh, AcceptsTopK: c.TopK, NoStreamUsage: c.NoStreamUsage,
 		FileParts: c.FileParts, MaxStop: c.MaxStop, ExposeThinkingBlocks: c.ExposeThinkingBlocks,
+		SystemMessages: c.SystemMessages, LeadingSystemOnly: c.LeadingSystemOnly,
 	}
 	if c.Thinking != "" {
 		out.Thinking.UnmarshalText([]byte(c.Thinking))
