@@ -374,16 +374,13 @@ func newRoutes(cfg *config.Config) (*route.Table, []func(), error) {
 	providers := make(map[string]provider.Provider, len(cfg.Providers))
 	var closers []func()
 	for _, pc := range cfg.Providers {
-		switch pc.Type {
-		case config.TypeEcho:
-			providers[pc.Name] = provider.NewEcho(pc.Name)
-		default:
-			h, err := provider.NewHTTP(pc)
-			if err != nil {
-				return nil, nil, err
-			}
-			providers[pc.Name] = h
-			closers = append(closers, h.CloseIdleConnections)
+		p, err := provider.New(pc)
+		if err != nil {
+			return nil, nil, err
+		}
+		providers[pc.Name] = p
+		if c, ok := p.(interface{ CloseIdleConnections() }); ok {
+			closers = append(closers, c.CloseIdleConnections)
 		}
 	}
 	routes, err := route.New(cfg, providers, catalogue)

@@ -25,12 +25,9 @@ import (
 	"github.com/tollgate/tollgate/internal/units"
 )
 
-// Provider types understood by tollgate.
-const (
-	TypeOpenAI    = "openai"    // any OpenAI-compatible Chat Completions API
-	TypeAnthropic = "anthropic" // the Anthropic Messages API
-	TypeEcho      = "echo"      // built in: answers with the last user message
-)
+// TypeEcho is the built-in provider type that answers with the last user
+// message: what the zero configuration serves.
+const TypeEcho = "echo"
 
 // Defaults applied by Load and Default.
 const (
@@ -488,13 +485,8 @@ func (c *Config) applyDefaults() {
 	}
 	for i := range c.Providers {
 		p := &c.Providers[i]
-		if p.BaseURL == "" {
-			switch p.Type {
-			case TypeAnthropic:
-				p.BaseURL = "https://api.anthropic.com"
-			case TypeOpenAI:
-				p.BaseURL = "https://api.openai.com/v1"
-			}
+		if t, ok := LookupProviderType(p.Type); ok && p.BaseURL == "" {
+			p.BaseURL = t.DefaultBaseURL
 		}
 		t := &p.Timeouts
 		if t.Connect == 0 {
@@ -578,16 +570,15 @@ func (c *Config) Validate() error {
 		default:
 			providers[p.Name] = p
 		}
-		switch p.Type {
-		case TypeOpenAI, TypeAnthropic:
+		switch t, ok := LookupProviderType(p.Type); {
+		case p.Type == "":
+			bad(path+".type", "is required (%s)", providerTypeNames())
+		case !ok:
+			bad(path+".type", "unknown provider type %q (want %s)", p.Type, providerTypeNames())
+		case t.BaseURL:
 			if err := checkBaseURL(p.BaseURL); err != nil {
 				bad(path+".base_url", "%v", err)
 			}
-		case TypeEcho:
-		case "":
-			bad(path+".type", "is required (openai, anthropic or echo)")
-		default:
-			bad(path+".type", "unknown provider type %q (want openai, anthropic or echo)", p.Type)
 		}
 		for j, b := range p.AnthropicBetas {
 			checkBeta(bad, fmt.Sprintf("%s.anthropic_betas[%d]", path, j), b)
@@ -670,7 +661,7 @@ func (c *Config) Validate() error {
 				bad(tpath+".provider", "is required")
 			case p == nil:
 				bad(tpath+".provider", "unknown provider %q", t.Provider)
-			case p.Type != TypeEcho && t.Model == "":
+			case t.Model == "" && !modelOptional(p.Type):
 				bad(tpath+".model", "is required for %s provider %q", p.Type, p.Name)
 			}
 			if t.Weight < 0 {

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 )
@@ -61,11 +61,11 @@ func BenchmarkRequestRewrite(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				s, err := scanBody(body)
+				s, err := dialect.Scan(body, &dialect.OpenAI.Fields)
 				if err != nil {
 					b.Fatal(err)
 				}
-				pb := provider.Body{body[:s.modelStart], quoted, body[s.modelEnd:]}
+				pb := provider.Body{body[:s.ModelStart], quoted, body[s.ModelEnd:]}
 				r := pb.Reader()
 				r.(io.WriterTo).WriteTo(io.Discard)
 			}
@@ -79,11 +79,11 @@ func BenchmarkStreamTap(b *testing.B) {
 	for _, tc := range []struct {
 		name   string
 		stream []byte
-		tap    func() streamTap
+		tap    func() dialect.Tap
 	}{
-		{"anthropic-50", anthropicStream(), func() streamTap { return &anthropicTap{} }},
-		{"openai-50", openAIStream(), func() streamTap { return &openAITap{} }},
-		{"openai-50-strip", openAIStream(), func() streamTap { return &openAITap{strip: true} }},
+		{"anthropic-50", anthropicStream(), func() dialect.Tap { return dialect.Anthropic.NewTap(false) }},
+		{"openai-50", openAIStream(), func() dialect.Tap { return dialect.OpenAI.NewTap(false) }},
+		{"openai-50-strip", openAIStream(), func() dialect.Tap { return dialect.OpenAI.NewTap(true) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -95,7 +95,7 @@ func BenchmarkStreamTap(b *testing.B) {
 					b.Fatalf("consumed %d of %d: %v", n, len(tc.stream), err)
 				}
 			}
-			if tap.usage().Output == 0 {
+			if tap.Usage().Output == 0 {
 				b.Fatal("no usage tapped")
 			}
 		})
@@ -107,11 +107,17 @@ func BenchmarkStreamTap(b *testing.B) {
 type cannedProvider struct {
 	contentType string
 	body        []byte
-	only        api.Dialect // when set, the only dialect it speaks
+	only        *dialect.Dialect // when set, the only dialect it speaks
 }
 
-func (p *cannedProvider) Name() string              { return "canned" }
-func (p *cannedProvider) Speaks(d api.Dialect) bool { return p.only == 0 || d == p.only }
+func (p *cannedProvider) Name() string { return "canned" }
+func (p *cannedProvider) Dialect() *dialect.Dialect {
+	if p.only == nil {
+		return dialect.OpenAI
+	}
+	return p.only
+}
+func (p *cannedProvider) Speaks(d *dialect.Dialect) bool { return p.only == nil || d == p.only }
 func (p *cannedProvider) Do(_ context.Context, r *provider.Request) (*http.Response, error) {
 	io.Copy(io.Discard, r.Body.Reader())
 	return &http.Response{
@@ -151,12 +157,12 @@ func BenchmarkHandler(b *testing.B) {
 		body []byte
 		p    provider.Provider
 	}{
-		{"small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", completion, 0}},
-		{"large-100KB", chatBody(100<<10, false), &cannedProvider{"application/json", completion, 0}},
-		{"stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", openAIStream(), 0}},
+		{"small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", completion, nil}},
+		{"large-100KB", chatBody(100<<10, false), &cannedProvider{"application/json", completion, nil}},
+		{"stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", openAIStream(), nil}},
 		// The same OpenAI requests to an Anthropic-only upstream: the translation lane.
-		{"translated-small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", anthropicMessage, api.Anthropic}},
-		{"translated-stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", anthropicStream(), api.Anthropic}},
+		{"translated-small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", anthropicMessage, dialect.Anthropic}},
+		{"translated-stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", anthropicStream(), dialect.Anthropic}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := benchGateway(b, tc.p)
@@ -175,10 +181,10 @@ func BenchmarkHandler(b *testing.B) {
 func TestStreamTapAllocs(t *testing.T) {
 	for name, tc := range map[string]struct {
 		stream []byte
-		tap    streamTap
+		tap    dialect.Tap
 	}{
-		"anthropic": {anthropicStream(), &anthropicTap{}},
-		"openai":    {openAIStream(), &openAITap{}},
+		"anthropic": {anthropicStream(), dialect.Anthropic.NewTap(false)},
+		"openai":    {openAIStream(), dialect.OpenAI.NewTap(false)},
 	} {
 		writeEvents(io.Discard, tc.stream, tc.tap, nil) // warm scratch buffers
 		if n := testing.AllocsPerRun(50, func() { writeEvents(io.Discard, tc.stream, tc.tap, nil) }); n != 0 {
@@ -195,9 +201,9 @@ func FuzzStreamTap(f *testing.F) {
 	f.Add(openAIStream(), uint8(13), true)
 	f.Add([]byte("data: {\"usage\": {\"prompt_tokens\": 1}}\r\n\r\ndata: [DONE]\r\r"), uint8(1), true)
 	f.Fuzz(func(t *testing.T, stream []byte, piece uint8, openai bool) {
-		var tap streamTap = &anthropicTap{}
+		tap := dialect.Anthropic.NewTap(false)
 		if openai {
-			tap = &openAITap{}
+			tap = dialect.OpenAI.NewTap(false)
 		}
 		step := int(piece%64) + 1
 		var buf, out bytes.Buffer
@@ -214,7 +220,7 @@ func FuzzStreamTap(f *testing.F) {
 		if !bytes.Equal(out.Bytes(), stream[:consumedTotal]) {
 			t.Fatalf("relayed bytes differ from the upstream's:\n got %q\nwant %q", out.Bytes(), stream[:consumedTotal])
 		}
-		_ = tap.usage()
-		tap.finish(true, "x")
+		_ = tap.Usage()
+		tap.Close(true, "x")
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+
+	"github.com/tollgate/tollgate/internal/dialect"
 )
 
 // Request bodies are read whole before anything is sent, each at most
@@ -20,7 +22,7 @@ type bufferBudget struct {
 // sixteen bodies of the largest size, and at least 64 MiB.
 func DefaultMaxBufferedBytes(maxBody int64) int64 { return max(16*maxBody, 64<<20) }
 
-var errBuffersFull = &Error{Status: http.StatusServiceUnavailable, Kind: kindUnavailable,
+var errBuffersFull = &Error{Status: http.StatusServiceUnavailable, Kind: dialect.Unavailable,
 	Header:  http.Header{"Retry-After": {"1"}},
 	Message: "the gateway is holding as many request bodies as it may at once; try again shortly"}
 

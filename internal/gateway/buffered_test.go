@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 )
@@ -34,7 +34,7 @@ func (p *heldProvider) Do(ctx context.Context, r *provider.Request) (*http.Respo
 // not, never take more than the gateway's budget; the rest are refused
 // with 503 and retry-after before they are read, and all is given back.
 func TestBufferedBytesAreBounded(t *testing.T) {
-	p := &heldProvider{cannedProvider{"application/json", anthropicMessage, api.OpenAI}, make(chan struct{}, 20), make(chan struct{})}
+	p := &heldProvider{cannedProvider{"application/json", anthropicMessage, dialect.OpenAI}, make(chan struct{}, 20), make(chan struct{})}
 	cfg := &config.Config{Models: []config.Model{{Name: "m", Targets: []config.Target{{Provider: "held", Model: "u"}}}}}
 	routes, err := route.New(cfg, map[string]provider.Provider{"held": p}, nil)
 	if err != nil {

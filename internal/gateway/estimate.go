@@ -8,7 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/sse"
 	"github.com/tollgate/tollgate/internal/tokens"
 )
@@ -60,9 +60,9 @@ func (r *relayed) release() {
 	}
 }
 
-// outputTokens estimates the tokens of generated text in the stream, in
-// either dialect's events (the upstream's, on the translation lane).
-func (r *relayed) outputTokens() int64 {
+// outputTokens estimates the tokens of generated text in the stream, from
+// the upstream's events, whose generated text is at paths.
+func (r *relayed) outputTokens(paths []string) int64 {
 	if r.bytes == 0 {
 		return 0
 	}
@@ -76,25 +76,17 @@ func (r *relayed) outputTokens() int64 {
 		}
 		f.Parse(b[:k])
 		b = b[k:]
-		addGenerated(&c, f.Data)
+		addGenerated(&c, f.Data, paths)
 	}
 	rate := float64(c.Tokens()) / float64(len(r.sample)-len(b))
 	return int64(rate*float64(r.bytes) + 0.5)
 }
 
-// generatedPaths are where generated text sits in a stream event:
-// Anthropic content_block_delta deltas, OpenAI chunk deltas.
-var generatedPaths = []string{
-	"delta.text", "delta.thinking", "delta.partial_json",
-	"choices.#.delta.content", "choices.#.delta.reasoning_content", "choices.#.delta.reasoning",
-	"choices.#.delta.tool_calls.#.function.arguments",
-}
-
-func addGenerated(c *tokens.Counter, data []byte) {
+func addGenerated(c *tokens.Counter, data []byte, paths []string) {
 	if len(data) == 0 || data[0] != '{' {
 		return
 	}
-	for _, r := range gjson.GetManyBytes(data, generatedPaths...) {
+	for _, r := range gjson.GetManyBytes(data, paths...) {
 		addStrings(c, r)
 	}
 }
@@ -109,17 +101,13 @@ func addStrings(c *tokens.Counter, r gjson.Result) {
 }
 
 // promptTokens counts a request's prompt with the tokenizer.
-func promptTokens(ctx context.Context, d api.Dialect, body []byte) int64 {
+func promptTokens(ctx context.Context, d *dialect.Dialect, body []byte) int64 {
 	c := tokens.Counter{Budget: promptBudget}
 	if err := counting.acquire(ctx); err != nil {
 		return reserveInputTokens(body)
 	}
 	defer counting.release()
-	if d == api.Anthropic {
-		tokens.AddMessagesRequest(&c, body)
-	} else {
-		tokens.AddChatRequest(&c, body)
-	}
+	d.CountPrompt(&c, body)
 	return int64(c.Tokens())
 }
 
@@ -135,7 +123,7 @@ func (x *exchange) estimateUsage() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	body := x.reqBody
-	if out := x.relayed.outputTokens(); out > x.usage.Output {
+	if out := x.relayed.outputTokens(x.upDialect.Generated); out > x.usage.Output {
 		x.usage.Output = out
 		x.estimated = true
 	}

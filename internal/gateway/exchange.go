@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/clock"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/meter"
@@ -28,7 +28,7 @@ import (
 // It is owned by the request's goroutine.
 type exchange struct {
 	id      string
-	dialect api.Dialect
+	dialect *dialect.Dialect
 	start   time.Time // time.Now(): durations are measured from it, never dates
 	key     *auth.Key // the virtual key used; nil for the master key (or none)
 
@@ -36,7 +36,8 @@ type exchange struct {
 	routed        string // the configured name of the model it resolved to
 	provider      string
 	upstreamModel string
-	lane          string // "passthrough" or "" when no upstream was chosen
+	lane          string           // "passthrough", "translated", or "" when no upstream was chosen
+	upDialect     *dialect.Dialect // the dialect the last attempt's upstream was spoken to in
 	stream        bool
 
 	status         int // status sent to the client; 0 if the client left first
@@ -250,12 +251,12 @@ func (x *exchange) arrived() time.Time { return clock.Moved(x.start) }
 func (x *exchange) record(r *http.Request) store.Request {
 	latency := time.Since(x.start)
 	rec := store.Request{
-		ID: x.id, Time: x.arrived(), KeyID: x.keyID(), ClientProtocol: x.dialect.String(), Model: x.model, Provider: x.provider,
+		ID: x.id, Time: x.arrived(), KeyID: x.keyID(), ClientProtocol: x.dialect.Name, Model: x.model, Provider: x.provider,
 		UpstreamModel: x.upstreamModel, Lane: x.lane, Stream: x.stream, Status: x.status, ErrorType: x.errorType(),
 		Input: x.usage.Input, CacheRead: x.usage.CacheRead, CacheWrite5m: x.usage.CacheWrite5m,
 		CacheWrite1h: x.usage.CacheWrite1h, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
 		LatencyMS: ms(latency), TTFBMS: ms(x.firstByte), UpstreamMS: ms(x.upstream),
-		OverheadMS: ms(max(latency-x.upstream, 0)), UserAgent: clip(r.UserAgent()),
+		OverheadMS: ms(max(latency-x.upstream, 0)), UserAgent: dialect.Clip(r.UserAgent()),
 	}
 	if c, ok := x.cost(); ok {
 		rec.CostNanoUSD = &c

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
@@ -19,8 +19,8 @@ import (
 // slog one, and is valid JSON even with hostile strings.
 func TestRequestLineMatchesSlog(t *testing.T) {
 	for _, x := range []*exchange{
-		{id: "req_1", dialect: api.OpenAI, start: time.Now(), status: 404, err: errors.New(`model "a\"b\n<x>" does not exist`), model: "a\"b\n<x>"},
-		{id: "req_2", dialect: api.Anthropic, start: time.Now(), status: 200, model: "claude", provider: "ant", upstreamModel: "claude-x",
+		{id: "req_1", dialect: dialect.OpenAI, start: time.Now(), status: 404, err: errors.New(`model "a\"b\n<x>" does not exist`), model: "a\"b\n<x>"},
+		{id: "req_2", dialect: dialect.Anthropic, start: time.Now(), status: 200, model: "claude", provider: "ant", upstreamModel: "claude-x",
 			lane: "passthrough", stream: true, upstreamStatus: 200, firstByte: 1500 * time.Microsecond, upstream: 3 * time.Millisecond,
 			usage: meter.Usage{Input: 1, CacheRead: 2, CacheWrite5m: 3, CacheWrite1h: 4, Output: 5, Reasoning: 6}, clientGone: true},
 	} {

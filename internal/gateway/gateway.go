@@ -21,9 +21,9 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/clock"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/metrics"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/store"
@@ -103,43 +103,36 @@ func New(o Options) *Gateway {
 // writing one, and the adapter renders it in the client's dialect.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, x *exchange) error
 
-// Handler returns the HTTP handler for every data-plane route.
+// Handler returns the HTTP handler for every data-plane route: the
+// endpoints of every registered dialect, and the routes they share.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/v1/messages", g.endpoint(api.Anthropic, http.MethodPost, g.messages))
-	mux.Handle("/v1/messages/count_tokens", g.endpoint(api.Anthropic, http.MethodPost, g.countTokens))
-	mux.Handle("/v1/chat/completions", g.endpoint(api.OpenAI, http.MethodPost, g.chatCompletions))
-	mux.Handle("/v1/models", g.endpoint(0, http.MethodGet, g.listModels))
-	mux.Handle("/v1/models/{id...}", g.endpoint(0, http.MethodGet, g.getModel))
+	for _, d := range dialect.All() {
+		for _, ep := range d.Endpoints {
+			mux.Handle(ep.Path, g.endpoint(d, http.MethodPost, g.modelEndpoint(ep)))
+		}
+	}
+	mux.Handle("/v1/models", g.endpoint(nil, http.MethodGet, g.listModels))
+	mux.Handle("/v1/models/{id...}", g.endpoint(nil, http.MethodGet, g.getModel))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
-	mux.Handle("/", g.endpoint(0, "", func(w http.ResponseWriter, r *http.Request, x *exchange) error {
-		return newError(http.StatusNotFound, kindNotFound, "no such endpoint: "+clip(r.Method+" "+r.URL.Path))
+	mux.Handle("/", g.endpoint(nil, "", func(w http.ResponseWriter, r *http.Request, x *exchange) error {
+		return newError(http.StatusNotFound, dialect.NotFound, "no such endpoint: "+dialect.Clip(r.Method+" "+r.URL.Path))
 	}))
 	return mux
 }
 
-// dialectFor picks the error envelope for routes that serve both dialects:
-// the Anthropic one when the client sends anthropic-version or called a
-// /v1/messages path, the OpenAI one otherwise.
-func dialectFor(r *http.Request) api.Dialect {
-	if r.Header.Get("Anthropic-Version") != "" || len(r.URL.Path) >= 12 && r.URL.Path[:12] == "/v1/messages" {
-		return api.Anthropic
-	}
-	return api.OpenAI
-}
-
 // endpoint adapts a handlerFunc: it assigns the request id, checks the
 // method and the key, renders a returned error, and logs the exchange.
-// A zero dialect means "decide per request" (dialectFor); an empty method
-// means any method.
-func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Handler {
+// A nil dialect means "decide per request" (dialect.ForRequest); an empty
+// method means any method.
+func (g *Gateway) endpoint(d *dialect.Dialect, method string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		x := &exchange{id: newRequestID(), dialect: d, start: time.Now()}
-		if x.dialect == 0 {
-			x.dialect = dialectFor(r)
+		if x.dialect == nil {
+			x.dialect = dialect.ForRequest(r)
 		}
 		w.Header()["Tollgate-Request-Id"] = []string{x.id}
 		defer func() {
@@ -168,7 +161,7 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 			x.err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 			if x.status == 0 && !x.clientGone {
 				x.status = http.StatusInternalServerError
-				writeError(w, x.dialect, x.id, &Error{Status: http.StatusInternalServerError, Kind: kindInternal, Message: "internal error"})
+				writeError(w, x.dialect, x.id, &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error"})
 			}
 			g.finish(r, x)
 		}()
@@ -184,10 +177,10 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 		}
 		var e *Error
 		if !errors.As(err, &e) {
-			e = &Error{Status: http.StatusInternalServerError, Kind: kindInternal, Message: "internal error", Err: err}
+			e = &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error", Err: err}
 		}
 		x.status = e.Status
-		x.errType = errorTypes[e.Kind].anthropic
+		x.errType = e.Kind.String()
 		unread := !x.bodyRead && r.ContentLength != 0
 		if unread {
 			// Refused before its body was read (no key, a wrong method): close
@@ -210,7 +203,7 @@ func (g *Gateway) endpoint(d api.Dialect, method string, h handlerFunc) http.Han
 // record, whatever happened (rejected, failed, disconnected or served).
 func (g *Gateway) finish(r *http.Request, x *exchange) {
 	g.settle(x)
-	x.log(r.Context(), g.log, g.reqLog, clip(r.Method), clip(r.URL.Path))
+	x.log(r.Context(), g.log, g.reqLog, dialect.Clip(r.Method), dialect.Clip(r.URL.Path))
 	if g.metrics != nil {
 		g.observe(x)
 	}
@@ -224,7 +217,7 @@ func (g *Gateway) finish(r *http.Request, x *exchange) {
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, method string, h handlerFunc) error {
 	if method != "" && r.Method != method {
-		e := newError(http.StatusMethodNotAllowed, kindMethodNotAllowed,
+		e := newError(http.StatusMethodNotAllowed, dialect.MethodNotAllowed,
 			"method "+r.Method+" is not allowed on "+r.URL.Path+"; use "+method)
 		e.Header = http.Header{"Allow": {method}}
 		return e
@@ -242,17 +235,17 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, met
 // key"); the log and the ledger get the reason.
 func authError(err error) *Error {
 	status := auth.Status(err)
-	e := &Error{Status: status, Kind: kindAuthentication, Message: err.Error(), Err: errors.New(auth.Reason(err))}
+	e := &Error{Status: status, Kind: dialect.Authentication, Message: err.Error(), Err: errors.New(auth.Reason(err))}
 	switch status {
 	case http.StatusBadRequest:
-		e.Kind = kindInvalidRequest
+		e.Kind = dialect.InvalidRequest
 	case http.StatusTooManyRequests:
-		e.Kind = kindRateLimit
+		e.Kind = dialect.RateLimit
 		if d, ok := auth.RetryAfter(err); ok && d > 0 {
 			e.Header = http.Header{"Retry-After": {strconv.Itoa(int(d / time.Second))}}
 		}
 	case http.StatusServiceUnavailable:
-		e.Kind = kindUnavailable
+		e.Kind = dialect.Unavailable
 	}
 	return e
 }

@@ -6,98 +6,99 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/jsonx"
-	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 )
 
-// messages serves POST /v1/messages.
-func (g *Gateway) messages(w http.ResponseWriter, r *http.Request, x *exchange) error {
-	body, s, m, err := g.readRequest(w, r, x, true)
-	if err != nil {
-		return err
-	}
-	if !s.maxTokens {
-		return &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Param: "max_tokens", Message: "max_tokens: field required"}
-	}
-	if err := g.admit(w, r, x, m, body, s); err != nil {
-		return err
-	}
-	return g.forward(w, r, x, m, body, s, provider.Messages)
+// call is one client request on its way to the model's targets: what
+// every attempt shares.
+type call struct {
+	w    http.ResponseWriter
+	r    *http.Request
+	x    *exchange
+	m    *route.Model
+	body []byte
+	s    dialect.Scanned
+	op   dialect.Op
 }
 
-// countTokens serves POST /v1/messages/count_tokens.
-func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request, x *exchange) error {
-	body, s, m, err := g.readRequest(w, r, x, true)
-	if err != nil {
-		return err
+// modelEndpoint serves an endpoint that names a model: it reads and checks
+// the request, admits it against the limits, and forwards it.
+func (g *Gateway) modelEndpoint(ep dialect.Endpoint) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, x *exchange) error {
+		c, err := g.readRequest(w, r, x)
+		if err != nil {
+			return err
+		}
+		c.op = ep.Op
+		d := x.dialect
+		if ep.RequireMaxOutput && !c.s.HasMaxOutput {
+			f := d.Fields.MaxOutput[0]
+			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: f, Message: f + ": field required"}
+		}
+		if ep.Op == dialect.CountTokens {
+			c.s.Stream = false
+			// Counting is free upstream and local counts take a core, so
+			// neither tokens nor budgets apply; the rate and the parallel
+			// limits do.
+			err = g.admitCount(c)
+		} else {
+			err = g.admit(c)
+		}
+		if err != nil {
+			return err
+		}
+		return g.forward(c)
 	}
-	s.stream = false
-	// Counting is free upstream and local counts take a core, so neither
-	// tokens nor budgets apply; the rate and the parallel limits do.
-	if err := g.admitCount(w, r, x, m, body, s); err != nil {
-		return err
-	}
-	return g.forward(w, r, x, m, body, s, provider.CountTokens)
 }
 
-// chatCompletions serves POST /v1/chat/completions.
-func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request, x *exchange) error {
-	body, s, m, err := g.readRequest(w, r, x, false)
-	if err != nil {
-		return err
-	}
-	if err := g.admit(w, r, x, m, body, s); err != nil {
-		return err
-	}
-	return g.forward(w, r, x, m, body, s, provider.ChatCompletions)
-}
-
-// readRequest does the checks every model endpoint shares: the
-// anthropic-version header (Anthropic dialect), the body size, its JSON,
-// the model and the messages array.
-func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchange, needVersion bool) ([]byte, scanned, *route.Model, error) {
-	if needVersion && r.Header.Get("Anthropic-Version") == "" {
-		return nil, scanned{}, nil, newError(http.StatusBadRequest, kindInvalidRequest, "anthropic-version: header is required")
+// readRequest does the checks every model endpoint shares: the dialect's
+// required header, the body size, its JSON, the model and the
+// conversation.
+func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchange) (*call, error) {
+	d := x.dialect
+	if h := d.RequiredHeader; h != "" && r.Header.Get(h) == "" {
+		return nil, newError(http.StatusBadRequest, dialect.InvalidRequest, strings.ToLower(h)+": header is required")
 	}
 	body, err := g.readBody(w, r, x)
 	if err != nil {
-		return nil, scanned{}, nil, err
+		return nil, err
 	}
-	s, err := scanBody(body)
+	s, err := dialect.Scan(body, &d.Fields)
 	if err != nil {
-		var se *scanError
+		var se *dialect.ScanError
 		if errors.As(err, &se) {
-			return nil, s, nil, &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Param: se.param, Message: se.msg}
+			return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: se.Param, Message: se.Msg}
 		}
-		return nil, s, nil, err
+		return nil, err
 	}
-	if !s.hasModel || len(s.model) == 0 {
-		return nil, s, nil, &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Param: "model", Message: "model: field required"}
+	if !s.HasModel || len(s.Model) == 0 {
+		return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: "model", Message: "model: field required"}
 	}
-	x.model = clip(string(s.model))
-	x.stream = s.stream
-	switch s.messages {
+	x.model = dialect.Clip(string(s.Model))
+	x.stream = s.Stream
+	switch conv := d.Fields.Conversation; s.Conversation {
 	case -1:
-		return nil, s, nil, &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Param: "messages", Message: "messages: field required"}
+		return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": field required"}
 	case 0:
-		return nil, s, nil, &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Param: "messages", Message: "messages: at least one message is required"}
+		return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": at least one message is required"}
 	}
 	x.reqBody = body
-	m := g.routes.Lookup(s.model)
+	m := g.routes.Lookup(s.Model)
 	if m != nil {
 		x.routed = m.Name
 	}
 	if m == nil {
-		return nil, s, nil, unknownModel(x.model, nil)
+		return nil, unknownModel(x.model, nil)
 	}
 	if err := x.allow(m); err != nil {
-		return nil, s, nil, err
+		return nil, err
 	}
-	return body, s, m, nil
+	return &call{w: w, r: r, x: x, m: m, body: body, s: s}, nil
 }
 
 // allow checks that the request's key may use model m. A model the key
@@ -118,14 +119,14 @@ func (x *exchange) mayUse(m *route.Model) bool {
 // unknownModel is the answer for a model name that does not exist (or that
 // the key may not use: why is the cause, for the log only).
 func unknownModel(name string, why error) *Error {
-	return &Error{Status: http.StatusNotFound, Kind: kindNotFound, Param: "model", Code: "model_not_found",
+	return &Error{Status: http.StatusNotFound, Kind: dialect.NotFound, Param: "model", Code: "model_not_found",
 		Message: fmt.Sprintf("model %q does not exist; GET /v1/models lists the models this gateway serves", name), Err: why}
 }
 
 // readBody reads the whole request body, at most maxBody bytes, into a
 // pooled buffer that the exchange releases when the request is done.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, x *exchange) ([]byte, error) {
-	tooLarge := &Error{Status: http.StatusRequestEntityTooLarge, Kind: kindTooLarge,
+	tooLarge := &Error{Status: http.StatusRequestEntityTooLarge, Kind: dialect.TooLarge,
 		Message: "request body is larger than the gateway's limit of " + strconv.FormatInt(g.maxBody, 10) + " bytes"}
 	if r.ContentLength > g.maxBody {
 		return nil, tooLarge
@@ -153,16 +154,16 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, x *exchange) 
 		if err == errBuffersFull {
 			return nil, err
 		}
-		return nil, &Error{Status: http.StatusBadRequest, Kind: kindInvalidRequest, Message: "reading request body failed", Err: err}
+		return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Message: "reading request body failed", Err: err}
 	}
 	if len(body) == 0 {
-		return nil, newError(http.StatusBadRequest, kindInvalidRequest, "request body is empty; expected a JSON object")
+		return nil, newError(http.StatusBadRequest, dialect.InvalidRequest, "request body is empty; expected a JSON object")
 	}
 	return body, nil
 }
 
-// listModels serves GET /v1/models: OpenAI's list shape, or Anthropic's
-// when the client sends anthropic-version. Aliases are listed as models.
+// listModels serves GET /v1/models in the shape of the dialect the
+// request is in (dialect.ForRequest). Aliases are listed as models.
 func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request, x *exchange) error {
 	var ids []string
 	for _, m := range g.routes.Models() {
@@ -172,25 +173,7 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request, x *exchange
 		ids = append(ids, m.Name)
 		ids = append(ids, m.Aliases...)
 	}
-	var out any
-	if x.dialect == api.Anthropic {
-		data := make([]any, 0, len(ids))
-		for _, id := range ids {
-			data = append(data, g.anthropicModel(id))
-		}
-		page := map[string]any{"data": data, "has_more": false, "first_id": nil, "last_id": nil}
-		if len(ids) > 0 {
-			page["first_id"], page["last_id"] = ids[0], ids[len(ids)-1]
-		}
-		out = page
-	} else {
-		data := make([]any, 0, len(ids))
-		for _, id := range ids {
-			data = append(data, g.openAIModel(id))
-		}
-		out = map[string]any{"object": "list", "data": data}
-	}
-	return writeJSON(w, x, out)
+	return writeJSON(w, x, x.dialect.ModelList(ids, g.started))
 }
 
 // getModel serves GET /v1/models/{id}.
@@ -198,23 +181,12 @@ func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request, x *exchange) 
 	id := r.PathValue("id")
 	m := g.routes.Lookup([]byte(id))
 	if m == nil {
-		return unknownModel(clip(id), nil)
+		return unknownModel(dialect.Clip(id), nil)
 	}
 	if err := x.allow(m); err != nil {
 		return err
 	}
-	if x.dialect == api.Anthropic {
-		return writeJSON(w, x, g.anthropicModel(id))
-	}
-	return writeJSON(w, x, g.openAIModel(id))
-}
-
-func (g *Gateway) anthropicModel(id string) map[string]any {
-	return map[string]any{"type": "model", "id": id, "display_name": id, "created_at": g.started.UTC().Format(time.RFC3339)}
-}
-
-func (g *Gateway) openAIModel(id string) map[string]any {
-	return map[string]any{"id": id, "object": "model", "created": g.started.Unix(), "owned_by": "tollgate"}
+	return writeJSON(w, x, x.dialect.Model(id, g.started))
 }
 
 func writeJSON(w http.ResponseWriter, x *exchange, v any) error {

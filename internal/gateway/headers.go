@@ -6,46 +6,44 @@ import (
 	"strings"
 
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/dialect"
 )
 
-// forwardedHeaders are the client headers the pass-through lane sends
-// upstream. Everything else — the client's own key first of all — stays at
-// the gateway; the provider adds its credential.
-var forwardedHeaders = map[bool][]string{
-	true:  {"Anthropic-Version", "Anthropic-Beta", "User-Agent", "Accept"}, // Anthropic upstreams
-	false: {"User-Agent", "Accept"},                                        // OpenAI-compatible upstreams
-}
+// forwardedHeaders are the client headers every upstream gets. Everything
+// else, the client's own key first of all, stays at the gateway (the
+// provider adds its credential), but for the headers of the client's
+// dialect that reach an upstream of the same dialect (ForwardHeaders).
+var forwardedHeaders = []string{"User-Agent", "Accept"}
 
-func upstreamHeader(r *http.Request, anthropicUpstream bool) http.Header {
-	names := forwardedHeaders[anthropicUpstream]
-	h := make(http.Header, len(names)+3)
-	for _, k := range names {
-		if v := r.Header[k]; len(v) > 0 {
-			h[k] = v
+func upstreamHeader(r *http.Request, dialectHeaders []string) http.Header {
+	h := make(http.Header, len(forwardedHeaders)+len(dialectHeaders)+3)
+	for _, names := range [2][]string{forwardedHeaders, dialectHeaders} {
+		for _, k := range names {
+			if v := r.Header[k]; len(v) > 0 {
+				h[k] = v
+			}
 		}
 	}
 	return h
 }
 
-// filterBetas keeps, in the anthropic-beta header of an upstream request,
-// only the betas the target's allowlists accept, so that a key cannot turn
-// on any beta with the operator's account. It reports what it dropped in
-// the answer's tollgate-dropped-betas header.
-func filterBetas(w http.ResponseWriter, h http.Header, allow []func(string) bool) {
-	if len(allow) == 0 || h["Anthropic-Beta"] == nil {
-		w.Header().Del("Tollgate-Dropped-Betas") // set by an earlier attempt's target
+// filterBetas keeps, in the beta header of an upstream request (named
+// by the dialect: anthropic-beta), only the betas the target's allowlists
+// accept, so that a key cannot turn on any beta with the operator's
+// account. It reports what it dropped in the answer's
+// tollgate-dropped-betas header.
+func filterBetas(h http.Header, name string, allow []func(string) bool, answer http.Header) {
+	if len(allow) == 0 || name == "" || h[name] == nil {
 		return
 	}
-	kept, dropped := config.FilterBetas(h["Anthropic-Beta"], allow...)
+	kept, dropped := config.FilterBetas(h[name], allow...)
 	if kept == nil {
-		delete(h, "Anthropic-Beta")
+		delete(h, name)
 	} else {
-		h["Anthropic-Beta"] = kept
+		h[name] = kept
 	}
 	if len(dropped) > 0 {
-		w.Header().Set("Tollgate-Dropped-Betas", strings.Join(dropped, ","))
-	} else {
-		w.Header().Del("Tollgate-Dropped-Betas")
+		answer.Set("Tollgate-Dropped-Betas", strings.Join(dropped, ","))
 	}
 }
 
@@ -54,7 +52,7 @@ func filterBetas(w http.ResponseWriter, h http.Header, allow []func(string) bool
 // request id, and what tells a client when to retry. Anything else (the
 // provider's organization or project ids, CORS grants, cookies, its
 // connection's headers) stays at the gateway. Rate-limit headers are
-// relayed only when the gateway's own limits do not apply (isRateLimitHeader).
+// relayed only when the gateway's own limits do not apply.
 var relayedResponseHeaders = map[string]bool{
 	"Content-Type": true, "Content-Encoding": true, "Cache-Control": true, "X-Accel-Buffering": true,
 	"Request-Id": true, "X-Request-Id": true,
@@ -67,7 +65,7 @@ var relayedResponseHeaders = map[string]bool{
 // the client is limited by the gateway, whose headers are already set.
 func copyResponseHeader(dst, src http.Header, ownLimits bool) {
 	for k, v := range src {
-		if relayedResponseHeaders[k] || !ownLimits && isRateLimitHeader(k) {
+		if relayedResponseHeaders[k] || !ownLimits && dialect.IsRateLimitHeader(k) {
 			dst[k] = v
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
-	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/clock"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/translate"
@@ -48,21 +48,18 @@ func (g *Gateway) scopes(x *exchange, m *route.Model) []limit.Scope {
 
 // admitCount admits a count_tokens request against the request-rate and
 // parallel limits only.
-func (g *Gateway) admitCount(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned) error {
-	return g.admitScopes(w, r, x, m, body, s, true)
-}
+func (g *Gateway) admitCount(c *call) error { return g.admitScopes(c, true) }
 
 // admit reserves the request's worst case against every limit that
 // applies, before anything is sent upstream. The reservation is settled
 // in finish, however the request ends.
-func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned) error {
-	return g.admitScopes(w, r, x, m, body, s, false)
-}
+func (g *Gateway) admit(c *call) error { return g.admitScopes(c, false) }
 
-func (g *Gateway) admitScopes(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, body []byte, s scanned, count bool) error {
+func (g *Gateway) admitScopes(c *call, count bool) error {
 	if g.limits.Limiter == nil {
 		return nil
 	}
+	w, r, x, m, body := c.w, c.r, c.x, c.m, c.body
 	scopes := g.scopes(x, m)
 	if count {
 		kept := scopes[:0]
@@ -77,19 +74,19 @@ func (g *Gateway) admitScopes(w http.ResponseWriter, r *http.Request, x *exchang
 	if len(scopes) == 0 {
 		return nil
 	}
-	input, output := reservation(m, body, s)
+	input, output := reservation(m, body, &c.s)
 	req := &limit.Request{ID: x.id, Scopes: scopes, Tokens: input + output}
 	for _, sc := range scopes {
 		if sc.Limits.BudgetUSD == nil {
 			continue
 		}
 		if f := unpricedFeature(body); f != "" {
-			return &Error{Status: http.StatusForbidden, Kind: kindPermission, Param: f, Code: "unpriced_feature",
+			return &Error{Status: http.StatusForbidden, Kind: dialect.Permission, Param: f, Code: "unpriced_feature",
 				Message: fmt.Sprintf("a USD budget applies to this request, but %s is billed by the provider at prices this gateway does not know, so its cost cannot be counted; leave it out, or use a key without a budget", f)}
 		}
 		cost, err := worstCase(m, input, output)
 		if err != nil {
-			return &Error{Status: http.StatusForbidden, Kind: kindPermission, Param: "model", Code: "model_unpriced", Err: err,
+			return &Error{Status: http.StatusForbidden, Kind: dialect.Permission, Param: "model", Code: "model_unpriced", Err: err,
 				Message: fmt.Sprintf("a USD budget applies to this request, but model %q has no price, so its cost cannot be counted; the operator must give it pricing", m.Name)}
 		}
 		req.Cost = cost
@@ -101,7 +98,7 @@ func (g *Gateway) admitScopes(w http.ResponseWriter, r *http.Request, x *exchang
 	case errors.As(err, &refused):
 		return g.refusal(w, x, refused)
 	case errors.Is(err, limit.ErrUnavailable):
-		return &Error{Status: http.StatusServiceUnavailable, Kind: kindUnavailable, Err: err,
+		return &Error{Status: http.StatusServiceUnavailable, Kind: dialect.Unavailable, Err: err,
 			Header:  http.Header{"Retry-After": {"1"}},
 			Message: "rate limits and budgets cannot be checked right now; try again shortly"}
 	case err != nil:
@@ -123,8 +120,8 @@ const maxReservedOutput = 1 << 24
 // reservation is what a request reserves against token limits and, at
 // its prices, budgets: its estimated prompt, and the most output it may
 // produce (max_tokens, at most the model's maximum, times n answers).
-func reservation(m *route.Model, body []byte, s scanned) (input, output int64) {
-	output = s.maxOutput
+func reservation(m *route.Model, body []byte, s *dialect.Scanned) (input, output int64) {
+	output = s.MaxOutput
 	if top := m.Caps.MaxOutputTokens; top > 0 && (output <= 0 || output > top) {
 		// No limit in the request, or one past the model's: the most the
 		// model can write.
@@ -134,8 +131,8 @@ func reservation(m *route.Model, body []byte, s scanned) (input, output int64) {
 		output = translate.DefaultMaxOutputTokens
 	}
 	output = min(output, maxReservedOutput)
-	if s.choices > 1 {
-		output = min(output*min(s.choices, 128), 128*maxReservedOutput)
+	if s.Choices > 1 {
+		output = min(output*min(s.Choices, 128), 128*maxReservedOutput)
 	}
 	return reserveInputTokens(body), output
 }
@@ -251,61 +248,35 @@ func (g *Gateway) refusal(w http.ResponseWriter, x *exchange, r *limit.Refusal) 
 	} else {
 		h.Set("X-Should-Retry", "false") // it asks for more than the limit allows
 	}
-	k := kindRateLimit
+	k := dialect.RateLimit
 	if r.What == limit.Budget {
-		k = kindBudget
+		k = dialect.Budget
 	}
 	return &Error{Status: http.StatusTooManyRequests, Kind: k, Message: r.Message}
 }
 
-// quotaHeaderNames are each dialect's rate-limit headers, canonical, in
-// the order limit, remaining, reset; requests first, then tokens.
-var quotaHeaderNames = map[api.Dialect][2][3]string{
-	api.Anthropic: {
-		{"Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset"},
-		{"Anthropic-Ratelimit-Tokens-Limit", "Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset"},
-	},
-	api.OpenAI: {
-		{"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests"},
-		{"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens"},
-	},
-}
-
-// quotaHeaders writes the limits' state in the dialect's usual headers
-// (Anthropic resets as RFC 3339 times, OpenAI's as durations), and
-// budgets in tollgate's own.
-func quotaHeaders(h http.Header, d api.Dialect, st limit.Status, now time.Time) {
-	names := quotaHeaderNames[d]
+// quotaHeaders writes the limits' state in the dialect's rate-limit
+// headers, and budgets in tollgate's own.
+func quotaHeaders(h http.Header, d *dialect.Dialect, st limit.Status, now time.Time) {
+	rl := d.RateLimit
 	for i, q := range [2]*limit.Quota{st.Requests, st.Tokens} {
 		if q == nil {
 			continue
 		}
-		h[names[i][0]] = []string{strconv.FormatInt(q.Limit, 10)}
-		h[names[i][1]] = []string{strconv.FormatInt(q.Remaining, 10)}
-		if q.Reset.IsZero() {
-			continue
-		}
-		if d == api.Anthropic {
-			h[names[i][2]] = []string{ceilSecond(q.Reset).Format(time.RFC3339)}
-		} else {
-			h[names[i][2]] = []string{max(q.Reset.Sub(now), 0).Round(time.Millisecond).String()}
+		names := [2][3]string{rl.Requests, rl.Tokens}[i]
+		h[names[0]] = []string{strconv.FormatInt(q.Limit, 10)}
+		h[names[1]] = []string{strconv.FormatInt(q.Remaining, 10)}
+		if !q.Reset.IsZero() {
+			h[names[2]] = []string{rl.Reset(q.Reset, now)}
 		}
 	}
 	if b := st.Budget; b != nil {
 		h["Tollgate-Budget-Limit-Usd"] = []string{units.FormatNano(b.Limit, 0)}
 		h["Tollgate-Budget-Remaining-Usd"] = []string{units.FormatNano(b.Remaining, 0)}
 		if !b.Reset.IsZero() {
-			h["Tollgate-Budget-Reset"] = []string{ceilSecond(b.Reset).Format(time.RFC3339)}
+			h["Tollgate-Budget-Reset"] = []string{dialect.CeilSecond(b.Reset).Format(time.RFC3339)}
 		}
 	}
-}
-
-// isRateLimitHeader reports whether an upstream response header describes
-// the upstream's own rate limits. When the gateway's limits apply, the
-// client sees those instead.
-func isRateLimitHeader(k string) bool {
-	const a, o = "Anthropic-Ratelimit-", "X-Ratelimit-"
-	return len(k) > len(a) && k[:len(a)] == a || len(k) > len(o) && k[:len(o)] == o
 }
 
 // settle ends the request's reservations with what it used.
@@ -325,10 +296,4 @@ func (g *Gateway) settle(x *exchange) {
 	// Not the client's context: the request is over, and it may be gone.
 	// The Redis back end bounds its own calls.
 	g.limits.Limiter.Settle(context.Background(), x.ticket, limit.Used{Tokens: tokens, Cost: cost})
-}
-
-// ceilSecond rounds t up to a whole second, in UTC: a reset time read
-// from a header must not come before the reset.
-func ceilSecond(t time.Time) time.Time {
-	return t.UTC().Add(time.Second - 1).Truncate(time.Second)
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/limit"
 )
 
@@ -52,7 +52,7 @@ func TestQuotaHeaders(t *testing.T) {
 		Budget:   &limit.Quota{Limit: 25e9, Remaining: 12_500_000_001, Reset: now.Add(24 * time.Hour)},
 	}
 	h := http.Header{}
-	quotaHeaders(h, api.Anthropic, st, now)
+	quotaHeaders(h, dialect.Anthropic, st, now)
 	want := map[string]string{
 		"Anthropic-Ratelimit-Requests-Limit": "60", "Anthropic-Ratelimit-Requests-Remaining": "59",
 		"Anthropic-Ratelimit-Requests-Reset": "2026-11-22T10:00:02Z", "Anthropic-Ratelimit-Tokens-Limit": "1000",
@@ -68,7 +68,7 @@ func TestQuotaHeaders(t *testing.T) {
 		t.Errorf("headers: %v", h)
 	}
 	h = http.Header{}
-	quotaHeaders(h, api.OpenAI, st, now)
+	quotaHeaders(h, dialect.OpenAI, st, now)
 	if h.Get("X-Ratelimit-Reset-Requests") != "1.5s" || h.Get("X-Ratelimit-Remaining-Tokens") != "0" || h.Get("X-Ratelimit-Limit-Requests") != "60" {
 		t.Errorf("OpenAI headers: %v", h)
 	}

@@ -1,74 +1,47 @@
 package gateway
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
-	"mime"
 	"net/http"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
 
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
-
-	"github.com/tollgate/tollgate/internal/api"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
-	"github.com/tollgate/tollgate/internal/sse"
 )
 
-const (
-	relayBufSize = 32 << 10
-	// maxEventBytes bounds one SSE event (and a buffered JSON answer) from an
-	// upstream; the official SDKs accept data lines up to 32 MiB.
-	maxEventBytes = 32 << 20
-)
-
-var relayBufPool = sync.Pool{New: func() any { b := make([]byte, relayBufSize); return &b }}
-
-// passthrough sends the request to target t and relays the answer. When
-// the attempt fails in a way another attempt may fix, before anything has
-// reached the client, it returns a *failure instead.
-func (g *Gateway) passthrough(w http.ResponseWriter, r *http.Request, x *exchange, m *route.Model, t route.Target, body []byte, s scanned, ep provider.Endpoint) error {
-	x.provider, x.upstreamModel, x.prices = t.Provider.Name(), t.Model, t.Prices
-	if !t.Provider.Speaks(x.dialect) {
-		return g.translated(w, r, x, m, t, body, s, ep)
-	}
+// passthrough sends the request to target t, which speaks the client's
+// dialect, with the client's bytes and only the model rewritten (and what
+// the dialect's Prepare changes), and relays the answer as it arrives.
+// When the attempt fails in a way another attempt may fix, before anything
+// has reached the client, it returns a *failure instead.
+func (g *Gateway) passthrough(c *call, t *route.Target) error {
+	x, d := c.x, c.x.dialect
 	x.lane = "passthrough"
 	req := &provider.Request{
-		Endpoint: ep, Dialect: x.dialect, Model: t.Model, Stream: s.stream,
-		Header: upstreamHeader(r, x.dialect == api.Anthropic),
+		Op: c.op, Dialect: d, Model: t.Model, Stream: c.s.Stream,
+		Header: upstreamHeader(c.r, d.ForwardHeaders),
 	}
-	if x.dialect == api.Anthropic {
-		filterBetas(w, req.Header, t.AllowBetas)
-	}
+	filterBetas(req.Header, d.BetaHeader, t.AllowBetas, c.w.Header())
 	// Only "model" changes: the upstream gets every other byte the client sent.
-	req.Body = provider.Body{body[:s.modelStart], t.QuotedModel, body[s.modelEnd:]}
+	req.Body = provider.Body{c.body[:c.s.ModelStart], t.QuotedModel, c.body[c.s.ModelEnd:]}
 	if x.body != nil {
 		req.Hold = x.body.hold // the transport may read it after the handler ends
 	}
-	if x.dialect == api.Anthropic && bytes.Contains(body, syntheticMarker) {
-		if b, removed := stripSyntheticThinking(req.Body.Bytes()); removed {
-			req.Body, req.Hold = provider.Body{b}, nil
-			w.Header().Set("Tollgate-Dropped-Params", "synthetic_thinking")
-		}
-	}
-	strip := false
-	if x.dialect == api.OpenAI && s.stream && !s.includeUsage {
-		// The gateway meters every request, so it asks for usage and hides
-		// it from the client again (openAITap.strip).
-		b, err := withIncludeUsage(req.Body.Bytes(), s.streamOptionsObject)
+	hideUsage := false
+	if d.Prepare != nil {
+		p, err := d.Prepare(c.body, &c.s, req.Body.Bytes)
 		if err != nil {
-			return err
+			return &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error preparing the upstream request", Err: err}
 		}
-		req.Body, req.Hold, strip = provider.Body{b}, nil, true
+		if p.Body != nil {
+			req.Body, req.Hold = provider.Body{p.Body}, nil
+		}
+		if p.Dropped != "" {
+			c.w.Header().Set("Tollgate-Dropped-Params", p.Dropped)
+		}
+		hideUsage = p.HideUsage
 	}
 
-	resp, done, err := g.send(r, x, t.Provider, req)
+	resp, done, err := g.send(c.r, x, t.Provider, req)
 	if err != nil {
 		return retryableSend(x, err)
 	}
@@ -76,395 +49,16 @@ func (g *Gateway) passthrough(w http.ResponseWriter, r *http.Request, x *exchang
 
 	switch {
 	case retryableStatus(resp.StatusCode):
-		return bufferFailure(resp, false)
+		return bufferFailure(resp, nil)
 	case credentialRefused(resp.StatusCode):
 		return upstreamCredentialError(x, resp)
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return g.relayBody(w, x, resp, false) // upstream errors are relayed as they are
-	case ep != provider.CountTokens && isEventStream(resp.Header):
-		var tap streamTap = &anthropicTap{}
-		if x.dialect == api.OpenAI {
-			tap = &openAITap{strip: strip}
-		}
-		return g.relayStream(w, r, x, resp, tap)
+		return g.relayBody(c.w, x, resp, nil) // upstream errors are relayed as they are
+	case c.op != dialect.CountTokens && isEventStream(resp.Header):
+		return g.relayStream(c.w, c.r, x, resp, d.NewTap(hideUsage))
+	case c.op == dialect.CountTokens:
+		return g.relayBody(c.w, x, resp, nil)
 	default:
-		return g.relayBody(w, x, resp, ep != provider.CountTokens)
+		return g.relayBody(c.w, x, resp, d.Usage)
 	}
-}
-
-// credentialRefused reports an upstream status that refuses the gateway's
-// own credential or account rather than the client's request.
-func credentialRefused(status int) bool {
-	return status == http.StatusUnauthorized || status == http.StatusPaymentRequired
-}
-
-// upstreamCredentialError answers an upstream's refusal of the gateway's
-// credential or account, on either lane. A 401 would tell the client its
-// own key is bad (and SDKs would not retry), and the upstream's text is
-// not relayed: it names the provider account and quotes part of its key.
-// The log and the ledger get that text.
-func upstreamCredentialError(x *exchange, resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	return &Error{Status: http.StatusBadGateway, Kind: kindUpstream, Code: "upstream_auth_failed",
-		Header:  http.Header{"X-Should-Retry": {"false"}},
-		Message: fmt.Sprintf("upstream provider %q rejected the gateway's credential (status %d); the operator must fix its configuration", x.provider, resp.StatusCode),
-		Err:     fmt.Errorf("upstream status %d: %s", resp.StatusCode, clip(string(bytes.TrimSpace(b))))}
-}
-
-// send performs the upstream exchange and records its status and time on
-// x. The caller must call done when it has finished with resp.
-func (g *Gateway) send(r *http.Request, x *exchange, p provider.Provider, req *provider.Request) (resp *http.Response, done func(), err error) {
-	start := time.Now()
-	x.sendStart, x.earlierWaits = start, x.upstream
-	x.writeBy = time.Time{}
-	if tt, ok := p.(interface{ TotalTimeout() time.Duration }); ok && tt.TotalTimeout() > 0 {
-		// Past the exchange's total, a client that does not read is not
-		// waited for; a second is left to write the stream's end.
-		x.writeBy = start.Add(tt.TotalTimeout() + time.Second)
-	}
-	resp, err = p.Do(r.Context(), req)
-	if err != nil {
-		x.upstream += time.Since(start)
-		return nil, nil, g.upstreamFailure(r, x, err)
-	}
-	x.upstreamStatus = resp.StatusCode
-	return resp, func() {
-		resp.Body.Close()
-		x.upstream += time.Since(start) // every attempt's wait counts
-	}, nil
-}
-
-// withIncludeUsage sets stream_options.include_usage in an OpenAI request.
-func withIncludeUsage(body []byte, hasObject bool) ([]byte, error) {
-	var err error
-	if hasObject {
-		body, err = sjson.SetBytes(body, "stream_options.include_usage", true)
-	} else {
-		body, err = sjson.SetRawBytes(body, "stream_options", []byte(`{"include_usage":true}`))
-	}
-	if err != nil {
-		return nil, &Error{Status: http.StatusInternalServerError, Kind: kindInternal, Message: "internal error preparing the upstream request", Err: err}
-	}
-	return body, nil
-}
-
-// upstreamFailure turns a failed exchange (no response) into the client's error.
-func (g *Gateway) upstreamFailure(r *http.Request, x *exchange, err error) error {
-	if r.Context().Err() != nil {
-		x.clientGone = true
-		return fmt.Errorf("client went away: %w", err)
-	}
-	if provider.IsTimeout(err) {
-		return &Error{Status: http.StatusGatewayTimeout, Kind: kindTimeout, Err: err,
-			Message: fmt.Sprintf("upstream provider %q did not answer in time", x.provider)}
-	}
-	return &Error{Status: http.StatusBadGateway, Kind: kindUpstream, Err: err,
-		Message: fmt.Sprintf("upstream provider %q could not be reached", x.provider)}
-}
-
-func isEventStream(h http.Header) bool {
-	ct := h.Get("Content-Type")
-	if !strings.HasPrefix(ct, "text/event-stream") {
-		return false
-	}
-	mt, _, _ := mime.ParseMediaType(ct)
-	return mt == "text/event-stream"
-}
-
-// relayBody relays a whole (non-stream) answer as it arrives. With meter
-// set it keeps the bytes and reads usage from the finished JSON.
-func (g *Gateway) relayBody(w http.ResponseWriter, x *exchange, resp *http.Response, meter bool) error {
-	bp := relayBufPool.Get().(*[]byte)
-	buf := (*bp)[:0]
-	defer func() {
-		if cap(buf) == relayBufSize {
-			*bp = buf[:relayBufSize]
-			relayBufPool.Put(bp)
-		}
-	}()
-	// Read what fits in the buffer before answering (most answers whole):
-	// an upstream that fails this early has sent the client nothing, and
-	// another target can still be tried.
-	eof := false
-	for len(buf) < cap(buf) {
-		n, rerr := resp.Body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if rerr == io.EOF {
-			eof = true
-			break
-		}
-		if rerr != nil {
-			return &failure{err: g.upstreamFailureAfterStatus(x, rerr)}
-		}
-	}
-	h := w.Header()
-	copyResponseHeader(h, resp.Header, x.limitHeaders)
-	if resp.ContentLength >= 0 {
-		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
-	}
-	x.status, x.firstByte = resp.StatusCode, time.Since(x.start)
-	g.answerHeaders(h, x)
-	rc := http.NewResponseController(w)
-	x.writeDeadline(rc)
-	w.WriteHeader(resp.StatusCode)
-	if _, err := w.Write(buf); err != nil {
-		x.clientGone = true
-		return fmt.Errorf("writing to client: %w", err)
-	}
-	if !meter {
-		buf = buf[:0]
-	}
-	for !eof {
-		if len(buf) == cap(buf) {
-			if !meter || cap(buf) >= maxEventBytes {
-				buf = buf[:0] // keep relaying, stop keeping
-				meter = false
-			} else {
-				buf = append(buf, 0)[:len(buf)]
-			}
-		}
-		n, rerr := resp.Body.Read(buf[len(buf):cap(buf)])
-		if n > 0 {
-			x.writeDeadline(rc)
-			if _, err := w.Write(buf[len(buf) : len(buf)+n]); err != nil {
-				x.clientGone = true
-				return fmt.Errorf("writing to client: %w", err)
-			}
-			buf = buf[:len(buf)+n]
-			if !meter {
-				buf = buf[:0]
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			// The status is out; all that is left is to cut the response so
-			// the client cannot take a truncated body for a whole one.
-			x.err = fmt.Errorf("upstream body interrupted: %w", rerr)
-			panic(http.ErrAbortHandler)
-		}
-	}
-	if meter {
-		if u := gjson.GetBytes(buf, "usage"); u.IsObject() {
-			if x.dialect == api.Anthropic {
-				x.usage.MergeAnthropic(u.Raw)
-			} else {
-				x.usage.SetOpenAI(u.Raw)
-			}
-		}
-	}
-	return nil
-}
-
-// relayStream relays an SSE answer event by event, flushing as events
-// arrive, with tap reading usage on the way. The status is not sent until
-// the first event has arrived and is not an error: until then a failure is
-// still an ordinary JSON error response. After that, a cut, failed or idle
-// upstream ends the stream with a protocol error event, never with a
-// made-up normal ending.
-func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, tap streamTap) error {
-	bp := relayBufPool.Get().(*[]byte)
-	buf := *bp
-	defer func() {
-		if len(buf) == relayBufSize {
-			relayBufPool.Put(bp)
-		}
-	}()
-	rc := http.NewResponseController(w)
-	committed := false
-	var ka *keepalive // keep-alive pings, for taps that can make them
-	n := 0
-	for {
-		if n == len(buf) {
-			if len(buf) >= maxEventBytes {
-				return g.endStream(w, rc, r, x, tap, committed, errEventTooLarge)
-			}
-			nb := make([]byte, 2*len(buf))
-			copy(nb, buf[:n])
-			buf = nb
-		}
-		nr, rerr := resp.Body.Read(buf[n:])
-		n += nr
-		if !committed {
-			ev, found := firstDataEvent(buf[:n])
-			if !found && rerr == nil {
-				continue
-			}
-			if found {
-				if status, body, isErr := tap.startError(ev); isErr {
-					// P4: an error as the first event becomes a JSON error,
-					// or, if it is one another target may not have, a retry.
-					x.usage = tap.usage()
-					if retryableStatus(status) {
-						return startFailure(resp, status, body)
-					}
-					return g.writeUpstreamError(w, x, resp, status, body)
-				}
-			}
-			if !found {
-				return g.endStream(w, rc, r, x, tap, false, rerr)
-			}
-			h := w.Header()
-			copyResponseHeader(h, resp.Header, x.limitHeaders)
-			h.Set("Cache-Control", "no-cache")
-			h.Set("X-Accel-Buffering", "no") // tell buffering proxies in front not to hold events
-			x.status, x.firstByte = resp.StatusCode, time.Since(x.start)
-			g.answerHeaders(h, x)
-			w.WriteHeader(resp.StatusCode)
-			committed = true
-			x.relayed = &relayed{}
-			if g.metrics != nil {
-				g.metrics.StreamStarted()
-				defer g.metrics.StreamEnded()
-			}
-			if p, ok := tap.(pinger); ok {
-				ka = startKeepalive(w, rc, p.ping(), x.writeDeadline)
-				defer ka.close()
-			}
-		}
-		ka.lock()
-		x.writeDeadline(rc)
-		consumed, err := writeEvents(w, buf[:n], tap, x.relayed)
-		if err == nil && consumed > 0 {
-			rc.Flush()
-		}
-		ka.unlock()
-		if err != nil {
-			x.clientGone = true
-			x.usage = tap.usage()
-			return fmt.Errorf("writing to client: %w", err)
-		}
-		if consumed > 0 {
-			n = copy(buf, buf[consumed:n])
-		}
-		if rerr != nil {
-			ka.close() // the end of the stream is written alone
-			ka = nil
-			return g.endStream(w, rc, r, x, tap, true, rerr)
-		}
-	}
-}
-
-var (
-	errEventTooLarge     = errors.New("upstream event larger than 32 MiB")
-	errStreamEndedEarly  = errors.New("upstream stream ended before its final event")
-	errNoEventBeforeStop = errors.New("upstream closed the stream before sending any event")
-)
-
-// endStream ends a stream whose upstream body ended (io.EOF) or failed.
-// Before the status is sent a failure is a JSON error; after, the tap
-// writes what ends the stream: nothing more after a normal end, else a
-// protocol error event.
-func (g *Gateway) endStream(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, x *exchange, tap streamTap, committed bool, cause error) error {
-	x.usage = tap.usage()
-	if r.Context().Err() != nil {
-		x.clientGone = true
-		return fmt.Errorf("client went away: %w", cause)
-	}
-	eof := cause == io.EOF
-	msg := "upstream stream interrupted"
-	switch {
-	case eof && committed:
-		cause = errStreamEndedEarly
-		msg = "upstream stream ended before its final event"
-	case eof:
-		cause = errNoEventBeforeStop
-		msg = "upstream closed the stream before sending any event"
-	case cause == errEventTooLarge:
-		msg = "upstream sent an event larger than 32 MiB"
-	case errors.Is(cause, provider.ErrIdleTimeout):
-		msg = "upstream sent nothing for longer than its idle timeout"
-	case provider.IsTimeout(cause):
-		msg = "upstream stream timed out"
-	}
-	if !committed {
-		k, status := kindUpstream, http.StatusBadGateway
-		if provider.IsTimeout(cause) {
-			k, status = kindTimeout, http.StatusGatewayTimeout
-		}
-		return &Error{Status: status, Kind: k, Message: msg + " (provider " + strconv.Quote(x.provider) + ")", Err: cause}
-	}
-	tail, clean := tap.finish(eof, msg)
-	x.usage = tap.usage()
-	if !clean {
-		x.err = cause
-	}
-	if len(tail) > 0 {
-		x.writeDeadline(rc)
-		if _, err := w.Write(tail); err != nil {
-			x.clientGone = true
-		}
-		rc.Flush()
-	}
-	return nil
-}
-
-// writeUpstreamError answers with an upstream error that arrived as the
-// first stream event, as an ordinary JSON error response.
-func (g *Gateway) writeUpstreamError(w http.ResponseWriter, x *exchange, resp *http.Response, status int, body []byte) error {
-	h := w.Header()
-	copyResponseHeader(h, resp.Header, x.limitHeaders)
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	x.status, x.firstByte = status, time.Since(x.start)
-	x.err = fmt.Errorf("upstream stream began with an error event (status %d)", status)
-	g.answerHeaders(h, x)
-	w.WriteHeader(status)
-	w.Write(body)
-	return nil
-}
-
-// firstDataEvent returns the first complete event in b that carries data.
-func firstDataEvent(b []byte) ([]byte, bool) {
-	for len(b) > 0 {
-		k := sse.Split(b)
-		if k == 0 {
-			return nil, false
-		}
-		if hasDataField(b[:k]) {
-			return b[:k], true
-		}
-		b = b[k:]
-	}
-	return nil, false
-}
-
-// writeEvents passes the complete events at the start of b through tap and
-// writes what it keeps, in as few writes as possible, noting each in rel.
-// It returns how many bytes of b it consumed.
-func writeEvents(w io.Writer, b []byte, tap streamTap, rel *relayed) (int, error) {
-	consumed, from := 0, 0
-	for {
-		k := sse.Split(b[consumed:])
-		if k == 0 {
-			break
-		}
-		ev := b[consumed : consumed+k]
-		rel.add(ev)
-		if out := tap.observe(ev); !sameBytes(out, ev) {
-			if consumed > from {
-				if _, err := w.Write(b[from:consumed]); err != nil {
-					return consumed, err
-				}
-			}
-			if len(out) > 0 {
-				if _, err := w.Write(out); err != nil {
-					return consumed, err
-				}
-			}
-			from = consumed + k
-		}
-		consumed += k
-	}
-	if consumed > from {
-		if _, err := w.Write(b[from:consumed]); err != nil {
-			return consumed, err
-		}
-	}
-	return consumed, nil
-}
-
-func sameBytes(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

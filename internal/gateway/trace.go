@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/clock"
 )
 
@@ -31,22 +30,15 @@ func (g *Gateway) span(r *http.Request, x *exchange) {
 		attribute.String("url.path", r.URL.Path),
 		attribute.Int("http.response.status_code", x.status),
 		attribute.String("tollgate.request_id", x.id),
-		attribute.String("tollgate.client_protocol", x.dialect.String()),
+		attribute.String("tollgate.client_protocol", x.dialect.Name),
 	}
 	if x.model != "" {
 		attrs = append(attrs, attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.request.model", x.model))
 	}
 	if x.provider != "" {
-		upstream := x.dialect // the pass-through lane: the client's protocol
-		if x.lane == "translated" {
-			upstream = api.Anthropic
-			if x.dialect == api.Anthropic {
-				upstream = api.OpenAI
-			}
-		}
 		cost, known := x.cost()
 		attrs = append(attrs,
-			attribute.String("gen_ai.provider.name", upstream.String()),
+			attribute.String("gen_ai.provider.name", x.upDialect.String()),
 			attribute.String("gen_ai.response.model", x.upstreamModel),
 			attribute.Int64("gen_ai.usage.input_tokens", x.usage.TotalInput()),
 			attribute.Int64("gen_ai.usage.output_tokens", x.usage.Output),

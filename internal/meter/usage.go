@@ -93,3 +93,16 @@ func (u *Usage) SetOpenAI(usage string) {
 		Reasoning:    obj.Get("completion_tokens_details.reasoning_tokens").Int(),
 	}
 }
+
+// AnthropicEvent reads the usage an Anthropic stream event carries:
+// message_start's message.usage (input and cache counts) and
+// message_delta's usage (cumulative output, and any counts that changed).
+// name is the event's name, data its JSON.
+func (u *Usage) AnthropicEvent(name, data string) {
+	switch name {
+	case "message_start":
+		u.MergeAnthropic(gjson.Get(data, "message.usage").Raw)
+	case "message_delta":
+		u.MergeAnthropic(gjson.Get(data, "usage").Raw)
+	}
+}

@@ -12,19 +12,32 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/clock"
+	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/sse"
 )
 
+// echoType is the built-in echo provider.
+var echoType = &Type{
+	Name:   config.TypeEcho,
+	Config: config.ProviderType{ModelOptional: true},
+	New:    func(p config.Provider) (Provider, error) { return NewEcho(p.Name), nil },
+}
+
 // Echo is the built-in provider: it answers with the text of the last user
-// message, in whichever dialect it was asked, streamed word by word when the
-// request asks for a stream, with usage estimated from the text (about four
-// bytes a token). It needs no network and is safe for concurrent use.
+// message, in the Anthropic or the Chat Completions dialect, whichever it
+// was asked in (clients of other dialects are translated to Chat
+// Completions), streamed word by word when the request asks for a stream,
+// with usage estimated from the text (about four bytes a token). It needs
+// no network and is safe for concurrent use.
 type Echo struct{ name string }
 
-var _ Provider = (*Echo)(nil)
+var (
+	_ Provider = (*Echo)(nil)
+	_ Polyglot = (*Echo)(nil)
+)
 
 // NewEcho returns an echo provider with the given name.
 func NewEcho(name string) *Echo { return &Echo{name: name} }
@@ -32,8 +45,11 @@ func NewEcho(name string) *Echo { return &Echo{name: name} }
 // Name implements Provider.
 func (e *Echo) Name() string { return e.name }
 
-// Speaks implements Provider: echo speaks every dialect.
-func (e *Echo) Speaks(api.Dialect) bool { return true }
+// Dialect implements Provider.
+func (e *Echo) Dialect() *dialect.Dialect { return dialect.OpenAI }
+
+// Speaks implements Polyglot: echo answers Anthropic requests natively too.
+func (e *Echo) Speaks(d *dialect.Dialect) bool { return d == dialect.OpenAI || d == dialect.Anthropic }
 
 // Do implements Provider.
 func (e *Echo) Do(ctx context.Context, r *Request) (*http.Response, error) {
@@ -46,11 +62,11 @@ func (e *Echo) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	in := estimateTokens(body)
 	out := estimateTokens([]byte(text))
 	switch {
-	case r.Endpoint == CountTokens:
+	case r.Op == dialect.CountTokens:
 		return jsonResponse(fmt.Appendf(nil, `{"input_tokens":%d}`, in)), nil
-	case r.Dialect == api.Anthropic && r.Stream:
+	case r.Dialect == dialect.Anthropic && r.Stream:
 		return streamResponse(anthropicEvents(model, text, in, out)), nil
-	case r.Dialect == api.Anthropic:
+	case r.Dialect == dialect.Anthropic:
 		msg := map[string]any{
 			"id": "msg_" + randomID(), "type": "message", "role": "assistant", "model": model,
 			"content":       []any{map[string]any{"type": "text", "text": text}},

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/dialect"
 )
 
 // ErrIdleTimeout is the cause of an exchange aborted because the upstream
@@ -25,21 +25,29 @@ var ErrIdleTimeout = errors.New("upstream idle timeout")
 // errTotalTimeout is the cause of an exchange that outlived its total timeout.
 var errTotalTimeout = errors.New("upstream total timeout")
 
-// defaultAnthropicVersion is sent when the client gave none (an OpenAI
-// client on the translation lane); clients of /v1/messages send their own.
-const defaultAnthropicVersion = "2023-06-01"
+var jsonContentType = []string{"application/json"}
 
-var (
-	jsonContentType               = []string{"application/json"}
-	defaultAnthropicVersionHeader = []string{defaultAnthropicVersion}
-)
+// HTTPSpec is what distinguishes one HTTP API from another: its dialect,
+// the path of each operation under base_url, and how the credential is
+// sent.
+type HTTPSpec struct {
+	Dialect *dialect.Dialect
+	// Paths are the operations the API serves, under base_url.
+	Paths map[dialect.Op]string
+	// Auth returns the header that carries a credential, and its value.
+	Auth func(key string) (name, value string)
+	// Header, when set, adds the API's required headers to each request.
+	Header func(h http.Header)
+}
 
-// HTTP is an upstream reached over HTTP: the Anthropic Messages API or an
-// OpenAI-compatible Chat Completions API. It is safe for concurrent use.
+// HTTP is an upstream reached over HTTP that speaks its dialect as it is
+// (the Anthropic Messages API, an OpenAI-compatible Chat Completions API).
+// It is safe for concurrent use.
 type HTTP struct {
-	name    string
-	dialect api.Dialect
-	urls    map[Endpoint]*url.URL // shared, never modified
+	name     string
+	spec     HTTPSpec
+	authName string                  // the credential header, canonical
+	urls     map[dialect.Op]*url.URL // shared, never modified
 	// keys are the credentials, used in turn; none for keyless upstreams.
 	keys     []*poolKey
 	next     atomic.Uint64
@@ -54,43 +62,30 @@ var _ Provider = (*HTTP)(nil)
 // TotalTimeout is the most one exchange may last; 0 is no limit.
 func (h *HTTP) TotalTimeout() time.Duration { return h.total }
 
-// NewHTTP builds the upstream for an openai or anthropic provider.
-func NewHTTP(p config.Provider) (*HTTP, error) {
+// NewHTTP builds an HTTP provider for p that speaks spec's API.
+func NewHTTP(p config.Provider, spec HTTPSpec) (*HTTP, error) {
 	h := &HTTP{
 		name:  p.Name,
+		spec:  spec,
 		idle:  p.Timeouts.Idle,
 		total: p.Timeouts.Total,
-		urls:  make(map[Endpoint]*url.URL),
+		urls:  make(map[dialect.Op]*url.URL),
 	}
 	base := strings.TrimRight(p.BaseURL, "/")
-	paths := map[Endpoint]string{}
-	switch p.Type {
-	case config.TypeAnthropic:
-		h.dialect = api.Anthropic
-		paths[Messages] = "/v1/messages"
-		paths[CountTokens] = "/v1/messages/count_tokens"
-	case config.TypeOpenAI:
-		h.dialect = api.OpenAI
-		paths[ChatCompletions] = "/chat/completions"
-	default:
-		return nil, fmt.Errorf("provider %q: type %q is not an HTTP upstream", p.Name, p.Type)
-	}
-	for ep, path := range paths {
+	for op, path := range spec.Paths {
 		u, err := url.Parse(base + path)
 		if err != nil {
 			return nil, fmt.Errorf("provider %q: base_url: %w", p.Name, err)
 		}
-		h.urls[ep] = u
+		h.urls[op] = u
 	}
 	secrets := p.APIKeys
 	if len(secrets) == 0 && p.APIKey != "" {
 		secrets = []string{p.APIKey}
 	}
 	for _, k := range secrets {
-		v := k
-		if h.dialect == api.OpenAI {
-			v = "Bearer " + k
-		}
+		name, v := spec.Auth(k)
+		h.authName = http.CanonicalHeaderKey(name)
 		h.keys = append(h.keys, &poolKey{header: []string{v}})
 	}
 	dialer := &net.Dialer{Timeout: p.Timeouts.Connect, KeepAlive: 30 * time.Second}
@@ -119,17 +114,17 @@ func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastR
 // Name implements Provider.
 func (h *HTTP) Name() string { return h.name }
 
-// Speaks implements Provider.
-func (h *HTTP) Speaks(d api.Dialect) bool { return d == h.dialect }
+// Dialect implements Provider.
+func (h *HTTP) Dialect() *dialect.Dialect { return h.spec.Dialect }
 
 // CloseIdleConnections closes pooled upstream connections.
 func (h *HTTP) CloseIdleConnections() { h.closeIdl() }
 
 // Do implements Provider.
 func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
-	u, ok := h.urls[r.Endpoint]
+	u, ok := h.urls[r.Op]
 	if !ok {
-		return nil, fmt.Errorf("provider %q does not serve this endpoint", h.name)
+		return nil, fmt.Errorf("provider %q does not serve this operation", h.name)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	stopTotal := func() bool { return false }
@@ -144,18 +139,11 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	// Canonical keys assigned directly: no per-request canonicalisation.
 	hdr["Content-Type"] = jsonContentType
 	key := h.pick()
-	switch h.dialect {
-	case api.Anthropic:
-		if key != nil {
-			hdr["X-Api-Key"] = key.header
-		}
-		if len(hdr["Anthropic-Version"]) == 0 {
-			hdr["Anthropic-Version"] = defaultAnthropicVersionHeader
-		}
-	case api.OpenAI:
-		if key != nil {
-			hdr["Authorization"] = key.header
-		}
+	if key != nil {
+		hdr[h.authName] = key.header
+	}
+	if h.spec.Header != nil {
+		h.spec.Header(hdr)
 	}
 	req := (&http.Request{
 		Method: http.MethodPost, URL: u, Host: u.Host,

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tollgate/tollgate/internal/api"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/dialect"
 )
 
 // slowStream writes a byte every gap, count times, then hangs.
@@ -34,12 +34,12 @@ func slowStream(gap time.Duration, count int) *httptest.Server {
 
 func newTestHTTP(t *testing.T, url string, idle time.Duration) *HTTP {
 	t.Helper()
-	h, err := NewHTTP(config.Provider{Name: "p", Type: config.TypeOpenAI, BaseURL: url, APIKey: "k",
+	p, err := New(config.Provider{Name: "p", Type: "openai", BaseURL: url, APIKey: "k",
 		Timeouts: config.Timeouts{Connect: time.Second, FirstByte: time.Second, Idle: idle}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h
+	return p.(*HTTP)
 }
 
 func TestIdleTimeout(t *testing.T) {
@@ -48,7 +48,7 @@ func TestIdleTimeout(t *testing.T) {
 	srv := slowStream(20*time.Millisecond, 15)
 	defer srv.Close()
 	h := newTestHTTP(t, srv.URL, 100*time.Millisecond)
-	resp, err := h.Do(context.Background(), &Request{Endpoint: ChatCompletions, Dialect: api.OpenAI, Body: Body{[]byte(`{}`)}})
+	resp, err := h.Do(context.Background(), &Request{Op: dialect.Generate, Dialect: dialect.OpenAI, Body: Body{[]byte(`{}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestRequestHeadersAndHold(t *testing.T) {
 	h := newTestHTTP(t, srv.URL, time.Second)
 	var held, released atomic.Int32
 	resp, err := h.Do(context.Background(), &Request{
-		Endpoint: ChatCompletions, Dialect: api.OpenAI, Body: Body{[]byte(`{"a":`), []byte(`1}`)},
+		Op: dialect.Generate, Dialect: dialect.OpenAI, Body: Body{[]byte(`{"a":`), []byte(`1}`)},
 		Header: http.Header{"User-Agent": {"ua"}},
 		Hold:   func() func() { held.Add(1); return func() { released.Add(1) } },
 	})

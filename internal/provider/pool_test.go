@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/dialect"
 )
 
 // A key pool is used in turn, and a key answered with 429 rests for its
@@ -30,14 +31,15 @@ func TestKeyPool(t *testing.T) {
 		w.Write([]byte(`{}`))
 	}))
 	defer srv.Close()
-	h, err := NewHTTP(config.Provider{Name: "p", Type: config.TypeOpenAI, BaseURL: srv.URL, APIKeys: []string{"a", "b", "limited"},
+	p, err := New(config.Provider{Name: "p", Type: "openai", BaseURL: srv.URL, APIKeys: []string{"a", "b", "limited"},
 		Timeouts: config.Timeouts{Connect: time.Second, FirstByte: time.Second, Idle: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	h := p.(*HTTP)
 	statuses := map[int]int{}
 	for i := 0; i < 30; i++ {
-		resp, err := h.Do(context.Background(), &Request{Endpoint: ChatCompletions, Body: Body{[]byte(`{}`)}})
+		resp, err := h.Do(context.Background(), &Request{Op: dialect.Generate, Body: Body{[]byte(`{}`)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,11 @@
 // Package provider sends requests to upstream LLM APIs. A Provider is small:
-// it says which dialects it speaks and performs one exchange; translation,
-// routing and metering belong elsewhere.
+// it names the dialect it speaks and performs one exchange; translation,
+// routing and metering belong elsewhere. Each provider type (the
+// providers[].type setting) is registered in registry.go.
+//
+// A transport may differ from its dialect: a provider hands the gateway the
+// dialect's bytes (an SSE stream in the dialect's events, its JSON and
+// error bodies), whatever its upstream's URL scheme, signature or framing.
 package provider
 
 import (
@@ -8,35 +13,41 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/tollgate/tollgate/internal/api"
-)
-
-// Endpoint is the API operation a request is for.
-type Endpoint uint8
-
-const (
-	Messages        Endpoint = iota + 1 // POST /v1/messages (Anthropic)
-	CountTokens                         // POST /v1/messages/count_tokens (Anthropic)
-	ChatCompletions                     // POST /chat/completions (OpenAI)
+	"github.com/tollgate/tollgate/internal/dialect"
 )
 
 // Provider is one configured upstream.
 type Provider interface {
 	// Name is the provider's configured name.
 	Name() string
-	// Speaks reports whether the provider accepts requests in dialect d
-	// natively (so the pass-through lane can be used).
-	Speaks(d api.Dialect) bool
+	// Dialect is the wire protocol the provider speaks: requests in it take
+	// the pass-through lane, others are translated into it.
+	Dialect() *dialect.Dialect
 	// Do performs one exchange. The response body must be closed. Reading it
 	// may fail with ErrIdleTimeout when the upstream goes silent. Cancelling
 	// ctx aborts the exchange.
 	Do(ctx context.Context, req *Request) (*http.Response, error)
 }
 
+// Polyglot is a Provider that speaks other dialects natively too (the
+// built-in echo).
+type Polyglot interface {
+	Speaks(d *dialect.Dialect) bool
+}
+
+// Speaks reports whether p takes requests in d as they are, so that the
+// pass-through lane can be used.
+func Speaks(p Provider, d *dialect.Dialect) bool {
+	if pg, ok := p.(Polyglot); ok {
+		return pg.Speaks(d)
+	}
+	return p.Dialect() == d
+}
+
 // Request is one upstream request, already in the provider's dialect.
 type Request struct {
-	Endpoint Endpoint
-	Dialect  api.Dialect
+	Op      dialect.Op
+	Dialect *dialect.Dialect
 	// Model is the upstream model id (already spliced into Body).
 	Model string
 	// Body is sent as it is.

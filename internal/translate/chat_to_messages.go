@@ -377,13 +377,13 @@ func o2aAssistantBlocks(m openai.ChatMessage, path string, fnCalls *int, p *Plan
 	// never a tollgate-made signature.
 	for _, tb := range m.ThinkingBlocks {
 		switch {
-		case tb.Type == "thinking" && tb.Signature != "" && !IsSynthetic(tb.Signature):
+		case tb.Type == "thinking" && tb.Signature != "" && !anthropic.IsSyntheticSignature(tb.Signature):
 			out = append(out, anthropic.Block{Type: "thinking", Thinking: tb.Thinking, Signature: tb.Signature})
 		case tb.Type == "redacted_thinking" && tb.Data != "":
 			out = append(out, anthropic.Block{Type: "redacted_thinking", Data: tb.Data})
 		}
 	}
-	if len(m.ThinkingBlocks) == 0 && m.ReasoningSig != "" && !IsSynthetic(m.ReasoningSig) {
+	if len(m.ThinkingBlocks) == 0 && m.ReasoningSig != "" && !anthropic.IsSyntheticSignature(m.ReasoningSig) {
 		out = append(out, anthropic.Block{Type: "thinking", Thinking: cmpOr(m.ReasoningContent, m.Reasoning), Signature: m.ReasoningSig})
 	}
 	for _, part := range textParts(m.Content) {

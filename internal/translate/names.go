@@ -6,7 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"strings"
+
+	"github.com/tollgate/tollgate/internal/api/anthropic"
 )
 
 // OpenAI function names must match ^[a-zA-Z0-9_-]{1,64}$.
@@ -81,11 +82,6 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// SignaturePrefix marks thinking signatures made by tollgate for reasoning
-// that came from an OpenAI-compatible upstream. Anthropic would reject them,
-// so blocks carrying one are never sent to an Anthropic upstream.
-const SignaturePrefix = "tollgate.v1."
-
 // Signer makes synthetic thinking signatures: SDK types require a
 // signature on every thinking block.
 type Signer struct{ key []byte }
@@ -97,8 +93,5 @@ func NewSigner(secret []byte) *Signer { return &Signer{key: secret} }
 func (s *Signer) Sign(thinking string) string {
 	m := hmac.New(sha256.New, s.key)
 	m.Write([]byte(thinking))
-	return SignaturePrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))[:32]
+	return anthropic.SyntheticSignaturePrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))[:32]
 }
-
-// IsSynthetic reports whether sig is a tollgate-made signature.
-func IsSynthetic(sig string) bool { return strings.HasPrefix(sig, SignaturePrefix) }

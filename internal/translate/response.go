@@ -14,10 +14,20 @@ import (
 )
 
 // UpstreamError is an upstream answer that cannot be translated into a
-// valid response (HTTP 502 to the client).
-type UpstreamError struct{ Message string }
+// valid response (HTTP 502 to the client). Err is the cause, if any.
+type UpstreamError struct {
+	Message string
+	Err     error
+}
 
-func (e *UpstreamError) Error() string { return e.Message }
+func (e *UpstreamError) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *UpstreamError) Unwrap() error { return e.Err }
 
 // ChatResponseToMessages translates an OpenAI-compatible upstream's
 // completion into a Messages response for an Anthropic client (§2.1).

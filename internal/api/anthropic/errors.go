@@ -64,3 +64,14 @@ func StatusForErrorType(typ string) int {
 		return 500
 	}
 }
+
+// SyntheticSignaturePrefix marks thinking signatures made by tollgate for
+// reasoning that came from another protocol's upstream. Anthropic would
+// reject them, so blocks carrying one are never sent to an Anthropic
+// upstream.
+const SyntheticSignaturePrefix = "tollgate.v1."
+
+// IsSyntheticSignature reports whether sig is a tollgate-made signature.
+func IsSyntheticSignature(sig string) bool {
+	return len(sig) >= len(SyntheticSignaturePrefix) && sig[:len(SyntheticSignaturePrefix)] == SyntheticSignaturePrefix
+}

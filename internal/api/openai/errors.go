@@ -2,7 +2,11 @@
 // Reference: https://platform.openai.com/docs/api-reference/chat
 package openai
 
-import "github.com/tollgate/tollgate/internal/jsonx"
+import (
+	"strconv"
+
+	"github.com/tollgate/tollgate/internal/jsonx"
+)
 
 // Error types used in OpenAI error bodies.
 const (
@@ -41,4 +45,28 @@ func MarshalError(typ, message, param, code string) []byte {
 	}
 	b, _ := jsonx.Marshal(ErrorEnvelope{Error: d})
 	return b
+}
+
+// StatusForError is the HTTP status of an OpenAI error object that
+// arrived without one (an error chunk in a stream), from its type and
+// code. Compatible servers (vLLM, SGLang) put the status itself in code.
+func StatusForError(typ, code string) int {
+	if n, err := strconv.Atoi(code); err == nil && n >= 400 && n <= 599 {
+		return n
+	}
+	switch {
+	case typ == ErrRateLimit || code == "rate_limit_exceeded":
+		return 429
+	case typ == ErrUnavailable || code == "server_is_overloaded":
+		return 503
+	case typ == ErrInvalidRequest:
+		return 400
+	case typ == ErrAuthentication:
+		return 401
+	case typ == ErrPermission:
+		return 403
+	case typ == ErrInsufficientQuota || code == ErrInsufficientQuota:
+		return 429
+	}
+	return 500
 }

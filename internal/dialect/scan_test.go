@@ -1,4 +1,4 @@
-package gateway
+package dialect
 
 import (
 	"encoding/json"
@@ -14,21 +14,21 @@ func TestScanBody(t *testing.T) {
 	tests := []struct {
 		name    string
 		body    string
-		want    scanned
+		want    want
 		wantErr string
 	}{
 		{name: "anthropic", body: `{"model":"m1","max_tokens":5,"messages":[{"role":"user","content":"x"}],"stream":true}`,
-			want: scanned{model: []byte("m1"), hasModel: true, stream: true, maxTokens: true, messages: 1}},
+			want: want{model: []byte("m1"), hasModel: true, stream: true, maxTokens: true, messages: 1}},
 		{name: "openai with options", body: ` { "messages" : [ {} ] , "stream_options": {"include_usage": true}, "model": "gpt" } `,
-			want: scanned{model: []byte("gpt"), hasModel: true, messages: 1, includeUsage: true, streamOptionsObject: true}},
+			want: want{model: []byte("gpt"), hasModel: true, messages: 1, includeUsage: true, streamOptionsObject: true}},
 		{name: "include_usage false", body: `{"model":"m","messages":[1],"stream_options":{"include_usage":false}}`,
-			want: scanned{model: []byte("m"), hasModel: true, messages: 1, streamOptionsObject: true}},
+			want: want{model: []byte("m"), hasModel: true, messages: 1, streamOptionsObject: true}},
 		{name: "escaped model", body: `{"model":"a\/b\u00e9","messages":[]}`,
-			want: scanned{model: []byte("a/bé"), hasModel: true, messages: 0}},
+			want: want{model: []byte("a/bé"), hasModel: true, messages: 0}},
 		{name: "null stream and max_tokens", body: `{"model":"m","stream":null,"max_tokens":null}`,
-			want: scanned{model: []byte("m"), hasModel: true, messages: -1}},
+			want: want{model: []byte("m"), hasModel: true, messages: -1}},
 		{name: "nested duplicates allowed", body: `{"model":"m","metadata":{"a":1,"a":2}}`,
-			want: scanned{model: []byte("m"), hasModel: true, messages: -1}},
+			want: want{model: []byte("m"), hasModel: true, messages: -1}},
 		{name: "top-level duplicate", body: `{"model":"m","x":1,"x":2}`, wantErr: `duplicate top-level field "x"`},
 		{name: "not an object", body: `"str"`, wantErr: "JSON object"},
 		{name: "trailing comma", body: `{"model":"m",}`, wantErr: "line 1, column 13"},
@@ -40,32 +40,45 @@ func TestScanBody(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := scanBody([]byte(tc.body))
+			d := Anthropic
+			if strings.HasPrefix(tc.name, "openai") || strings.Contains(tc.body, "stream_options") {
+				d = OpenAI
+			}
+			s, err := Scan([]byte(tc.body), &d.Fields)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("scanBody error = %v, want %q", err, tc.wantErr)
+					t.Fatalf("Scan error = %v, want %q", err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("scanBody: %v", err)
+				t.Fatalf("Scan: %v", err)
 			}
-			if got.hasModel {
-				if q := tc.body[got.modelStart:got.modelEnd]; gjson.Parse(q).String() != string(tc.want.model) {
+			if s.HasModel {
+				if q := tc.body[s.ModelStart:s.ModelEnd]; gjson.Parse(q).String() != string(tc.want.model) {
 					t.Errorf("model offsets cover %q, want the model value", q)
 				}
 			}
-			got.modelStart, got.modelEnd = 0, 0
+			opts := s.Kept(0)
+			got := want{model: s.Model, hasModel: s.HasModel, stream: s.Stream, maxTokens: s.HasMaxOutput, messages: s.Conversation,
+				includeUsage: d == OpenAI && includeUsage(opts), streamOptionsObject: d == OpenAI && len(opts) > 0 && opts[0] == '{'}
 			if string(got.model) != string(tc.want.model) || got.hasModel != tc.want.hasModel || got.stream != tc.want.stream ||
 				got.maxTokens != tc.want.maxTokens || got.messages != tc.want.messages || got.includeUsage != tc.want.includeUsage ||
 				got.streamOptionsObject != tc.want.streamOptionsObject {
-				t.Errorf("scanBody = %+v, want %+v", got, tc.want)
+				t.Errorf("Scan = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
 }
 
-func FuzzScanBody(f *testing.F) {
+// want is what a scan of either dialect's body reads.
+type want struct {
+	model                                                          []byte
+	hasModel, stream, maxTokens, includeUsage, streamOptionsObject bool
+	messages                                                       int
+}
+
+func FuzzScan(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"m","messages":[{"role":"user","content":"x"}]}`,
 		`{"model":"a\"b","stream":true,"stream_options":{"include_usage":true}}`,
@@ -74,21 +87,21 @@ func FuzzScanBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		s, err := scanBody(body)
+		s, err := Scan(body, &OpenAI.Fields)
 		if err != nil {
-			if _, ok := err.(*scanError); !ok {
-				t.Fatalf("scanBody returned a non-client error: %v", err)
+			if _, ok := err.(*ScanError); !ok {
+				t.Fatalf("Scan returned a non-client error: %v", err)
 			}
 			return
 		}
 		if !json.Valid(body) {
-			t.Fatalf("scanBody accepted invalid JSON %q", body)
+			t.Fatalf("Scan accepted invalid JSON %q", body)
 		}
-		if !s.hasModel {
+		if !s.HasModel {
 			return
 		}
 		// Splicing a new model in must give valid JSON carrying that model.
-		out := append(append(append([]byte{}, body[:s.modelStart]...), `"new-model"`...), body[s.modelEnd:]...)
+		out := append(append(append([]byte{}, body[:s.ModelStart]...), `"new-model"`...), body[s.ModelEnd:]...)
 		if !json.Valid(out) {
 			t.Fatalf("splice of %q gave invalid JSON %q", body, out)
 		}
@@ -113,15 +126,15 @@ func manyNames(n int) []byte {
 // once cost 27 s of CPU; a duplicate among them is still found.
 func TestScanManyNames(t *testing.T) {
 	body := manyNames(160_000)
-	if _, err := scanBody(body); err != nil {
+	if _, err := Scan(body, &OpenAI.Fields); err != nil {
 		t.Fatal(err)
 	}
 	dup := append(body[:len(body)-1:len(body)-1], `,"f77777":1}`...)
-	if _, err := scanBody(dup); err == nil || !strings.Contains(err.Error(), `duplicate top-level field "f77777"`) {
+	if _, err := Scan(dup, &OpenAI.Fields); err == nil || !strings.Contains(err.Error(), `duplicate top-level field "f77777"`) {
 		t.Fatalf("duplicate not found: %v", err)
 	}
 	dup = append(body[:len(body)-1:len(body)-1], `,"model":"other"}`...)
-	if _, err := scanBody(dup); err == nil || !strings.Contains(err.Error(), `"model"`) {
+	if _, err := Scan(dup, &OpenAI.Fields); err == nil || !strings.Contains(err.Error(), `"model"`) {
 		t.Fatalf("duplicate model not found: %v", err)
 	}
 }
@@ -134,7 +147,7 @@ func BenchmarkScanManyNames(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if _, err := scanBody(body); err != nil {
+				if _, err := Scan(body, &OpenAI.Fields); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package gateway
+package dialect
 
 import (
 	"bytes"
@@ -7,10 +7,10 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/tollgate/tollgate/internal/translate"
+	"github.com/tollgate/tollgate/internal/api/anthropic"
 )
 
-var syntheticMarker = []byte(translate.SignaturePrefix)
+var syntheticMarker = []byte(anthropic.SyntheticSignaturePrefix)
 
 // stripSyntheticThinking removes, from a Messages request bound for a real
 // Anthropic upstream, the thinking blocks whose signature tollgate made
@@ -37,7 +37,7 @@ func stripSyntheticThinking(body []byte) (out []byte, removed bool) {
 		for j, b := range blocks {
 			switch b.Get("type").String() {
 			case "thinking":
-				if translate.IsSynthetic(b.Get("signature").String()) {
+				if anthropic.IsSyntheticSignature(b.Get("signature").String()) {
 					drop = append(drop, loc{i, j})
 				}
 			case "tool_use":

@@ -1,0 +1,152 @@
+// Package dialect is the table of the wire protocols tollgate speaks. A
+// dialect is data: its endpoints, the body members the gateway reads
+// without decoding a request, its error envelope, request-id and
+// rate-limit headers, how usage is read from its answers and streams (the
+// tap), how a pass-through request is prepared, and how /v1/models looks
+// in it. The gateway asks the table; it never branches on a protocol.
+//
+// Two registries hang off it: the dialects (All, Register) and the
+// translators between them, keyed by (client dialect, upstream dialect)
+// (For, RegisterPair). Adding a protocol is a new file here (its entry),
+// its wire types under internal/api, its translator pairs, and one line in
+// registry.go.
+package dialect
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/meter"
+	"github.com/tollgate/tollgate/internal/tokens"
+)
+
+// Dialect describes one wire protocol. Entries are made once, at start-up,
+// and never change; compare dialects by pointer.
+type Dialect struct {
+	// Name identifies the protocol in logs, ledger records, metrics and
+	// traces: "anthropic", "openai".
+	Name string
+
+	// Endpoints are the routes clients of this protocol call; an
+	// upstream-only protocol has none.
+	Endpoints []Endpoint
+	// Claims reports whether a request to a route every dialect shares
+	// (GET /v1/models, an unknown path) wants this dialect's answers.
+	// Nil never claims; the Default dialect answers what none claims.
+	Claims func(r *http.Request) bool
+	// RequiredHeader, when set, must be on every request to Endpoints
+	// (anthropic-version).
+	RequiredHeader string
+	// Fields names the request members the gateway reads.
+	Fields Fields
+	// ForwardHeaders are the client headers, besides user-agent and
+	// accept, that reach an upstream of this dialect on the pass-through
+	// lane (canonical form).
+	ForwardHeaders []string
+	// BetaHeader is the forwarded header that turns on features of the
+	// upstream account (anthropic-beta); configuration may allowlist them.
+	BetaHeader string
+	// Prepare adjusts a pass-through request before it is sent; nil sends
+	// the client's bytes with only the model rewritten. It reads the
+	// client's body; spliced returns the body with the upstream's model in
+	// it (a copy), for Prepared.Body.
+	Prepare func(body []byte, s *Scanned, spliced func() []byte) (Prepared, error)
+
+	// RequestIDHeader carries tollgate's request id in answers the gateway
+	// makes or translates (canonical form).
+	RequestIDHeader string
+	// Error renders an error envelope.
+	Error func(e Error) []byte
+	// RateLimit names the rate-limit headers of answers.
+	RateLimit RateLimitHeaders
+	// ModelList and Model render GET /v1/models and /v1/models/{id}.
+	ModelList func(ids []string, created time.Time) any
+	Model     func(id string, created time.Time) any
+
+	// Usage reads the usage of a whole (non-stream) answer.
+	Usage func(u *meter.Usage, body []byte)
+	// NewTap starts a tap over a stream in this dialect. With hideUsage,
+	// the usage the gateway asked for on the client's behalf is kept from
+	// the client (see Prepared.HideUsage).
+	NewTap func(hideUsage bool) Tap
+	// Generated are the gjson paths of generated text in this dialect's
+	// stream events: a stream that ends without usage is estimated from
+	// them.
+	Generated []string
+	// CountPrompt counts a request's prompt with the tokenizer.
+	CountPrompt func(c *tokens.Counter, body []byte)
+	// Ping is a keep-alive event sent to clients of this dialect while a
+	// translated upstream is silent; nil when the protocol has none.
+	Ping []byte
+}
+
+func (d *Dialect) String() string {
+	if d == nil {
+		return "unknown"
+	}
+	return d.Name
+}
+
+// Op is the operation an endpoint performs.
+type Op uint8
+
+const (
+	// Generate asks a model for an answer (a message, a completion).
+	Generate Op = iota + 1
+	// CountTokens counts a request's input tokens without generating.
+	CountTokens
+)
+
+// Endpoint is one route a dialect's clients call: POST Path.
+type Endpoint struct {
+	Path string
+	Op   Op
+	// RequireMaxOutput: the request must bound its output (Anthropic's
+	// max_tokens on /v1/messages): Fields.MaxOutput[0] is required.
+	RequireMaxOutput bool
+}
+
+// Prepared is what Prepare changed in a pass-through request.
+type Prepared struct {
+	// Body replaces the request body; nil keeps it.
+	Body []byte
+	// Dropped names what was left out (for tollgate-dropped-params).
+	Dropped string
+	// HideUsage: the gateway asked for usage the client did not; the tap
+	// keeps it from the client.
+	HideUsage bool
+}
+
+// Tap watches a stream event by event as it is relayed: it reads usage
+// without re-encoding the bytes, notices the stream's end, and may drop,
+// replace or translate events. It is made per stream and is not safe for
+// concurrent use. A pass-through tap must not allocate per event on the
+// common path. The translators' stream machines are taps too.
+type Tap interface {
+	// Feed inspects one complete upstream event and returns what the
+	// client gets instead: ev itself (the usual case), other bytes, or
+	// nil. The result is valid until the next call.
+	Feed(ev []byte) []byte
+	// StartError reports whether ev, the stream's first data event, is an
+	// error; if so it returns the HTTP status and JSON body to answer with
+	// instead of starting the stream.
+	StartError(ev []byte) (status int, body []byte, ok bool)
+	// Close is called when the upstream body ends (eof) or fails. It
+	// returns the bytes that end the client's stream (an error event
+	// saying msg when the stream did not finish) and whether it ended
+	// cleanly.
+	Close(eof bool, msg string) (tail []byte, clean bool)
+	// Usage is the usage read so far.
+	Usage() meter.Usage
+}
+
+// RateLimitHeaders names a dialect's rate-limit headers (canonical form).
+type RateLimitHeaders struct {
+	// Requests and Tokens are the limit, remaining and reset headers.
+	Requests, Tokens [3]string
+	// Reset formats when a window resets.
+	Reset func(at, now time.Time) string
+	// Prefix starts every rate-limit header of the protocol, so that an
+	// upstream's own can be told apart.
+	Prefix string
+}

@@ -1,0 +1,93 @@
+package translate
+
+import (
+	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/meter"
+)
+
+// The functions below take and return wire bytes: they are what the
+// dialect package registers as the two translator pairs (Anthropic client
+// on an OpenAI-compatible upstream, and the reverse).
+
+// Target is what a request translation knows of where the request goes.
+type Target struct {
+	Model  string // the upstream model id
+	Caps   Caps
+	Policy Policy
+	Signer *Signer
+}
+
+// MessagesBodyToChat translates a Messages request body into a Chat
+// Completions body. A body that cannot be translated is a *RequestError.
+func MessagesBodyToChat(body []byte, t Target) ([]byte, *Plan, error) {
+	var in anthropic.MessagesRequest
+	if err := jsonx.Unmarshal(body, &in); err != nil {
+		return nil, nil, &RequestError{Message: "invalid request body: " + err.Error()}
+	}
+	out, p, err := MessagesToChat(&in, t.Model, t.Caps, t.Policy, t.Signer)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := jsonx.Marshal(out)
+	return b, p, err
+}
+
+// ChatBodyToMessages translates a Chat Completions request body into a
+// Messages body. A body that cannot be translated is a *RequestError.
+func ChatBodyToMessages(body []byte, t Target) ([]byte, *Plan, error) {
+	var in openai.ChatRequest
+	if err := jsonx.Unmarshal(body, &in); err != nil {
+		return nil, nil, &RequestError{Message: "invalid request body: " + err.Error()}
+	}
+	out, p, err := ChatToMessages(&in, t.Model, t.Caps, t.Policy, t.Signer)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := jsonx.Marshal(out)
+	return b, p, err
+}
+
+// ChatAnswerToMessages translates a whole Chat Completions answer into a
+// Messages answer, and when the client asked for a stream, into the events
+// of one. An answer that cannot be translated is an *UpstreamError.
+func ChatAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byte, u meter.Usage, err error) {
+	var c openai.Completion
+	if err := jsonx.Unmarshal(body, &c); err != nil {
+		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid chat completion", Err: err}
+	}
+	msg, u, err := ChatResponseToMessages(&c, p)
+	if err != nil {
+		return nil, nil, u, err
+	}
+	if p.Stream {
+		return nil, MessagesStream(msg), u, nil
+	}
+	out, err = jsonx.Marshal(msg)
+	return out, nil, u, err
+}
+
+// MessagesAnswerToChat translates a whole Messages answer into a Chat
+// Completions answer (created is its timestamp), and when the client asked
+// for a stream, into its chunks. An answer that cannot be translated is an
+// *UpstreamError.
+func MessagesAnswerToChat(body []byte, p *Plan, created int64) (out, stream []byte, u meter.Usage, err error) {
+	var m anthropic.Response
+	if err := jsonx.Unmarshal(body, &m); err != nil {
+		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid message", Err: err}
+	}
+	c, u := MessagesResponseToChat(&m, p, created)
+	if p.Stream {
+		return nil, ChatStream(c, p), u, nil
+	}
+	out, err = jsonx.Marshal(c)
+	return out, nil, u, err
+}
+
+// OpenAIErrorToAnthropicRetry is OpenAIErrorToAnthropic with whether the
+// client should not retry: an upstream that refused the gateway's account.
+func OpenAIErrorToAnthropicRetry(status int, body []byte) (int, []byte, bool) {
+	out, b := OpenAIErrorToAnthropic(status, body)
+	return out, b, out == 502
+}
