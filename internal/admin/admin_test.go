@@ -17,6 +17,8 @@ import (
 	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/ledger"
+	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/store/storetest"
 )
@@ -29,7 +31,8 @@ type syncLedger struct {
 	db *store.Store
 }
 
-func (l syncLedger) Record(r store.Request) {
+func (l syncLedger) Record(o *outcome.Request) {
+	r := ledger.Row(o)
 	if err := l.db.InsertRequests(context.Background(), []store.Request{r}); err != nil {
 		l.t.Errorf("ledger: %v", err)
 	}

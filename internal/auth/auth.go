@@ -214,6 +214,3 @@ func (a *Authenticator) check(r *http.Request) (Principal, error) {
 	}
 	return Principal{Key: k}, nil
 }
-
-// Keys is the virtual-key cache, nil when there is none.
-func (a *Authenticator) Keys() *Cache { return a.keys }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/ledger"
+	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/store/storetest"
 )
@@ -36,7 +38,7 @@ func run(t *testing.T, args ...string) (string, string, int) {
 
 type ledgerFunc func(store.Request)
 
-func (f ledgerFunc) Record(r store.Request) { f(r) }
+func (f ledgerFunc) Record(o *outcome.Request) { f(ledger.Row(o)) }
 
 // TestAdminCommands runs every keys and usage command against a database
 // (--config) and against a running gateway (--url), on each back end.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/breaker"
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 )
@@ -125,10 +126,10 @@ func (g *Gateway) forward(c *call) error {
 			if v == breaker.Failure {
 				errText = firstError(err, x.err)
 			}
-			x.addAttempt(attempt{t.Name, x.upstreamStatus, errText, attemptTime(began, waited, x.upstream)})
+			x.addAttempt(outcome.Attempt{Target: t.Name, Status: x.upstreamStatus, Error: errText, Time: attemptTime(began, waited, x.upstream)})
 			return err
 		}
-		x.addAttempt(attempt{t.Name, x.upstreamStatus, f.Error(), attemptTime(began, waited, x.upstream)})
+		x.addAttempt(outcome.Attempt{Target: t.Name, Status: x.upstreamStatus, Error: f.Error(), Time: attemptTime(began, waited, x.upstream)})
 		v := breaker.Failure
 		if f.resp != nil && f.resp.StatusCode == http.StatusTooManyRequests {
 			v = breaker.Ignore // busy, not broken: retry-after and key pools deal with it
@@ -153,7 +154,7 @@ func (g *Gateway) attempt(c *call, p *route.Picker, t *route.Target, began time.
 	defer func() {
 		if r := recover(); r != nil {
 			p.Done(breaker.Failure, 0)
-			x.addAttempt(attempt{t.Name, x.upstreamStatus, firstError(x.err, fmt.Errorf("aborted: %v", r)), attemptTime(began, waited, x.upstream)})
+			x.addAttempt(outcome.Attempt{Target: t.Name, Status: x.upstreamStatus, Error: firstError(x.err, fmt.Errorf("aborted: %v", r)), Time: attemptTime(began, waited, x.upstream)})
 			panic(r)
 		}
 	}()

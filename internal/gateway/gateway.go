@@ -21,12 +21,14 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/tollgate/tollgate/internal/accesslog"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/metrics"
+	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/route"
-	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/tracing"
 	"github.com/tollgate/tollgate/internal/translate"
 )
 
@@ -60,9 +62,10 @@ type Options struct {
 	Tracer trace.Tracer
 }
 
-// Ledger takes usage records; it must not block.
+// Ledger takes the record of each request's outcome. It must not keep o,
+// and should not block.
 type Ledger interface {
-	Record(store.Request)
+	Record(o *outcome.Request)
 }
 
 // Gateway is the data-plane handler. It is safe for concurrent use.
@@ -200,18 +203,26 @@ func (g *Gateway) endpoint(d *dialect.Dialect, method string, h handlerFunc) htt
 }
 
 // finish ends every request the same way: one log line and one ledger
-// record, whatever happened (rejected, failed, disconnected or served).
+// record, whatever happened (rejected, failed, disconnected or served),
+// made from one outcome along with its metrics and span.
 func (g *Gateway) finish(r *http.Request, x *exchange) {
 	g.settle(x)
-	x.log(r.Context(), g.log, g.reqLog, dialect.Clip(r.Method), dialect.Clip(r.URL.Path))
+	o := x.outcome(r)
+	accesslog.Log(r.Context(), g.log, g.reqLog, o)
 	if g.metrics != nil {
-		g.observe(x)
+		g.metrics.Observe(metrics.Request{
+			Model: o.Routed, Provider: o.Provider, Lane: o.Lane, Status: o.Status, Stream: o.Stream,
+			Latency: o.Latency, FirstByte: o.FirstByte, Upstream: o.Upstream, Overhead: o.Overhead(),
+			Retries: o.Retries, Input: o.Usage.Input, CacheRead: o.Usage.CacheRead,
+			CacheWrite: o.Usage.CacheWrite5m + o.Usage.CacheWrite1h, Output: o.Usage.Output,
+			CostNano: o.Cost, CostKnown: o.CostKnown,
+		})
 	}
 	if g.tracer != nil {
-		g.span(r, x)
+		tracing.Span(g.tracer, r.Header, o)
 	}
 	if g.ledger != nil {
-		g.ledger.Record(x.record(r))
+		g.ledger.Record(o)
 	}
 }
 
@@ -248,19 +259,4 @@ func authError(err error) *Error {
 		e.Kind = dialect.Unavailable
 	}
 	return e
-}
-
-// observe reports the finished request to the metrics. Models are
-// labelled by their configured name ("" when the request named none that
-// exists), never by what clients sent, which would have no bound.
-func (g *Gateway) observe(x *exchange) {
-	latency := time.Since(x.start)
-	cost, known := x.cost()
-	u := x.usage
-	g.metrics.Observe(metrics.Request{
-		Model: x.routed, Provider: x.provider, Lane: x.lane, Status: x.status, Stream: x.stream,
-		Latency: latency, FirstByte: x.firstByte, Upstream: x.upstream, Overhead: max(latency-x.upstream, 0),
-		Retries: x.retries, Input: u.Input, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite5m + u.CacheWrite1h,
-		Output: u.Output, CostNano: cost, CostKnown: known,
-	})
 }

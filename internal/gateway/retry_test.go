@@ -16,6 +16,8 @@ import (
 
 	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/ledger"
+	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
@@ -216,7 +218,7 @@ models:
 
 type recordFunc func(store.Request)
 
-func (f recordFunc) Record(r store.Request) { f(r) }
+func (f recordFunc) Record(o *outcome.Request) { f(ledger.Row(o)) }
 
 // The ledger's one record lists every attempt.
 func TestLedgerListsAttempts(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/clock"
+	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/store"
 )
 
@@ -144,11 +145,14 @@ func New(sink Sink, o Options) (*Recorder, error) {
 	return r, nil
 }
 
-// Record queues one record, cleaned and clipped by store.SanitizeRequest
-// first. Without Options.Sync it never blocks on the database; with it, it
-// returns once the record is committed, or synced to the spill file when
-// the database fails.
-func (r *Recorder) Record(rec store.Request) {
+// Record queues the record of one request's outcome. Without Options.Sync
+// it never blocks on the database; with it, it returns once the record is
+// committed, or synced to the spill file when the database fails.
+func (r *Recorder) Record(o *outcome.Request) { r.RecordRow(Row(o)) }
+
+// RecordRow queues one database row, cleaned and clipped by
+// store.SanitizeRequest first, as Record does.
+func (r *Recorder) RecordRow(rec store.Request) {
 	rec = store.SanitizeRequest(rec) // bounds what is held, spilled and written
 	r.mu.Lock()
 	if r.closed {

@@ -92,7 +92,7 @@ func TestBatchesAndCloseFlushes(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := g; i < 1234; i += 4 {
-				r.Record(rec(i))
+				r.RecordRow(rec(i))
 			}
 		}()
 	}
@@ -125,12 +125,12 @@ func TestOutageSpillsAndReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 10; i++ {
-		r.Record(rec(i))
+		r.RecordRow(rec(i))
 	}
 	waitDrained(t, r)
 	sink.down.Store(true)
 	for i := 10; i < 510; i++ {
-		r.Record(rec(i)) // the request path keeps going
+		r.RecordRow(rec(i)) // the request path keeps going
 	}
 	if mem, spilled := r.Pending(); mem > 100 || spilled < 400 {
 		t.Fatalf("during the outage: %d in memory (bound 100), %d spilled, want ≥ 400", mem, spilled)
@@ -158,7 +158,7 @@ func TestSpillSurvivesRestart(t *testing.T) {
 	spill := filepath.Join(t.TempDir(), "spill")
 	r, _ := New(sink, Options{BatchSize: 50, BufferSize: 1000, FlushInterval: 10 * time.Millisecond, SpillPath: spill})
 	for i := 0; i < 300; i++ {
-		r.Record(rec(i))
+		r.RecordRow(rec(i))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -262,12 +262,12 @@ func TestPostgresOutage(t *testing.T) {
 	}
 	r, _ := New(s, Options{BatchSize: 50, BufferSize: 100, FlushInterval: 10 * time.Millisecond, SpillPath: filepath.Join(t.TempDir(), "spill")})
 	for i := 0; i < 10; i++ {
-		r.Record(rec(i))
+		r.RecordRow(rec(i))
 	}
 	waitDrained(t, r)
 	rl.down()
 	for i := 10; i < 410; i++ {
-		r.Record(rec(i))
+		r.RecordRow(rec(i))
 	}
 	if _, spilled := r.Pending(); spilled == 0 {
 		t.Fatal("nothing spilled while PostgreSQL was unreachable")

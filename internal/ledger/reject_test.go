@@ -109,7 +109,7 @@ func TestRefusedRecordSetAside(t *testing.T) {
 				if poison[i] {
 					x.Model = "poison"
 				}
-				r.Record(x)
+				r.RecordRow(x)
 			}
 			waitDrained(t, r)
 			if err := r.Healthy(); err != nil {
@@ -117,7 +117,7 @@ func TestRefusedRecordSetAside(t *testing.T) {
 			}
 			// The ledger goes on recording.
 			for i := 1000; i < 1100; i++ {
-				r.Record(rec(i))
+				r.RecordRow(rec(i))
 			}
 			if err := r.Close(context.Background()); err != nil {
 				t.Fatal(err)
@@ -178,7 +178,7 @@ func TestPoisonedSpillDoesNotStall(t *testing.T) {
 			for countStored(t, s, 7) < 6 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			r.Record(rec(7))
+			r.RecordRow(rec(7))
 			if err := r.Close(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -211,8 +211,8 @@ func TestSpillAfterTornLine(t *testing.T) {
 	torn := spillLine(t, rec(0))
 	writeSpill(t, spill, spillLine(t, rec(1)), torn[:10])
 	r, _ := New(sink, Options{BatchSize: 10, BufferSize: 1, FlushInterval: time.Hour, SpillPath: spill})
-	r.Record(rec(2))
-	r.Record(rec(3)) // over the buffer: spilled
+	r.RecordRow(rec(2))
+	r.RecordRow(rec(3)) // over the buffer: spilled
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	r.Close(ctx)
@@ -242,7 +242,7 @@ func TestHostileRecordsWritten(t *testing.T) {
 				case 2:
 					x.UserAgent = strings.Repeat("A", 1<<20)
 				}
-				r.Record(x)
+				r.RecordRow(x)
 			}
 			if mem, _ := r.Pending(); mem > 0 {
 				r.mu.Lock()
@@ -279,7 +279,7 @@ func TestHealthyReportsAStall(t *testing.T) {
 	r, _ := New(sink, Options{BatchSize: 10, FlushInterval: 10 * time.Millisecond, StallAfter: 100 * time.Millisecond,
 		MaxBacklog: 50, SpillPath: filepath.Join(t.TempDir(), "spill")})
 	defer r.Close(context.Background())
-	r.Record(rec(0))
+	r.RecordRow(rec(0))
 	waitDrained(t, r)
 	if err := r.Healthy(); err != nil {
 		t.Fatalf("healthy writer: %v", err)
@@ -289,7 +289,7 @@ func TestHealthyReportsAStall(t *testing.T) {
 	if err := r.Healthy(); err != nil {
 		t.Errorf("an idle ledger with nothing to write is reported: %v", err)
 	}
-	r.Record(rec(1))
+	r.RecordRow(rec(1))
 	deadline := time.Now().Add(5 * time.Second)
 	for r.Healthy() == nil && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -298,7 +298,7 @@ func TestHealthyReportsAStall(t *testing.T) {
 		t.Errorf("stalled writer: Healthy() = %v, want an error with the cause", err)
 	}
 	for i := 2; i < 60; i++ {
-		r.Record(rec(i))
+		r.RecordRow(rec(i))
 	}
 	if err := r.Healthy(); err == nil || !strings.Contains(err.Error(), "records waiting") {
 		t.Errorf("backlog of 59: Healthy() = %v", err)

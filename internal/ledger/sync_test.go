@@ -41,7 +41,7 @@ func TestSyncCommitsBeforeReturning(t *testing.T) {
 			// No timer flush: only a waiting caller starts a write.
 			r, _ := New(sink, Options{Sync: true, FlushInterval: time.Hour, SpillPath: filepath.Join(t.TempDir(), "spill")})
 			defer r.Close(context.Background())
-			r.Record(rec(0))
+			r.RecordRow(rec(0))
 			if _, err := s.RequestByID(context.Background(), rec(0).ID); err != nil {
 				t.Fatalf("not committed when Record returned: %v", err)
 			}
@@ -54,7 +54,7 @@ func TestSyncCommitsBeforeReturning(t *testing.T) {
 					defer wg.Done()
 					for i := 0; i < each; i++ {
 						x := rec(1 + g*each + i)
-						r.Record(x)
+						r.RecordRow(x)
 						if _, err := s.RequestByID(context.Background(), x.ID); err != nil {
 							missing.Add(1)
 						}
@@ -84,7 +84,7 @@ func TestSyncDuringAnOutage(t *testing.T) {
 	r, _ := New(sink, Options{Sync: true, FlushInterval: 10 * time.Millisecond, SpillPath: spill})
 	start := time.Now()
 	for i := 0; i < 20; i++ {
-		r.Record(rec(i))
+		r.RecordRow(rec(i))
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("20 records took %s during an outage", d)
@@ -117,7 +117,7 @@ func TestSyncWithAHangingDatabase(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)
-		go func() { defer wg.Done(); r.Record(rec(i)) }()
+		go func() { defer wg.Done(); r.RecordRow(rec(i)) }()
 	}
 	wg.Wait()
 	if d := time.Since(start); d > 2*time.Second {
@@ -227,7 +227,7 @@ func recordUntilKilled(url string) {
 		go func() {
 			for {
 				i := int(next.Add(1))
-				r.Record(rec(i))
+				r.RecordRow(rec(i))
 				mu.Lock()
 				fmt.Println(i)
 				mu.Unlock()

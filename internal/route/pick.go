@@ -85,8 +85,8 @@ func (p *Picker) Next() (t *Target, wait time.Duration, ok bool) {
 		}
 		wait = 0
 		if p.attempts > 0 {
-			if k >= len(plan) { // the plan again: back off
-				wait = p.Jitter(min(backoffBase<<(k/len(plan)-1), backoffMax))
+			if p.triedBefore(i) { // this target failed this request already: back off
+				wait = p.Jitter(min(backoffBase<<max(k/len(plan)-1, 0), backoffMax))
 			}
 			if p.waitUntil != nil {
 				wait = max(wait, p.waitUntil[i].Sub(p.Now()))
@@ -112,6 +112,14 @@ func (p *Picker) Next() (t *Target, wait time.Duration, ok bool) {
 		return t, wait, true
 	}
 	return nil, 0, false
+}
+
+// triedBefore reports whether this request tried the target at place i.
+func (p *Picker) triedBefore(i int) bool {
+	if len(p.plan) == 1 {
+		return p.attempts > 0
+	}
+	return p.tried != nil && p.tried[i]
 }
 
 // Done reports how the attempt at the last target went: its breaker's

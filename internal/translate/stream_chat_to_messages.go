@@ -92,9 +92,6 @@ func NewChatToMessagesStream(p *Plan) *ChatToMessagesStream {
 // Usage is the usage the upstream reported so far, in buckets.
 func (s *ChatToMessagesStream) Usage() meter.Usage { return s.usage }
 
-// Ended reports whether the client's stream has been closed.
-func (s *ChatToMessagesStream) Ended() bool { return s.state >= stateDone }
-
 // StartError reports whether ev, the upstream's first data event, is an
 // error; if so it returns the status and Anthropic error body to answer
 // with instead of a stream.
@@ -182,11 +179,6 @@ func (s *ChatToMessagesStream) Close(eof bool, msg string) ([]byte, bool) {
 	}
 	s.fail(anthropic.MarshalError(anthropic.ErrAPI, msg, ""))
 	return s.out, false
-}
-
-// ErrorEvent encodes an Anthropic error event.
-func (s *ChatToMessagesStream) ErrorEvent(msg string) []byte {
-	return sse.AppendEvent(nil, "error", anthropic.MarshalError(anthropic.ErrAPI, msg, ""))
 }
 
 func (s *ChatToMessagesStream) begin() {

@@ -59,9 +59,6 @@ func NewMessagesToChatStream(p *Plan, created int64) *MessagesToChatStream {
 // Usage is the usage the upstream reported so far, in buckets.
 func (s *MessagesToChatStream) Usage() meter.Usage { return s.usage }
 
-// Ended reports whether the client's stream has been closed.
-func (s *MessagesToChatStream) Ended() bool { return s.state >= stateDone }
-
 // StartError reports whether ev, the upstream's first event, is an error
 // event; if so it returns the status and OpenAI error body to answer with.
 func (s *MessagesToChatStream) StartError(ev []byte) (int, []byte, bool) {
@@ -127,11 +124,6 @@ func (s *MessagesToChatStream) Close(eof bool, msg string) ([]byte, bool) {
 	}
 	s.fail(openai.MarshalError(openai.ErrServer, msg, "", "upstream_stream_interrupted"))
 	return s.out, false
-}
-
-// ErrorEvent encodes an OpenAI error chunk.
-func (s *MessagesToChatStream) ErrorEvent(msg string) []byte {
-	return sse.AppendEvent(nil, "", openai.MarshalError(openai.ErrServer, msg, "", "upstream_stream_interrupted"))
 }
 
 func (s *MessagesToChatStream) begin(msgID string) {

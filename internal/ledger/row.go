@@ -1,0 +1,54 @@
+package ledger
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/outcome"
+	"github.com/tollgate/tollgate/internal/store"
+)
+
+// Row is the database row of a request's outcome.
+func Row(r *outcome.Request) store.Request {
+	rec := store.Request{
+		ID: r.ID, Time: r.Arrived, KeyID: r.KeyID, ClientProtocol: r.ClientProtocol, Model: r.Model, Provider: r.Provider,
+		UpstreamModel: r.UpstreamModel, Lane: r.Lane, Stream: r.Stream, Status: r.Status, ErrorType: r.ErrorType,
+		Input: r.Usage.Input, CacheRead: r.Usage.CacheRead, CacheWrite5m: r.Usage.CacheWrite5m,
+		CacheWrite1h: r.Usage.CacheWrite1h, Output: r.Usage.Output, Reasoning: r.Usage.Reasoning,
+		LatencyMS: ms(r.Latency), TTFBMS: ms(r.FirstByte), UpstreamMS: ms(r.Upstream), OverheadMS: ms(r.Overhead()),
+		ClientIP: r.ClientIP, UserAgent: r.UserAgent, Attempts: attemptsJSON(r.Attempts), UsageEstimated: r.UsageEstimated,
+	}
+	if r.CostKnown {
+		c := r.Cost
+		rec.CostNanoUSD = &c
+	}
+	return rec
+}
+
+// attemptsJSON renders the attempts as the row's JSON array.
+func attemptsJSON(as []outcome.Attempt) string {
+	if len(as) == 0 {
+		return "[]"
+	}
+	b := make([]byte, 0, 96*len(as))
+	for i, a := range as {
+		if i == 0 {
+			b = append(b, '[')
+		} else {
+			b = append(b, ',')
+		}
+		b = append(b, `{"target":`...)
+		b = jsonx.AppendQuote(b, a.Target)
+		b = append(b, `,"status":`...)
+		b = strconv.AppendInt(b, int64(a.Status), 10)
+		b = append(b, `,"error":`...)
+		b = jsonx.AppendQuote(b, a.Error)
+		b = append(b, `,"ms":`...)
+		b = strconv.AppendFloat(b, ms(a.Time), 'f', -1, 64)
+		b = append(b, '}')
+	}
+	return string(append(b, ']'))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,65 @@
+// Package outcome is what the gateway knows of a data-plane request once
+// it has ended: one value, made once, from which the log line, the usage
+// ledger's record, the metrics and the trace span are all made, so that
+// they can never disagree.
+package outcome
+
+import (
+	"time"
+
+	"github.com/tollgate/tollgate/internal/meter"
+)
+
+// Request is the outcome of one request. Strings the client sent are
+// already clipped.
+type Request struct {
+	ID string
+	// Arrived is when the request arrived, on the process's clock.
+	Arrived      time.Time
+	Method, Path string
+	// ClientProtocol is the dialect the client spoke ("anthropic", "openai").
+	ClientProtocol string
+	KeyID          string // the virtual key's id; "" for the master key
+	// Model is the model as the client named it; Routed the configured
+	// model it resolved to ("" when none: an unknown name).
+	Model, Routed string
+	// Provider, UpstreamModel and UpstreamProtocol describe the last
+	// attempt's target; Lane is "passthrough", "translated", or "" when no
+	// upstream was chosen.
+	Provider, UpstreamModel, UpstreamProtocol, Lane string
+	Stream                                          bool
+	// Status is what the client got, 0 if it left first; UpstreamStatus
+	// what the last attempt's upstream answered, 0 without an answer.
+	Status, UpstreamStatus int
+	// ErrorType classifies how the request ended badly, "" when it did not.
+	ErrorType  string
+	Err        error // the cause, for the log
+	ClientGone bool
+
+	Usage meter.Usage
+	// UsageEstimated: the upstream never reported usage (a stream cut, or
+	// left by its client); the gateway counted it.
+	UsageEstimated bool
+	// Cost is in nano-USD; CostKnown is false when the target is unpriced.
+	Cost      int64
+	CostKnown bool
+
+	// Latency is the whole request; FirstByte until the answer's status
+	// was sent; Upstream the time spent waiting on upstreams.
+	Latency, FirstByte, Upstream time.Duration
+	Retries                      int // attempts after the first
+	Attempts                     []Attempt
+
+	ClientIP, UserAgent string
+}
+
+// Overhead is the gateway's own time: the request's, less its upstreams'.
+func (r *Request) Overhead() time.Duration { return max(r.Latency-r.Upstream, 0) }
+
+// Attempt is one upstream attempt.
+type Attempt struct {
+	Target string        // provider/model
+	Status int           // the upstream's status; 0 without an answer
+	Error  string        // what went wrong; "" if nothing
+	Time   time.Duration // the attempt's upstream time
+}
