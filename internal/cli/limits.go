@@ -12,7 +12,7 @@ import (
 	"github.com/tollgate/tollgate/internal/breaker"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/gateway"
-	"github.com/tollgate/tollgate/internal/limit"
+	"github.com/tollgate/tollgate/internal/limiter"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/tracing"
@@ -40,15 +40,15 @@ func newLimits(cfg *config.Config, routes *route.Table, db *store.Store, logger 
 	if db == nil && !modelLimits {
 		return out, nil
 	}
-	opts := limit.Options{FailOpen: cfg.Redis.OnError != config.FailClosed, Logger: logger}
+	opts := limiter.Options{FailOpen: cfg.Redis.OnError != config.FailClosed, Logger: logger}
 	if db != nil {
 		opts.Spender = db
 	}
 	if cfg.Redis.URL == "" {
-		out.Limiter = limit.New(limit.NewMemory(), opts)
+		out.Limiter = limiter.New(limiter.NewMemory(), opts)
 		return out, nil
 	}
-	r, err := limit.NewRedis(cfg.Redis.URL)
+	r, err := limiter.NewRedis(cfg.Redis.URL)
 	if err != nil {
 		return gateway.Limits{}, err
 	}
@@ -58,7 +58,7 @@ func newLimits(cfg *config.Config, routes *route.Table, db *store.Store, logger 
 		// Not fatal: the fail mode applies until Redis answers.
 		logger.Error("redis: unreachable at start; limits follow redis.on_error until it answers", "error", err)
 	}
-	out.Limiter = limit.New(r, opts)
+	out.Limiter = limiter.New(r, opts)
 	return out, nil
 }
 

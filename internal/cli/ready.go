@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/jsonx"
-	"github.com/tollgate/tollgate/internal/limit"
+	"github.com/tollgate/tollgate/internal/limiter"
 	"github.com/tollgate/tollgate/internal/store"
 )
 
@@ -14,7 +14,7 @@ import (
 // limits live there) answer and the usage ledger keeps up, else 503 naming
 // what does not. /healthz stays liveness only: a replica whose database is
 // away is alive, not ready. ledger may be nil.
-func readyHandler(db *store.Store, limiter *limit.Limiter, ledger interface{ Healthy() error }) http.Handler {
+func readyHandler(db *store.Store, limiter *limiter.Limiter, ledger interface{ Healthy() error }) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()

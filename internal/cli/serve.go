@@ -24,6 +24,7 @@ import (
 	"github.com/tollgate/tollgate/internal/gateway"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/ledger"
+	"github.com/tollgate/tollgate/internal/limiter"
 	"github.com/tollgate/tollgate/internal/metrics"
 	"github.com/tollgate/tollgate/internal/pricing"
 	"github.com/tollgate/tollgate/internal/provider"
@@ -261,7 +262,7 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		return nil, err
 	}
 	reg := metrics.New()
-	reg.Breakers(routes)
+	reg.Breakers(breakerStates(routes))
 	stopSharing, err := shareBreakers(cfg, routes, logger)
 	if err != nil {
 		return nil, err
@@ -305,12 +306,17 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 			}
 		}
 	}
-	if limits.Limiter != nil {
+	if l := limits.Limiter; l != nil {
 		backend := "memory"
 		if cfg.Redis.URL != "" {
 			backend = "redis"
 		}
-		reg.Limiter(limits.Limiter, backend)
+		kinds := make([]string, len(limiter.Kinds))
+		for i, k := range limiter.Kinds {
+			kinds[i] = string(k)
+		}
+		reg.Limiter(metrics.LimiterStats{Backend: backend, Errors: l.Errors.Load, Unchecked: l.FailedOpen.Load, Up: l.Up,
+			Refused: func(k string) int64 { return l.Refused(limiter.What(k)) }, Kinds: kinds})
 	}
 	metricsHandler := reg.Handler()
 	if cfg.Metrics.Auth != config.MetricsAuthNone {
@@ -419,4 +425,21 @@ func generateKey() string {
 	var b [32]byte
 	rand.Read(b[:])
 	return "sk-tg-" + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// breakerStates lists each model's targets with their breakers, once each.
+func breakerStates(routes *route.Table) []metrics.Breaker {
+	var out []metrics.Breaker
+	seen := map[[2]string]bool{}
+	for _, m := range routes.Models() {
+		for _, t := range m.Targets {
+			target := t.Provider.Name() + "/" + t.Model
+			if seen[[2]string{m.Name, target}] {
+				continue
+			}
+			seen[[2]string{m.Name, target}] = true
+			out = append(out, metrics.Breaker{Model: m.Name, Target: target, State: func() int { return int(t.Breaker.State()) }})
+		}
+	}
+	return out
 }

@@ -22,6 +22,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/tollgate/tollgate/internal/caps"
 	"github.com/tollgate/tollgate/internal/units"
 )
 
@@ -261,7 +262,7 @@ type Model struct {
 	// drop and report the rest), "strict" (refuse all) or "lenient" (drop all).
 	Translation string `yaml:"translation"`
 	// Capabilities describe the model and its upstream for translation.
-	Capabilities Capabilities `yaml:"capabilities"`
+	Capabilities caps.Caps `yaml:"capabilities"`
 	// Pricing overrides the built-in price catalogue for this model.
 	Pricing *Pricing `yaml:"pricing"`
 	// Limits apply to the model across all keys (the master key too), to
@@ -317,57 +318,6 @@ func (d *Decimal) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*d = Decimal(n.Value)
 	return nil
-}
-
-// Capabilities are what a model and its upstream accept; they drive every
-// model-dependent translation choice. Zero values are the defaults.
-type Capabilities struct {
-	// MaxOutputTokens is sent as max_tokens to Anthropic upstreams when an
-	// OpenAI client gives no limit (default 8192).
-	MaxOutputTokens int64 `yaml:"max_output_tokens"`
-	// NonStreamMaxTokens caps that default for non-streaming requests.
-	NonStreamMaxTokens int64 `yaml:"non_stream_max_tokens"`
-	// Thinking is budget (default), adaptive, or none.
-	Thinking string `yaml:"thinking"`
-	// OutputFormat: the Anthropic model takes output_config.format; without
-	// it structured output is emulated with a forced tool.
-	OutputFormat bool `yaml:"output_format"`
-	// StrictTools: the Anthropic model takes tools[].strict.
-	StrictTools bool `yaml:"strict_tools"`
-	// TemperatureTopPExclusive: the model refuses temperature with top_p.
-	TemperatureTopPExclusive bool `yaml:"temperature_top_p_exclusive"`
-	// Base64ImagesOnly: the upstream cannot fetch image URLs.
-	Base64ImagesOnly bool `yaml:"base64_images_only"`
-	// MaxTokensField is max_completion_tokens (default) or max_tokens, for
-	// OpenAI-compatible upstreams that only know the older field.
-	MaxTokensField string `yaml:"max_tokens_field"`
-	// Reasoning is how an OpenAI-compatible upstream takes reasoning
-	// settings: openai (reasoning_effort, default), deepseek, openrouter,
-	// qwen, or none.
-	Reasoning string `yaml:"reasoning"`
-	// ReasoningNone / ReasoningXHigh: the upstream takes reasoning_effort
-	// "none" / "xhigh".
-	ReasoningNone  bool `yaml:"reasoning_none"`
-	ReasoningXHigh bool `yaml:"reasoning_xhigh"`
-	// TopK: the OpenAI-compatible upstream takes top_k (vLLM, SGLang).
-	TopK bool `yaml:"top_k"`
-	// NoStreamUsage: the upstream refuses stream_options.
-	NoStreamUsage bool `yaml:"no_stream_usage"`
-	// FileParts: the upstream takes PDF file parts.
-	FileParts bool `yaml:"file_parts"`
-	// MaxStop is the most stop sequences the upstream takes (default 4).
-	MaxStop int `yaml:"max_stop"`
-	// ExposeThinkingBlocks adds thinking_blocks with signatures to answers
-	// for OpenAI clients, so they can send thinking back in later turns.
-	ExposeThinkingBlocks bool `yaml:"expose_thinking_blocks"`
-	// SystemMessages: the Anthropic model takes {"role":"system"} entries
-	// inside messages; system and developer messages after the first turn
-	// then stay where they are instead of joining the system prompt.
-	SystemMessages bool `yaml:"system_messages"`
-	// LeadingSystemOnly: the OpenAI-compatible upstream takes one system
-	// message, first; system entries later in an Anthropic conversation are
-	// folded into the user turn next to them.
-	LeadingSystemOnly bool `yaml:"leading_system_only"`
 }
 
 // Target is a (provider, upstream model) pair.
@@ -637,12 +587,8 @@ func (c *Config) Validate() error {
 		if m.Routing.RetryDeadline < 0 {
 			bad(path+".routing.retry_deadline", "must not be negative")
 		}
-		c := m.Capabilities
-		checkEnum(bad, path+".capabilities.thinking", c.Thinking, "budget", "adaptive", "none")
-		checkEnum(bad, path+".capabilities.max_tokens_field", c.MaxTokensField, "max_completion_tokens", "max_tokens")
-		checkEnum(bad, path+".capabilities.reasoning", c.Reasoning, "openai", "deepseek", "openrouter", "qwen", "none")
-		if c.MaxOutputTokens < 0 || c.NonStreamMaxTokens < 0 || c.MaxStop < 0 {
-			bad(path+".capabilities", "token counts and max_stop must not be negative")
+		if err := m.Capabilities.Check(); err != nil {
+			bad(path+".capabilities", "%v", err)
 		}
 		if pr := m.Pricing; pr != nil {
 			checkPrices(bad, path+".pricing", pr.byName())

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/caps"
 )
 
 func env(vars map[string]string) func(string) (string, bool) {
@@ -107,6 +109,20 @@ func TestParseFull(t *testing.T) {
 	}
 }
 
+// Capabilities are read straight into the type the translators use.
+func TestCapabilities(t *testing.T) {
+	c, err := Parse([]byte(strings.Replace(minimal, "targets:", `capabilities: { thinking: adaptive, reasoning: deepseek, max_tokens_field: max_tokens,
+      base64_images_only: true, top_k: true, max_stop: 2, system_messages: true }, targets:`, 1)), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := caps.Caps{Thinking: caps.ThinkingAdaptive, Reasoning: caps.ReasoningDeepSeek, LegacyMaxTokens: true,
+		NoURLImages: true, AcceptsTopK: true, MaxStop: 2, SystemMessages: true}
+	if got := c.Models[0].Capabilities; got != want {
+		t.Errorf("capabilities = %+v, want %+v", got, want)
+	}
+}
+
 func TestParseErrorsNameTheField(t *testing.T) {
 	vars := env(map[string]string{"MASTER": testMaster, "OPENAI_API_KEY": "sk"})
 	tests := []struct {
@@ -134,6 +150,9 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"unknown limit", strings.Replace(minimal, "targets:", "limits: { rpd: 5 }, targets:", 1), "models[0].limits.rpd: unknown field"},
 		{"bad redis url", "redis: { url: \"127.0.0.1:6379\" }\n" + minimal, "redis.url"},
 		{"bad fail mode", "redis: { url: \"redis://x:1\", on_error: ignore }\n" + minimal, "redis.on_error"},
+		{"bad thinking mode", strings.Replace(minimal, "targets:", "capabilities: { thinking: deep }, targets:", 1), "models[0].capabilities.thinking: \"deep\" is not one of budget, adaptive, none (line 4)"},
+		{"bad max_tokens_field", strings.Replace(minimal, "targets:", "capabilities: { max_tokens_field: tokens }, targets:", 1), "models[0].capabilities.max_tokens_field: \"tokens\" is not one of max_completion_tokens, max_tokens"},
+		{"negative max_stop", strings.Replace(minimal, "targets:", "capabilities: { max_stop: -1 }, targets:", 1), "models[0].capabilities: token counts and max_stop must not be negative"},
 		{"empty file", "", "empty configuration"},
 		{"not YAML", "models: [", "parsing YAML"},
 	}

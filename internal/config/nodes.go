@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"fmt"
 	"io"
 	"reflect"
@@ -55,6 +56,11 @@ func interpolateNode(n *yaml.Node, path string, lookup func(string) (string, boo
 
 // checkKnownFields rejects mapping keys that the target struct does not
 // declare, naming the full path ("providers[0].timeouts.conect").
+var (
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	yamlUnmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
+)
+
 func checkKnownFields(n *yaml.Node, t reflect.Type) error {
 	return checkNode(n, t, "")
 }
@@ -103,6 +109,13 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 			}
 		}
 	case yaml.ScalarNode:
+		if pt := reflect.PointerTo(t); pt.Implements(textUnmarshaler) && !pt.Implements(yamlUnmarshaler) && n.Tag != "!!null" {
+			// An enumeration: its own check, reported at its path.
+			if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
+				return fmt.Errorf("%s: %v (line %d)", nonEmpty(path), err, n.Line)
+			}
+			return nil
+		}
 		if (t.Kind() == reflect.Struct || t.Kind() == reflect.Slice) && n.Tag != "!!null" {
 			return fmt.Errorf("%s: expected %s, found %q (line %d)", nonEmpty(path), kindName(t), n.Value, n.Line)
 		}

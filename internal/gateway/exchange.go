@@ -10,7 +10,7 @@ import (
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/dialect"
-	"github.com/tollgate/tollgate/internal/limit"
+	"github.com/tollgate/tollgate/internal/limiter"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/pricing"
@@ -60,8 +60,8 @@ type exchange struct {
 	estimated bool            // usage is an estimate: the stream ended without it
 	prices    *pricing.Prices // of the target that served it; nil when unpriced
 
-	ticket       *limit.Ticket // the request's reservations, settled in finish
-	limitHeaders bool          // the gateway's quota headers replace the upstream's
+	ticket       *limiter.Ticket // the request's reservations, settled in finish
+	limitHeaders bool            // the gateway's quota headers replace the upstream's
 
 	costed    bool // costNano and costKnown are set
 	costNano  int64

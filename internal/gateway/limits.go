@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/limit"
+	"github.com/tollgate/tollgate/internal/limiter"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/translate"
 	"github.com/tollgate/tollgate/internal/units"
@@ -21,7 +22,7 @@ import (
 
 // Limits configure the gateway's rate limits and budgets.
 type Limits struct {
-	Limiter *limit.Limiter
+	Limiter *limiter.Limiter
 	// KeyDefaults fill what a virtual key's own limits leave unset.
 	KeyDefaults limit.Limits
 	// CacheReads and CacheWrites count those prompt-cache tokens against
@@ -30,18 +31,18 @@ type Limits struct {
 }
 
 // scopes lists the limits that apply to a request for model m.
-func (g *Gateway) scopes(x *exchange, m *route.Model) []limit.Scope {
-	var scopes []limit.Scope
+func (g *Gateway) scopes(x *exchange, m *route.Model) []limiter.Scope {
+	var scopes []limiter.Scope
 	if k := x.key; k != nil {
 		if l := k.Limits.Over(g.limits.KeyDefaults); !l.IsZero() {
-			scopes = append(scopes, limit.Scope{Name: "key:" + k.ID, Limits: l, KeyID: k.ID})
+			scopes = append(scopes, limiter.Scope{Name: "key:" + k.ID, Limits: l, KeyID: k.ID})
 		}
 		if l, ok := k.LimitsFor(m.Name, m.Aliases); ok && !l.IsZero() {
-			scopes = append(scopes, limit.Scope{Name: "key:" + k.ID + ":model:" + m.Name, Limits: l, KeyID: k.ID, Models: m.Names()})
+			scopes = append(scopes, limiter.Scope{Name: "key:" + k.ID + ":model:" + m.Name, Limits: l, KeyID: k.ID, Models: m.Names()})
 		}
 	}
 	if !m.Limits.IsZero() {
-		scopes = append(scopes, limit.Scope{Name: "model:" + m.Name, Limits: m.Limits, Models: m.Names()})
+		scopes = append(scopes, limiter.Scope{Name: "model:" + m.Name, Limits: m.Limits, Models: m.Names()})
 	}
 	return scopes
 }
@@ -75,7 +76,7 @@ func (g *Gateway) admitScopes(c *call, count bool) error {
 		return nil
 	}
 	input, output := reservation(m, body, &c.s)
-	req := &limit.Request{ID: x.id, Scopes: scopes, Tokens: input + output}
+	req := &limiter.Request{ID: x.id, Scopes: scopes, Tokens: input + output}
 	for _, sc := range scopes {
 		if sc.Limits.BudgetUSD == nil {
 			continue
@@ -93,11 +94,11 @@ func (g *Gateway) admitScopes(c *call, count bool) error {
 		break
 	}
 	t, err := g.limits.Limiter.Admit(r.Context(), req)
-	var refused *limit.Refusal
+	var refused *limiter.Refusal
 	switch {
 	case errors.As(err, &refused):
 		return g.refusal(w, x, refused)
-	case errors.Is(err, limit.ErrUnavailable):
+	case errors.Is(err, limiter.ErrUnavailable):
 		return &Error{Status: http.StatusServiceUnavailable, Kind: dialect.Unavailable, Err: err,
 			Header:  http.Header{"Retry-After": {"1"}},
 			Message: "rate limits and budgets cannot be checked right now; try again shortly"}
@@ -238,7 +239,7 @@ func worstCase(m *route.Model, input, output int64) (int64, error) {
 }
 
 // refusal is the 429 for a refused request, with the quota headers.
-func (g *Gateway) refusal(w http.ResponseWriter, x *exchange, r *limit.Refusal) error {
+func (g *Gateway) refusal(w http.ResponseWriter, x *exchange, r *limiter.Refusal) error {
 	x.limitHeaders = true
 	h := w.Header()
 	quotaHeaders(h, x.dialect, r.Status, clock.Now())
@@ -249,7 +250,7 @@ func (g *Gateway) refusal(w http.ResponseWriter, x *exchange, r *limit.Refusal) 
 		h.Set("X-Should-Retry", "false") // it asks for more than the limit allows
 	}
 	k := dialect.RateLimit
-	if r.What == limit.Budget {
+	if r.What == limiter.Budget {
 		k = dialect.Budget
 	}
 	return &Error{Status: http.StatusTooManyRequests, Kind: k, Message: r.Message}
@@ -257,9 +258,9 @@ func (g *Gateway) refusal(w http.ResponseWriter, x *exchange, r *limit.Refusal) 
 
 // quotaHeaders writes the limits' state in the dialect's rate-limit
 // headers, and budgets in tollgate's own.
-func quotaHeaders(h http.Header, d *dialect.Dialect, st limit.Status, now time.Time) {
+func quotaHeaders(h http.Header, d *dialect.Dialect, st limiter.Status, now time.Time) {
 	rl := d.RateLimit
-	for i, q := range [2]*limit.Quota{st.Requests, st.Tokens} {
+	for i, q := range [2]*limiter.Quota{st.Requests, st.Tokens} {
 		if q == nil {
 			continue
 		}
@@ -295,5 +296,5 @@ func (g *Gateway) settle(x *exchange) {
 	cost, _ := x.cost() // unknown only for unpriced models, which have no budget
 	// Not the client's context: the request is over, and it may be gone.
 	// The Redis back end bounds its own calls.
-	g.limits.Limiter.Settle(context.Background(), x.ticket, limit.Used{Tokens: tokens, Cost: cost})
+	g.limits.Limiter.Settle(context.Background(), x.ticket, limiter.Used{Tokens: tokens, Cost: cost})
 }

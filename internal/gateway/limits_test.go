@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/dialect"
-	"github.com/tollgate/tollgate/internal/limit"
+	"github.com/tollgate/tollgate/internal/limiter"
 )
 
 func TestReserveInputTokens(t *testing.T) {
@@ -46,10 +46,10 @@ func alnum(n int) string {
 
 func TestQuotaHeaders(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	st := limit.Status{
-		Requests: &limit.Quota{Limit: 60, Remaining: 59, Reset: now.Add(1500 * time.Millisecond)},
-		Tokens:   &limit.Quota{Limit: 1000, Remaining: 0},
-		Budget:   &limit.Quota{Limit: 25e9, Remaining: 12_500_000_001, Reset: now.Add(24 * time.Hour)},
+	st := limiter.Status{
+		Requests: &limiter.Quota{Limit: 60, Remaining: 59, Reset: now.Add(1500 * time.Millisecond)},
+		Tokens:   &limiter.Quota{Limit: 1000, Remaining: 0},
+		Budget:   &limiter.Quota{Limit: 25e9, Remaining: 12_500_000_001, Reset: now.Add(24 * time.Hour)},
 	}
 	h := http.Header{}
 	quotaHeaders(h, dialect.Anthropic, st, now)

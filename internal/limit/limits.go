@@ -1,14 +1,7 @@
-// Package limit enforces rate limits, concurrency limits and USD budgets.
-//
-// A request is admitted against every scope that applies to it (its key,
-// its key for this model, and the model across all keys) in one atomic
-// step: either every counter takes the request or none does. Admission
-// reserves the request's worst case (tokens and cost); Settle replaces the
-// reservation with what the request actually used.
-//
-// Two back ends implement the same rules: Memory, for one replica, and
-// Redis, where every counter lives in Redis and is changed by Lua scripts,
-// so that any number of replicas enforce one limit.
+// Package limit holds the values of rate limits, concurrency limits and
+// USD budgets: what one scope (a key, a key's use of a model, a model) may
+// use, as configured, stored with keys and sent to the admin API. Package
+// limiter enforces them.
 package limit
 
 import (
@@ -153,37 +146,52 @@ func (u *USD) UnmarshalText(b []byte) error {
 // window given as a duration: "24h", "7d", "30d".
 type Period string
 
-// period is a parsed Period.
-type period struct {
+// Span is a parsed Period.
+type Span struct {
 	kind   byte          // 't' total, 'd' daily, 'm' monthly, 'r' rolling
 	window time.Duration // for rolling periods
+	text   string        // as written
 }
 
 // ParsePeriod checks and parses a budget period.
-func ParsePeriod(s string) (period, error) {
+func ParsePeriod(s string) (Span, error) {
 	switch s {
 	case "", "total":
-		return period{kind: 't'}, nil
+		return Span{kind: 't'}, nil
 	case "daily":
-		return period{kind: 'd'}, nil
+		return Span{kind: 'd'}, nil
 	case "monthly":
-		return period{kind: 'm'}, nil
+		return Span{kind: 'm'}, nil
 	}
 	d, err := units.ParseDuration(s)
 	if err != nil {
-		return period{}, fmt.Errorf("%q: want total, daily, monthly or a rolling window such as 24h or 30d", s)
+		return Span{}, fmt.Errorf("%q: want total, daily, monthly or a rolling window such as 24h or 30d", s)
 	}
 	if d < time.Minute || d > 366*24*time.Hour || d%time.Second != 0 {
-		return period{}, fmt.Errorf("%q: a rolling window is whole seconds between 1m and 366d", s)
+		return Span{}, fmt.Errorf("%q: a rolling window is whole seconds between 1m and 366d", s)
 	}
-	return period{kind: 'r', window: d}, nil
+	return Span{kind: 'r', window: d, text: s}, nil
 }
 
-// span returns the period that holds t: an id that names it (distinct for
+// Words names the period in a message: "total", "daily", "monthly", or
+// "rolling 30d".
+func (p Span) Words() string {
+	switch p.kind {
+	case 'd':
+		return "daily"
+	case 'm':
+		return "monthly"
+	case 'r':
+		return "rolling " + p.text
+	}
+	return "total"
+}
+
+// At returns the period that holds t: an id that names it (distinct for
 // every period definition, so changing a key's period starts afresh) and its
 // start and end. Rolling and total periods have no calendar bounds: start is
 // where the ledger is summed from, end is zero.
-func (p period) span(t time.Time) (id string, start, end time.Time) {
+func (p Span) At(t time.Time) (id string, start, end time.Time) {
 	t = t.UTC()
 	switch p.kind {
 	case 'd':
@@ -195,21 +203,21 @@ func (p period) span(t time.Time) (id string, start, end time.Time) {
 		start = time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
 		return "m" + strconv.Itoa(y*100+int(m)), start, start.AddDate(0, 1, 0)
 	case 'r':
-		return "r" + strconv.FormatInt(p.window.Milliseconds(), 10), t.Add(-p.window - p.slot()), time.Time{}
+		return "r" + strconv.FormatInt(p.window.Milliseconds(), 10), t.Add(-p.window - p.Slot()), time.Time{}
 	}
 	return "t", time.Time{}, time.Time{}
 }
 
-// slot is the granularity of a rolling window: a sixtieth of it.
-func (p period) slot() time.Duration {
+// Slot is the granularity of a rolling window: a sixtieth of it.
+func (p Span) Slot() time.Duration {
 	if p.kind != 'r' {
 		return 0
 	}
-	return p.window / windowSlots
+	return p.window / WindowSlots
 }
 
-// windowSlots is how many slots a sliding window is cut into. Counts are
+// WindowSlots is how many slots a sliding window is cut into. Counts are
 // kept per slot and leave the window whole, one slot after the window has
 // passed them entirely, so a limit is never exceeded in any window of the
 // nominal width; an amount is forgotten at most one slot late.
-const windowSlots = 60
+const WindowSlots = 60

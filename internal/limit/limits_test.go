@@ -114,7 +114,7 @@ func TestPeriodSpan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, start, end := p.span(at)
+		id, start, end := p.At(at)
 		if id != tc.id || !start.Equal(tc.start) || !end.Equal(tc.end) {
 			t.Errorf("%q: span = %s %s %s", tc.p, id, start, end)
 		}

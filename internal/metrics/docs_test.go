@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/tollgate/tollgate/internal/limit"
 )
 
 type idleLedger struct{}
@@ -23,13 +21,16 @@ func TestDocumentedMetricsExist(t *testing.T) {
 	q.Observe(Request{Model: "m", Provider: "p", Lane: "passthrough", Status: 200, Latency: time.Second, FirstByte: time.Second,
 		Input: 1, CacheRead: 1, CacheWrite: 1, Output: 1, CostNano: 1, CostKnown: true, Retries: 1})
 	q.Observe(Request{Model: "m", Provider: "p", Status: 200, Output: 1})
-	r.Limiter(limit.New(limit.NewMemory(), limit.Options{}), "memory")
+	zero := func() int64 { return 0 }
+	r.Limiter(LimiterStats{Backend: "memory", Errors: zero, Unchecked: zero, Up: func() bool { return true },
+		Refused: func(string) int64 { return 0 }, Kinds: []string{"requests"}})
 	r.Ledger(idleLedger{})
+	r.Breakers([]Breaker{{Model: "m", Target: "p/u", State: func() int { return 0 }}})
 	families, err := r.reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := map[string]bool{"tollgate_circuit_breaker_state": true} // registered per route table
+	known := map[string]bool{}
 	for _, f := range families {
 		known[f.GetName()] = true
 	}

@@ -8,9 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/tollgate/tollgate/internal/limit"
-	"github.com/tollgate/tollgate/internal/route"
 )
 
 // Registry holds the process's metrics.
@@ -30,17 +27,29 @@ func (r *Registry) Handler() http.Handler {
 	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{Registry: r.reg})
 }
 
-// Limiter exports a limiter's counts, read when scraped.
-func (r *Registry) Limiter(l *limit.Limiter, backend string) {
+// LimiterStats is what a limiter reports of itself, read when scraped.
+type LimiterStats struct {
+	Backend   string       // "memory" or "redis"
+	Errors    func() int64 // failures to reach the counters or reload a budget
+	Unchecked func() int64 // requests admitted unchecked (fail open)
+	Up        func() bool  // the counters answered the last request that needed them
+	// Refused counts the refusals by each kind of limit in Kinds.
+	Refused func(kind string) int64
+	Kinds   []string
+}
+
+// Limiter exports a limiter's counts.
+func (r *Registry) Limiter(l LimiterStats) {
+	backend := prometheus.Labels{"backend": l.Backend}
 	r.reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tollgate_limiter_errors_total",
-			Help: "Failures to reach the limit counters (Redis) or to reload a budget from the ledger.", ConstLabels: prometheus.Labels{"backend": backend}},
-			func() float64 { return float64(l.Errors.Load()) }),
+			Help: "Failures to reach the limit counters (Redis) or to reload a budget from the ledger.", ConstLabels: backend},
+			func() float64 { return float64(l.Errors()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tollgate_limiter_unchecked_total",
-			Help: "Requests admitted without their limits checked, while the counters were unreachable (redis.on_error: fail_open).", ConstLabels: prometheus.Labels{"backend": backend}},
-			func() float64 { return float64(l.FailedOpen.Load()) }),
+			Help: "Requests admitted without their limits checked, while the counters were unreachable (redis.on_error: fail_open).", ConstLabels: backend},
+			func() float64 { return float64(l.Unchecked()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tollgate_limiter_up",
-			Help: "1 if the limit counters answered the last request that needed them, else 0.", ConstLabels: prometheus.Labels{"backend": backend}},
+			Help: "1 if the limit counters answered the last request that needed them, else 0.", ConstLabels: backend},
 			func() float64 {
 				if l.Up() {
 					return 1
@@ -48,29 +57,26 @@ func (r *Registry) Limiter(l *limit.Limiter, backend string) {
 				return 0
 			}),
 	)
-	for _, k := range limit.Kinds {
+	for _, k := range l.Kinds {
 		r.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tollgate_limiter_refusals_total",
-			Help: "Requests refused with 429 by a limit, by kind of limit.", ConstLabels: prometheus.Labels{"limit": string(k)}},
+			Help: "Requests refused with 429 by a limit, by kind of limit.", ConstLabels: prometheus.Labels{"limit": k}},
 			func() float64 { return float64(l.Refused(k)) }))
 	}
 }
 
-// Breakers exports the state of each model's targets' circuit breakers:
+// Breaker is one model's target and the state of its circuit breaker:
 // 0 closed, 1 half-open, 2 open.
-func (r *Registry) Breakers(routes *route.Table) {
-	seen := map[[2]string]bool{}
-	for _, m := range routes.Models() {
-		for _, t := range m.Targets {
-			target := t.Provider.Name() + "/" + t.Model
-			if seen[[2]string{m.Name, target}] {
-				continue
-			}
-			seen[[2]string{m.Name, target}] = true
-			b := t.Breaker
-			r.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tollgate_circuit_breaker_state",
-				Help:        "State of a target's circuit breaker: 0 closed, 1 half-open, 2 open.",
-				ConstLabels: prometheus.Labels{"model": m.Name, "target": target}},
-				func() float64 { return float64(b.State()) }))
-		}
+type Breaker struct {
+	Model, Target string
+	State         func() int
+}
+
+// Breakers exports the state of each model's targets' circuit breakers.
+func (r *Registry) Breakers(bs []Breaker) {
+	for _, b := range bs {
+		r.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tollgate_circuit_breaker_state",
+			Help:        "State of a target's circuit breaker: 0 closed, 1 half-open, 2 open.",
+			ConstLabels: prometheus.Labels{"model": b.Model, "target": b.Target}},
+			func() float64 { return float64(b.State()) }))
 	}
 }

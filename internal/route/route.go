@@ -152,7 +152,7 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 		if err != nil {
 			return nil, fmt.Errorf("model %q: limits: %w", mc.Name, err)
 		}
-		m := &Model{Name: mc.Name, Aliases: mc.Aliases, Caps: caps(mc.Capabilities), Policy: policy(mc.Translation), Limits: lim,
+		m := &Model{Name: mc.Name, Aliases: mc.Aliases, Caps: mc.Capabilities, Policy: policy(mc.Translation), Limits: lim,
 			names: append([]string{mc.Name}, mc.Aliases...)}
 		for _, tc := range mc.Targets {
 			p, ok := providers[tc.Provider]
@@ -231,26 +231,6 @@ func (t *Table) Breakers() map[string]*breaker.Breaker {
 
 // Models lists the models in configuration order.
 func (t *Table) Models() []*Model { return t.models }
-
-// caps converts validated configuration into translation capabilities.
-func caps(c config.Capabilities) translate.Caps {
-	out := translate.Caps{
-		MaxOutputTokens: c.MaxOutputTokens, NonStreamMaxTokens: c.NonStreamMaxTokens,
-		OutputFormat: c.OutputFormat, StrictTools: c.StrictTools,
-		TemperatureTopPExclusive: c.TemperatureTopPExclusive, NoURLImages: c.Base64ImagesOnly,
-		LegacyMaxTokens: c.MaxTokensField == "max_tokens", AcceptsReasoningNone: c.ReasoningNone,
-		AcceptsXHigh: c.ReasoningXHigh, AcceptsTopK: c.TopK, NoStreamUsage: c.NoStreamUsage,
-		FileParts: c.FileParts, MaxStop: c.MaxStop, ExposeThinkingBlocks: c.ExposeThinkingBlocks,
-		SystemMessages: c.SystemMessages, LeadingSystemOnly: c.LeadingSystemOnly,
-	}
-	if c.Thinking != "" {
-		out.Thinking.UnmarshalText([]byte(c.Thinking))
-	}
-	if c.Reasoning != "" {
-		out.Reasoning.UnmarshalText([]byte(c.Reasoning))
-	}
-	return out
-}
 
 func policy(s string) translate.Policy {
 	switch s {

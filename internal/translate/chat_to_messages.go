@@ -78,7 +78,7 @@ func o2aTopLevel(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 		out.MaxTokens = *in.MaxTokens
 	default:
 		// OpenAI's "no limit" is the model's limit; Anthropic needs a number.
-		out.MaxTokens = p.Caps.maxOutput()
+		out.MaxTokens = p.Caps.MaxOutput()
 		if !in.Stream && p.Caps.NonStreamMaxTokens > 0 {
 			out.MaxTokens = min(out.MaxTokens, p.Caps.NonStreamMaxTokens)
 		}

@@ -50,8 +50,8 @@ func a2oTopLevel(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan
 		out.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
 	if n := len(in.StopSequences); n > 0 {
-		if n > p.Caps.maxStop() {
-			return badRequest("stop_sequences", "stop_sequences: the upstream accepts at most %d stop sequences, got %d", p.Caps.maxStop(), n)
+		if n > p.Caps.StopLimit() {
+			return badRequest("stop_sequences", "stop_sequences: the upstream accepts at most %d stop sequences, got %d", p.Caps.StopLimit(), n)
 		}
 		out.Stop = openai.Strings{Values: in.StopSequences, Set: true}
 	}

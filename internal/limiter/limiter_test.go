@@ -1,4 +1,4 @@
-package limit
+package limiter
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/clock"
+	"github.com/tollgate/tollgate/internal/limit"
 )
 
 // backends runs a test against every back end: the in-process one, and
@@ -57,7 +58,7 @@ func dropPrefix(t testing.TB, url, prefix string) {
 
 var ctx = context.Background()
 
-func keyScope(id string, l Limits) Scope { return Scope{Name: "key:" + id, Limits: l, KeyID: id} }
+func keyScope(id string, l limit.Limits) Scope { return Scope{Name: "key:" + id, Limits: l, KeyID: id} }
 
 func admit(t *testing.T, l *Limiter, id string, tokens, cost int64, scopes ...Scope) (*Ticket, *Refusal) {
 	t.Helper()
@@ -75,7 +76,7 @@ func admit(t *testing.T, l *Limiter, id string, tokens, cost int64, scopes ...Sc
 func TestRequestsPerMinute(t *testing.T) {
 	backends(t, func(t *testing.T, mk func(Options) *Limiter) {
 		l := mk(Options{})
-		s := keyScope("a", Limits{RPM: 3})
+		s := keyScope("a", limit.Limits{RPM: 3})
 		for i := int64(0); i < 3; i++ {
 			tk, r := admit(t, l, "r", 0, 0, s)
 			if r != nil {
@@ -98,7 +99,7 @@ func TestRequestsPerMinute(t *testing.T) {
 func TestAllOrNothing(t *testing.T) {
 	backends(t, func(t *testing.T, mk func(Options) *Limiter) {
 		l := mk(Options{})
-		wide, narrow := keyScope("wide", Limits{RPM: 10}), Scope{Name: "model:m", Limits: Limits{RPM: 1}, Models: []string{"m"}}
+		wide, narrow := keyScope("wide", limit.Limits{RPM: 10}), Scope{Name: "model:m", Limits: limit.Limits{RPM: 1}, Models: []string{"m"}}
 		if _, r := admit(t, l, "1", 0, 0, wide, narrow); r != nil {
 			t.Fatal(r)
 		}
@@ -117,7 +118,7 @@ func TestAllOrNothing(t *testing.T) {
 func TestTokensPerMinute(t *testing.T) {
 	backends(t, func(t *testing.T, mk func(Options) *Limiter) {
 		l := mk(Options{})
-		s := keyScope("a", Limits{TPM: 1000})
+		s := keyScope("a", limit.Limits{TPM: 1000})
 		t1, _ := admit(t, l, "1", 400, 0, s)
 		t2, _ := admit(t, l, "2", 400, 0, s)
 		if t1 == nil || t2 == nil || t2.Status.Tokens.Remaining != 200 {
@@ -149,7 +150,7 @@ func TestTokensPerMinute(t *testing.T) {
 func TestParallel(t *testing.T) {
 	backends(t, func(t *testing.T, mk func(Options) *Limiter) {
 		l := mk(Options{})
-		s := keyScope("a", Limits{MaxParallel: 2})
+		s := keyScope("a", limit.Limits{MaxParallel: 2})
 		a, _ := admit(t, l, "a", 0, 0, s)
 		b, _ := admit(t, l, "b", 0, 0, s)
 		if a == nil || b == nil {
@@ -198,7 +199,7 @@ func TestBudget(t *testing.T) {
 	backends(t, func(t *testing.T, mk func(Options) *Limiter) {
 		sp := &fakeSpender{total: usd / 10} // 0.1 USD already in the ledger
 		l := mk(Options{Spender: sp})
-		s := keyScope("a", Limits{BudgetUSD: NanoUSD(usd), BudgetPeriod: "30d"})
+		s := keyScope("a", limit.Limits{BudgetUSD: limit.NanoUSD(usd), BudgetPeriod: "30d"})
 		// The ledger's spend is in the current 12-hour slot (or the one
 		// before, if a slot starts meanwhile).
 		sp.bySlot = map[int64]int64{l.b.clockNow().UnixMilli() / (12 * time.Hour).Milliseconds(): usd / 10}
@@ -246,7 +247,7 @@ func TestBudget(t *testing.T) {
 func TestTotalBudgetNeverRetries(t *testing.T) {
 	backends(t, func(t *testing.T, mk func(Options) *Limiter) {
 		l := mk(Options{Spender: &fakeSpender{total: usd}})
-		_, r := admit(t, l, "a", 0, 1, keyScope("a", Limits{BudgetUSD: NanoUSD(usd)}))
+		_, r := admit(t, l, "a", 0, 1, keyScope("a", limit.Limits{BudgetUSD: limit.NanoUSD(usd)}))
 		if r == nil || r.RetryAfter != 0 || !strings.Contains(r.Message, "total budget of 1 USD") {
 			t.Fatalf("%+v", r)
 		}
@@ -256,7 +257,7 @@ func TestTotalBudgetNeverRetries(t *testing.T) {
 func TestConcurrentAdmissionsAreExact(t *testing.T) {
 	backends(t, func(t *testing.T, mk func(Options) *Limiter) {
 		l := mk(Options{})
-		s := keyScope("a", Limits{RPM: 37, TPM: 100_000, BudgetUSD: NanoUSD(usd)})
+		s := keyScope("a", limit.Limits{RPM: 37, TPM: 100_000, BudgetUSD: limit.NanoUSD(usd)})
 		var admitted, spent atomic.Int64
 		var wg sync.WaitGroup
 		for i := 0; i < 120; i++ {
@@ -282,7 +283,7 @@ func TestConcurrentAdmissionsAreExact(t *testing.T) {
 func TestFailModes(t *testing.T) {
 	for _, open := range []bool{true, false} {
 		l := New(failing{}, Options{FailOpen: open})
-		tk, err := l.Admit(ctx, &Request{ID: "x", Scopes: []Scope{keyScope("a", Limits{RPM: 1})}})
+		tk, err := l.Admit(ctx, &Request{ID: "x", Scopes: []Scope{keyScope("a", limit.Limits{RPM: 1})}})
 		if open && (tk != nil || err != nil) || !open && (tk != nil || !errors.Is(err, ErrUnavailable)) {
 			t.Errorf("fail open %v: %v %v", open, tk, err)
 		}
@@ -292,7 +293,7 @@ func TestFailModes(t *testing.T) {
 	}
 	// Nothing to check: the back end is not asked.
 	l := New(failing{}, Options{})
-	if tk, err := l.Admit(ctx, &Request{ID: "x", Scopes: []Scope{keyScope("a", Limits{})}}); tk != nil || err != nil {
+	if tk, err := l.Admit(ctx, &Request{ID: "x", Scopes: []Scope{keyScope("a", limit.Limits{})}}); tk != nil || err != nil {
 		t.Errorf("no limits: %v %v", tk, err)
 	}
 }
@@ -310,7 +311,7 @@ func (failing) clockNow() time.Time                                             
 
 func TestReloadFailureFollowsFailMode(t *testing.T) {
 	sp := &fakeSpender{err: errors.New("database down")}
-	s := keyScope("a", Limits{BudgetUSD: NanoUSD(usd)})
+	s := keyScope("a", limit.Limits{BudgetUSD: limit.NanoUSD(usd)})
 	if _, err := New(NewMemory(), Options{Spender: sp}).Admit(ctx, &Request{ID: "x", Scopes: []Scope{s}}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("fail closed: %v", err)
 	}
@@ -349,7 +350,7 @@ func TestOutageSpendIsCountedAfterRecovery(t *testing.T) {
 	sp := &fakeSpender{}
 	b := &flaky{Memory: NewMemory()}
 	l := New(b, Options{Spender: sp, FailOpen: true})
-	s := keyScope("a", Limits{BudgetUSD: NanoUSD(usd)})
+	s := keyScope("a", limit.Limits{BudgetUSD: limit.NanoUSD(usd)})
 	tk, _ := admit(t, l, "1", 0, usd/10, s)
 	l.Settle(ctx, tk, Used{Cost: usd / 10})
 

@@ -1,4 +1,4 @@
-package limit
+package limiter
 
 // The Redis scripts. Each runs atomically on the Redis server, on the
 // server's clock, so replicas with skewed clocks still share one window.

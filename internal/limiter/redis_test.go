@@ -1,8 +1,10 @@
-package limit
+package limiter
 
 import (
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/limit"
 )
 
 // A replica that dies holding places and reservations: its leases expire.
@@ -14,7 +16,7 @@ func TestRedisLeasesOfADeadReplicaExpire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := keyScope("a", Limits{MaxParallel: 1, BudgetUSD: NanoUSD(usd)})
+	s := keyScope("a", limit.Limits{MaxParallel: 1, BudgetUSD: limit.NanoUSD(usd)})
 	if _, r := admit(t, New(dead, Options{}), "1", 0, usd, s); r != nil {
 		t.Fatal(r)
 	}
@@ -55,7 +57,7 @@ func TestRedisReloadAfterDataLoss(t *testing.T) {
 	defer r.close()
 	sp := &fakeSpender{}
 	l := New(r, Options{Spender: sp})
-	s := keyScope("a", Limits{BudgetUSD: NanoUSD(usd)})
+	s := keyScope("a", limit.Limits{BudgetUSD: limit.NanoUSD(usd)})
 	before, _ := admit(t, l, "1", 0, usd/2, s)
 	dropPrefix(t, url, prefix)
 	// The ledger now holds 0.3 USD (earlier requests).

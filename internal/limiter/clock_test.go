@@ -1,4 +1,4 @@
-package limit
+package limiter
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/clock"
+	"github.com/tollgate/tollgate/internal/limit"
 )
 
 // Tests that move the clock: on the in-process back end, whose clock can be
@@ -26,7 +27,7 @@ func memoryAt(t0 time.Time, o Options) (*Limiter, *fakeClock) {
 func TestSlidingWindow(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 400e6, time.UTC) // 0.4 s into a slot
 	l, clock := memoryAt(t0, Options{})
-	s := keyScope("a", Limits{RPM: 2})
+	s := keyScope("a", limit.Limits{RPM: 2})
 	admit(t, l, "1", 0, 0, s)
 	clock.t = t0.Add(30 * time.Second)
 	tk, _ := admit(t, l, "2", 0, 0, s)
@@ -55,7 +56,7 @@ func TestDailyBudgetStartsAgainAtMidnightUTC(t *testing.T) {
 	sp := &fakeSpender{}
 	t0 := time.Date(2026, 11, 22, 23, 59, 0, 0, time.UTC)
 	l, clock := memoryAt(t0, Options{Spender: sp})
-	s := keyScope("a", Limits{BudgetUSD: NanoUSD(usd), BudgetPeriod: "daily"})
+	s := keyScope("a", limit.Limits{BudgetUSD: limit.NanoUSD(usd), BudgetPeriod: "daily"})
 	tk, _ := admit(t, l, "1", 0, usd, s)
 	l.Settle(ctx, tk, Used{Cost: usd})
 	_, r := admit(t, l, "2", 0, 1, s)
@@ -77,7 +78,7 @@ func TestRollingBudget(t *testing.T) {
 	// The ledger holds 0.6 USD spent 23 hours ago.
 	sp := &fakeSpender{bySlot: map[int64]int64{t0.Add(-23*time.Hour).UnixMilli() / slot.Milliseconds(): 6 * usd / 10}}
 	l, clock := memoryAt(t0, Options{Spender: sp})
-	s := keyScope("a", Limits{BudgetUSD: NanoUSD(usd), BudgetPeriod: "24h"})
+	s := keyScope("a", limit.Limits{BudgetUSD: limit.NanoUSD(usd), BudgetPeriod: "24h"})
 	_, r := admit(t, l, "1", 0, usd/2, s)
 	if r == nil || !strings.Contains(r.Message, "rolling 24h budget") {
 		t.Fatalf("want a refusal: %+v", r)
@@ -111,16 +112,16 @@ var lastMilli = []time.Time{
 }
 
 // periodSpan is when the period p holding at starts and ends.
-func periodSpan(t *testing.T, p Period, at time.Time) (start, end time.Time) {
-	pp, err := ParsePeriod(string(p))
+func periodSpan(t *testing.T, p limit.Period, at time.Time) (start, end time.Time) {
+	pp, err := limit.ParsePeriod(string(p))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, start, end = pp.span(at)
+	_, start, end = pp.At(at)
 	return start, end
 }
 
-func nextEnd(t *testing.T, p Period, at time.Time) time.Time {
+func nextEnd(t *testing.T, p limit.Period, at time.Time) time.Time {
 	_, end := periodSpan(t, p, at)
 	return end
 }
@@ -131,7 +132,7 @@ func nextEnd(t *testing.T, p Period, at time.Time) time.Time {
 func TestCalendarBudgetsRollOverAtMidnight(t *testing.T) {
 	for _, last := range lastMilli {
 		midnight := last.Add(time.Millisecond)
-		for _, p := range []Period{"daily", "monthly"} {
+		for _, p := range []limit.Period{"daily", "monthly"} {
 			t.Run(last.Format("2006-01-02")+"/"+string(p), func(t *testing.T) {
 				start, end := periodSpan(t, p, last)
 				if p == "daily" || last.Month() != midnight.Month() {
@@ -143,7 +144,7 @@ func TestCalendarBudgetsRollOverAtMidnight(t *testing.T) {
 				}
 				sp := &fakeSpender{}
 				l, c := memoryAt(last, Options{Spender: sp})
-				s := keyScope("a", Limits{BudgetUSD: NanoUSD(usd), BudgetPeriod: p})
+				s := keyScope("a", limit.Limits{BudgetUSD: limit.NanoUSD(usd), BudgetPeriod: p})
 				tk, r := admit(t, l, "1", 0, usd, s)
 				if r != nil || !tk.Status.Budget.Reset.Equal(end) {
 					t.Fatalf("the whole budget: %+v %+v", tk, r)
@@ -180,7 +181,7 @@ func TestCalendarBudgetsRollOverAtMidnight(t *testing.T) {
 func TestRedisCalendarBudgetsRollOverAtMidnight(t *testing.T) {
 	url := redisURL(t)
 	for _, last := range lastMilli {
-		for _, p := range []Period{"daily", "monthly"} {
+		for _, p := range []limit.Period{"daily", "monthly"} {
 			t.Run(last.Format("2006-01-02")+"/"+string(p), func(t *testing.T) {
 				// Each try starts further from midnight, in case a slow
 				// run reaches it before the budget is spent.
@@ -196,14 +197,14 @@ func TestRedisCalendarBudgetsRollOverAtMidnight(t *testing.T) {
 
 // redisRollOver runs the test from margin before midnight after last; it
 // reports false if midnight came before the budget was spent.
-func redisRollOver(t *testing.T, url string, p Period, last time.Time, margin time.Duration) bool {
+func redisRollOver(t *testing.T, url string, p limit.Period, last time.Time, margin time.Duration) bool {
 	midnight := last.Add(time.Millisecond)
 	prefix := "tgtest:" + newEpoch() + ":"
 	t.Cleanup(func() { dropPrefix(t, url, prefix) })
 	sp := &fakeSpender{}
 	l := redisAt(t, url, prefix, midnight.Add(-margin), Options{Spender: sp})
 	start, end := periodSpan(t, p, last)
-	s := keyScope("a", Limits{BudgetUSD: NanoUSD(usd), BudgetPeriod: p})
+	s := keyScope("a", limit.Limits{BudgetUSD: limit.NanoUSD(usd), BudgetPeriod: p})
 	tk, r := admit(t, l, "1", 0, usd, s)
 	if r != nil || !tk.Status.Budget.Reset.Equal(end) || !sp.lastSince().Equal(start) {
 		t.Fatalf("the whole budget: %+v %+v, ledger since %s", tk, r, sp.lastSince())
@@ -242,7 +243,7 @@ func TestRedisScriptsShareTheBackEndsClock(t *testing.T) {
 	l := redisAt(t, url, prefix, lastMilli[0], Options{})
 	r := l.b.(*Redis)
 	before := r.clockNow().UnixMilli()
-	tk, rf := admit(t, l, "1", 1, 0, keyScope("a", Limits{RPM: 5, TPM: 100, MaxParallel: 1}))
+	tk, rf := admit(t, l, "1", 1, 0, keyScope("a", limit.Limits{RPM: 5, TPM: 100, MaxParallel: 1}))
 	after := r.clockNow().UnixMilli()
 	if rf != nil {
 		t.Fatal(rf)
@@ -270,8 +271,8 @@ func TestUncheckedRequestsUseTheBackEndsClock(t *testing.T) {
 	b.down.Store(true)
 	l := New(b, Options{FailOpen: true})
 	scopes := []Scope{
-		keyScope("a", Limits{BudgetUSD: NanoUSD(usd), BudgetPeriod: "daily"}),
-		{Name: "model:m", Limits: Limits{BudgetUSD: NanoUSD(usd), BudgetPeriod: "24h"}, Models: []string{"m"}},
+		keyScope("a", limit.Limits{BudgetUSD: limit.NanoUSD(usd), BudgetPeriod: "daily"}),
+		{Name: "model:m", Limits: limit.Limits{BudgetUSD: limit.NanoUSD(usd), BudgetPeriod: "24h"}, Models: []string{"m"}},
 	}
 	tk, err := l.Admit(ctx, &Request{ID: "1", Scopes: scopes, Cost: usd / 10})
 	if tk == nil || err != nil || len(tk.settles) != 2 {

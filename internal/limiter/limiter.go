@@ -1,4 +1,16 @@
-package limit
+// Package limiter enforces rate limits, concurrency limits and USD budgets
+// (the values of package limit).
+//
+// A request is admitted against every scope that applies to it (its key,
+// its key for this model, and the model across all keys) in one atomic
+// step: either every counter takes the request or none does. Admission
+// reserves the request's worst case (tokens and cost); Settle replaces the
+// reservation with what the request actually used.
+//
+// Two back ends implement the same rules: Memory, for one replica, and
+// Redis, where every counter lives in Redis and is changed by Lua scripts,
+// so that any number of replicas enforce one limit.
+package limiter
 
 import (
 	"context"
@@ -12,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/units"
 )
 
@@ -20,7 +33,7 @@ import (
 type Scope struct {
 	// Name identifies the counters; it must be the same on every replica.
 	Name   string
-	Limits Limits
+	Limits limit.Limits
 	// KeyID and Models select this scope's spend in the ledger, to reload
 	// a budget's counter: "" is every key, nil every model.
 	KeyID  string
@@ -181,7 +194,7 @@ type check struct {
 	// ledger is summed from to reload it.
 	endMS  int64
 	since  time.Time
-	period period
+	period limit.Span
 }
 
 // outcome is a back end's answer to admit.
@@ -243,12 +256,12 @@ func checks(req *Request, now time.Time) []check {
 			cs = append(cs, check{scope: i, what: Parallel, key: s.Name + ":par", limit: min(lim.MaxParallel, maxLimit), amount: 1})
 		}
 		if lim.BudgetUSD != nil {
-			p, _ := ParsePeriod(string(lim.BudgetPeriod)) // validated when set
-			id, since, end := p.span(now)
+			p, _ := limit.ParsePeriod(string(lim.BudgetPeriod)) // validated when set
+			id, since, end := p.At(now)
 			// Every request reserves at least one nano-USD, so a spent
 			// budget refuses even requests that claim to cost nothing.
 			c := check{scope: i, what: Budget, key: s.Name + ":usd:" + id, limit: min(max(lim.BudgetUSD.Nano(), 0), maxLimit), amount: max(cost, 1),
-				slotMS: p.slot().Milliseconds(), since: since, period: p}
+				slotMS: p.Slot().Milliseconds(), since: since, period: p}
 			if !end.IsZero() {
 				c.endMS = end.UnixMilli()
 			}
@@ -481,7 +494,7 @@ func refusal(req *Request, cs []check, o outcome, st Status) *Refusal {
 		r.RetryAfter = time.Second
 	case Budget:
 		left := max(c.limit-used, 0)
-		span := map[byte]string{'t': "total", 'd': "daily", 'm': "monthly", 'r': "rolling " + string(s.Limits.BudgetPeriod)}[c.period.kind]
+		span := c.period.Words()
 		switch {
 		case c.amount > c.limit:
 			r.Message = fmt.Sprintf("request too large: its worst-case cost of %s USD is more than the whole %s budget of %s USD for %s; lower max_tokens",

@@ -1,13 +1,15 @@
-package limit
+package limiter
+
+import "github.com/tollgate/tollgate/internal/limit"
 
 // A sliding window is a map from slot index (time / slot width) to the
 // amount counted in that slot. At slot cur, the slots after cur-keepSlots
-// count; an amount therefore leaves between windowSlots and windowSlots+1
+// count; an amount therefore leaves between limit.WindowSlots and limit.WindowSlots+1
 // slots after it was counted, never early. The Lua scripts in redis.go
 // implement the same arithmetic; keep them in step.
 
 // keepSlots is how many slots, the current one included, are counted.
-const keepSlots = windowSlots + 1
+const keepSlots = limit.WindowSlots + 1
 
 // windowSum drops expired slots from w and returns the amount counted (at
 // most maxAmount) and the newest slot holding any (or -1).

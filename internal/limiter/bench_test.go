@@ -1,15 +1,17 @@
-package limit
+package limiter
 
 import (
 	"strconv"
 	"testing"
+
+	"github.com/tollgate/tollgate/internal/limit"
 )
 
 // BenchmarkAdmitSettle is one request's cost in limits: a key with rpm,
 // tpm and a monthly budget, admitted and settled.
 func BenchmarkAdmitSettle(b *testing.B) {
 	run := func(b *testing.B, l *Limiter) {
-		s := []Scope{keyScope("bench", Limits{RPM: 1 << 40, TPM: 1 << 40, BudgetUSD: NanoUSD(MaxBudgetUSD * 1e9), BudgetPeriod: "monthly"})}
+		s := []Scope{keyScope("bench", limit.Limits{RPM: 1 << 40, TPM: 1 << 40, BudgetUSD: limit.NanoUSD(limit.MaxBudgetUSD * 1e9), BudgetPeriod: "monthly"})}
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {

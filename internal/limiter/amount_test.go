@@ -1,4 +1,4 @@
-package limit
+package limiter
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tollgate/tollgate/internal/limit"
 )
 
 // odd are the reservations no limit may admit: past 2^63, near it,
@@ -18,7 +20,7 @@ var odd = []int64{math.MaxInt64, math.MaxInt64 - 807, math.MinInt64, math.MinInt
 func TestTokensOfAnySize(t *testing.T) {
 	backends(t, func(t *testing.T, mk func(Options) *Limiter) {
 		l := mk(Options{})
-		s := keyScope("a", Limits{TPM: 100_000})
+		s := keyScope("a", limit.Limits{TPM: 100_000})
 		for _, n := range append(odd, 100_001) {
 			tk, r := admit(t, l, "big", n, 0, s)
 			if tk != nil || r == nil || r.What != Tokens || r.RetryAfter != 0 || !strings.Contains(r.Message, "request too large") {
@@ -54,7 +56,7 @@ func TestTokensOfAnySize(t *testing.T) {
 func TestUsageOfAnySize(t *testing.T) {
 	backends(t, func(t *testing.T, mk func(Options) *Limiter) {
 		l := mk(Options{})
-		s := keyScope("a", Limits{TPM: 100_000, BudgetUSD: NanoUSD(usd)})
+		s := keyScope("a", limit.Limits{TPM: 100_000, BudgetUSD: limit.NanoUSD(usd)})
 		tk, r := admit(t, l, "1", 1000, usd/10, s)
 		if r != nil {
 			t.Fatal(r)
@@ -92,13 +94,13 @@ func TestUsageOfAnySize(t *testing.T) {
 func TestCostOfAnySize(t *testing.T) {
 	backends(t, func(t *testing.T, mk func(Options) *Limiter) {
 		l := mk(Options{})
-		s := keyScope("a", Limits{BudgetUSD: NanoUSD(MaxBudgetUSD * 1e9), BudgetPeriod: "24h"})
+		s := keyScope("a", limit.Limits{BudgetUSD: limit.NanoUSD(limit.MaxBudgetUSD * 1e9), BudgetPeriod: "24h"})
 		for _, n := range odd {
 			tk, r := admit(t, l, "big", 0, n, s)
 			if tk != nil || r == nil || r.What != Budget || r.RetryAfter != 0 || !strings.Contains(r.Message, "request too large") {
 				t.Fatalf("cost %d: %+v %+v", n, tk, r)
 			}
-			if q := r.Status.Budget; q == nil || q.Remaining != MaxBudgetUSD*1e9 {
+			if q := r.Status.Budget; q == nil || q.Remaining != limit.MaxBudgetUSD*1e9 {
 				t.Fatalf("cost %d: the budget shows %+v", n, q)
 			}
 		}
@@ -110,7 +112,7 @@ func TestCostOfAnySize(t *testing.T) {
 		for _, per := range []string{"", "monthly", "24h"} {
 			sp := &fakeSpender{total: math.MaxInt64, bySlot: map[int64]int64{now: math.MaxInt64, now - 1: math.MaxInt64, now - 2: math.MinInt64}}
 			l := mk(Options{Spender: sp})
-			s := keyScope("b"+per, Limits{BudgetUSD: NanoUSD(usd), BudgetPeriod: Period(per)})
+			s := keyScope("b"+per, limit.Limits{BudgetUSD: limit.NanoUSD(usd), BudgetPeriod: limit.Period(per)})
 			_, r := admit(t, l, "1", 0, 1, s)
 			if r == nil || r.What != Budget || !strings.Contains(r.Message, "budget exhausted") || r.Status.Budget.Remaining != 0 {
 				t.Fatalf("%q: after a ledger total of 2^63: %+v", per, r)

@@ -1,11 +1,11 @@
-package limit
+package limiter
 
 import "math"
 
 // maxAmount bounds every amount the counters take, hold or add up: tokens,
 // nano-USD, window sums. It is 2^53, up to which the numbers of Redis's Lua
 // (doubles) are exact. Every valid limit is far below it (tpm at most 2^40,
-// budgets at most MaxBudgetUSD), so an amount cut down to it is still more
+// budgets at most limit.MaxBudgetUSD), so an amount cut down to it is still more
 // than any limit: the request is refused as too large, whatever it asked.
 const maxAmount = 1 << 53
 
