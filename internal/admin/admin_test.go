@@ -61,10 +61,11 @@ func newEnvWith(t *testing.T, db *store.Store, yaml string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, closeAll, err := cli.BuildWithStore(cfg, master, slog.New(slog.DiscardHandler), db, syncLedger{t, db})
+	built, err := cli.Build(cfg, cli.Options{MasterKey: master, Logger: slog.New(slog.DiscardHandler), Store: db, Ledger: syncLedger{t, db}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, closeAll := built.Handler, built.Close
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); closeAll() })
 	return &env{t: t, srv: srv, db: db}

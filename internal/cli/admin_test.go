@@ -72,10 +72,11 @@ func TestAdminCommands(t *testing.T) {
 					t.Errorf("ledger: %v", err)
 				}
 			})
-			h, closeAll, err := cli.BuildWithStore(cfg, "sk-master-cli", slog.New(slog.DiscardHandler), db, ledger)
+			built, err := cli.Build(cfg, cli.Options{MasterKey: "sk-master-cli", Logger: slog.New(slog.DiscardHandler), Store: db, Ledger: ledger})
 			if err != nil {
 				t.Fatal(err)
 			}
+			h, closeAll := built.Handler, built.Close
 			gw := httptest.NewServer(h)
 			defer func() { gw.Close(); closeAll() }()
 

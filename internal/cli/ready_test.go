@@ -41,10 +41,11 @@ func TestReadyReportsAStalledLedger(t *testing.T) {
 		defer cancel()
 		rec.Close(ctx)
 	})
-	h, closeAll, err := cli.BuildWithLedger(cfg, testMaster, slog.New(slog.DiscardHandler), rec)
+	built, err := cli.Build(cfg, cli.Options{MasterKey: testMaster, Logger: slog.New(slog.DiscardHandler), Ledger: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, closeAll := built.Handler, built.Close
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); closeAll() })
 

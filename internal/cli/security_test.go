@@ -97,10 +97,11 @@ func buildServer(t *testing.T, yaml string) *httptest.Server {
 	if err := db.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h, closeAll, err := cli.BuildWithStore(cfg, testMaster, slog.New(slog.DiscardHandler), db, nil)
+	built, err := cli.Build(cfg, cli.Options{MasterKey: testMaster, Logger: slog.New(slog.DiscardHandler), Store: db})
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, closeAll := built.Handler, built.Close
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); closeAll(); db.Close() })
 	return srv

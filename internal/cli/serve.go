@@ -91,16 +91,23 @@ func serve(args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	b, err := build(cfg, masterKey, logger, reqLog, ledgerOrNil(recorder), db)
+	o := Options{MasterKey: masterKey, Logger: logger, Store: db}
+	if reqLog != nil {
+		o.RequestLog = reqLog // a nil *accesslog.Writer must not become a non-nil io.Writer
+	}
+	if recorder != nil {
+		o.Ledger = recorder
+	}
+	b, err := Build(cfg, o)
 	if err != nil {
 		return scrubError(secretReplacer(cfg), err)
 	}
-	closeIdle := b.close
+	closeIdle := b.Close
 	ln, err := net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
 		return err
 	}
-	srv := newServer(cfg, b.handler, logger)
+	srv := newServer(cfg, b.Handler, logger)
 	var metricsSrv *http.Server
 	var metricsLn net.Listener
 	if cfg.Metrics.Addr != "" {
@@ -109,7 +116,7 @@ func serve(args []string, stderr io.Writer) error {
 			return fmt.Errorf("metrics.addr: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", b.metrics)
+		mux.Handle("GET /metrics", b.Metrics)
 		metricsSrv = newServer(cfg, mux, logger)
 		logger.Info("metrics listening", "addr", metricsLn.Addr().String(), "auth", cfg.Metrics.Auth)
 	}
@@ -174,15 +181,6 @@ func newServer(cfg *config.Config, h http.Handler, logger *slog.Logger) *http.Se
 	}
 }
 
-// ledgerOrNil keeps a nil *ledger.Recorder from becoming a non-nil
-// gateway.Ledger.
-func ledgerOrNil(r *ledger.Recorder) gateway.Ledger {
-	if r == nil {
-		return nil
-	}
-	return r
-}
-
 // openDatabase opens the configured database and applies migrations.
 func openDatabase(cfg *config.Config) (*store.Store, error) {
 	if cfg.Database.URL == config.NoDatabase {
@@ -201,42 +199,41 @@ func openDatabase(cfg *config.Config) (*store.Store, error) {
 	return db, nil
 }
 
-// Build constructs providers, routes and the gateway handler for cfg,
-// without a database (the master key only, no ledger, no admin API); the
-// returned func closes idle upstream connections. Tests use it to run the
-// gateway in process; request lines go to logger.
-//
-// GET /metrics is on the returned handler unless metrics.addr is set, and
-// takes the master key unless metrics.auth is none.
-func Build(cfg *config.Config, masterKey string, logger *slog.Logger) (http.Handler, func(), error) {
-	return split(build(cfg, masterKey, logger, nil, nil, nil))
+// Options are what Build needs besides the configuration.
+type Options struct {
+	MasterKey string
+	// Logger receives the gateway's log and, without RequestLog, each
+	// request's line.
+	Logger *slog.Logger
+	// RequestLog, when set, receives each request's line as JSON.
+	RequestLog io.Writer
+	// Store holds virtual keys and serves the admin API; nil runs with
+	// the master key only.
+	Store *store.Store
+	// Ledger, when set, records every request.
+	Ledger gateway.Ledger
 }
 
-// BuildWithLedger is Build with every request recorded in l.
-func BuildWithLedger(cfg *config.Config, masterKey string, logger *slog.Logger, l gateway.Ledger) (http.Handler, func(), error) {
-	return split(build(cfg, masterKey, logger, nil, l, nil))
+// Server is what Build makes.
+type Server struct {
+	// Handler serves server.addr: the data plane, the admin API (with a
+	// Store), /readyz, and /metrics unless metrics.addr is set.
+	Handler http.Handler
+	// Metrics serves /metrics, taking the master key unless metrics.auth
+	// is none.
+	Metrics http.Handler
+	// Close closes idle upstream connections and writes what is pending
+	// (the keys' last-used times).
+	Close func()
 }
 
-// BuildWithStore is Build with virtual keys and the admin API on db, and
-// every request recorded in l (which may be nil). The returned func also
-// writes the keys' last-used times.
-func BuildWithStore(cfg *config.Config, masterKey string, logger *slog.Logger, db *store.Store, l gateway.Ledger) (http.Handler, func(), error) {
-	return split(build(cfg, masterKey, logger, nil, l, db))
-}
-
-// built is what build makes: the handler for server.addr, the metrics
-// handler (also on handler unless metrics.addr is set), and a func that
-// closes idle connections and writes what is pending.
-type built struct {
-	handler, metrics http.Handler
-	close            func()
-}
-
-func split(b *built, err error) (http.Handler, func(), error) {
-	if err != nil {
-		return nil, nil, err
+// Build constructs providers, routes, the limits and the gateway for cfg:
+// what serve runs, and what tests run in process.
+func Build(cfg *config.Config, o Options) (*Server, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return b.handler, b.close, nil
+	return build(cfg, o.MasterKey, o.Logger, o.RequestLog, o.Ledger, o.Store)
 }
 
 // newAuthenticator checks the master key and db's virtual keys, and
@@ -247,7 +244,7 @@ func newAuthenticator(cfg *config.Config, masterKey string, keys *auth.Cache) *a
 	return auth.New(masterKey, keys, auth.WithThrottle(th))
 }
 
-func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *accesslog.Writer, l gateway.Ledger, db *store.Store) (*built, error) {
+func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog io.Writer, l gateway.Ledger, db *store.Store) (*Server, error) {
 	routes, closers, err := newRoutes(cfg)
 	if err != nil {
 		return nil, err
@@ -279,7 +276,7 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		Auth:             authn,
 		MaxBodyBytes:     cfg.Server.MaxBodyBytes,
 		Logger:           logger,
-		RequestLog:       requestLog(reqLog),
+		RequestLog:       reqLog,
 		Ledger:           l,
 		Limits:           limits,
 		Metrics:          reg.Requests(),
@@ -332,7 +329,7 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog *ac
 		mux.Handle("/admin/", admin.Handler(admin.New(db, routes, keys, logger), authn))
 	}
 	mux.Handle("/", g.Handler())
-	return &built{handler: mux, metrics: metricsHandler, close: closeIdle}, nil
+	return &Server{Handler: mux, Metrics: metricsHandler, Close: closeIdle}, nil
 }
 
 // masterOnly serves h to the master key alone: the metrics name every
@@ -404,14 +401,6 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 		h = slog.NewTextHandler(w, nil)
 	}
 	return slog.New(redactLogs(h, secretReplacer(cfg)))
-}
-
-// requestLog keeps a nil *accesslog.Writer from becoming a non-nil io.Writer.
-func requestLog(w *accesslog.Writer) io.Writer {
-	if w == nil {
-		return nil
-	}
-	return w
 }
 
 // signingKey derives the thinking-signature key from the master key.

@@ -32,10 +32,11 @@ models:
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	h, closeIdle, err := cli.Build(cfg, masterKey, slog.New(slog.NewJSONHandler(logs, nil)))
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, closeIdle := built.Handler, built.Close
 	defer closeIdle()
 	gw := httptest.NewServer(h)
 	defer gw.Close()

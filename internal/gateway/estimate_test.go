@@ -75,14 +75,15 @@ models:
 			}
 			var mu sync.Mutex
 			var recs []store.Request
-			h, closeIdle, err := cli.BuildWithLedger(cfg, masterKey, slog.New(slog.DiscardHandler), recordFunc(func(r store.Request) {
+			built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.DiscardHandler), Ledger: recordFunc(func(r store.Request) {
 				mu.Lock()
 				recs = append(recs, r)
 				mu.Unlock()
-			}))
+			})})
 			if err != nil {
 				t.Fatal(err)
 			}
+			h, closeIdle := built.Handler, built.Close
 			defer closeIdle()
 			srv := httptest.NewServer(h)
 			defer srv.Close()

@@ -83,10 +83,11 @@ func newEnvYAML(t *testing.T, yaml string) *env {
 		t.Fatalf("config: %v", err)
 	}
 	logs := &syncBuffer{}
-	h, closeIdle, err := cli.Build(cfg, masterKey, slog.New(slog.NewJSONHandler(logs, nil)))
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
+	h, closeIdle := built.Handler, built.Close
 	gw := httptest.NewServer(h)
 	t.Cleanup(func() { gw.Close(); closeIdle() })
 	return &env{t: t, gw: gw, logs: logs}

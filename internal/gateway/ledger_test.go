@@ -46,10 +46,11 @@ models: [ { name: claude, targets: [ { provider: ant, model: claude-x } ], prici
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, closeIdle, err := cli.BuildWithLedger(cfg, masterKey, slog.New(slog.DiscardHandler), rec)
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.DiscardHandler), Ledger: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, closeIdle := built.Handler, built.Close
 	defer closeIdle()
 	gw := httptest.NewServer(h)
 	defer gw.Close()

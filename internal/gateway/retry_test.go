@@ -29,10 +29,11 @@ func retryEnv(t *testing.T, yaml string) *httptest.Server {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	h, closeIdle, err := cli.Build(cfg, masterKey, slog.New(slog.DiscardHandler))
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, closeIdle := built.Handler, built.Close
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); closeIdle() })
 	return srv
@@ -235,14 +236,15 @@ models: [ { name: m, targets: [ { provider: dead, model: d }, { provider: ok, mo
 	}
 	var mu sync.Mutex
 	var recs []store.Request
-	h, closeIdle, err := cli.BuildWithLedger(cfg, masterKey, slog.New(slog.DiscardHandler), recordFunc(func(r store.Request) {
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.DiscardHandler), Ledger: recordFunc(func(r store.Request) {
 		mu.Lock()
 		recs = append(recs, r)
 		mu.Unlock()
-	}))
+	})})
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, closeIdle := built.Handler, built.Close
 	defer closeIdle()
 	srv := httptest.NewServer(h)
 	defer srv.Close()

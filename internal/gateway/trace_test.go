@@ -55,10 +55,11 @@ models: [ { name: gpt, targets: [ { provider: oai, model: gpt-up } ], pricing: {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, closeIdle, err := cli.Build(cfg, masterKey, slog.New(slog.DiscardHandler))
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, closeIdle := built.Handler, built.Close
 	srv := httptest.NewServer(h)
 	// An Anthropic client on an OpenAI upstream, inside the client's trace.
 	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(`{"model":"gpt","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))

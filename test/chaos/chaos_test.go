@@ -77,10 +77,11 @@ models:
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, closeIdle, err := cli.BuildWithLedger(cfg, master, slog.New(slog.DiscardHandler), rec)
+	built, err := cli.Build(cfg, cli.Options{MasterKey: master, Logger: slog.New(slog.DiscardHandler), Ledger: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, closeIdle := built.Handler, built.Close
 	defer closeIdle()
 	gw := httptest.NewServer(h)
 	defer gw.Close()

@@ -69,10 +69,11 @@ func startGateway(t *testing.T, ant, oai *upstreamtest.Server) string {
 		t.Fatalf("config.Parse: %v\n%s", err, yaml)
 	}
 	logs := new(syncBuffer)
-	handler, closeIdle, err := cli.Build(cfg, masterKey, slog.New(slog.NewTextHandler(logs, nil)))
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatalf("cli.Build: %v", err)
 	}
+	handler, closeIdle := built.Handler, built.Close
 	srv := httptest.NewServer(handler)
 	t.Cleanup(func() {
 		srv.Close() // waits for in-flight handlers, so the log is complete
