@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -182,5 +183,22 @@ func TestCPUDelta(t *testing.T) {
 	// A thread exited and took its run time with it: stat is used.
 	if ns, m := cpuDelta(cpuSample{schedNS: 1e9, statNS: 1e9}, cpuSample{schedNS: 1.1e9, statNS: 1.5e9}); m != "stat" || ns != 5e8 {
 		t.Errorf("got %d %s", ns, m)
+	}
+}
+
+// -baseline adds the tollgate-baseline target, which is not run otherwise.
+func TestBaselineFlag(t *testing.T) {
+	cfg, err := parseFlags(nil)
+	if err != nil || slices.Contains(cfg.targets, "tollgate-baseline") {
+		t.Fatalf("default targets %v (%v)", cfg.targets, err)
+	}
+	cfg, err = parseFlags([]string{"-baseline", "old/tollgate"})
+	if err != nil || !slices.Contains(cfg.targets, "tollgate-baseline") || !filepath.IsAbs(cfg.baselineBin) ||
+		!strings.HasSuffix(cfg.baselineBin, "old/tollgate") {
+		t.Fatalf("with -baseline: targets %v, binary %q (%v)", cfg.targets, cfg.baselineBin, err)
+	}
+	cfg, err = parseFlags([]string{"-baseline", "old/tollgate", "-targets", "tollgate"})
+	if err != nil || slices.Contains(cfg.targets, "tollgate-baseline") {
+		t.Fatalf("-targets chosen: %v (%v)", cfg.targets, err)
 	}
 }

@@ -21,6 +21,9 @@
 //   - tollgate-stateless: the same with database.url: none, so the master
 //     key only and no ledger: what keys and the ledger cost is the
 //     difference between the two.
+//   - tollgate-baseline: the "tollgate" target run from another binary
+//     (-baseline PATH), such as a build of an earlier commit, so that two
+//     builds are measured side by side in one run. Not in the default set.
 //
 // The fake upstream ("tollgate-bench upstream") is a process of its own,
 // so its CPU is never charged to a proxy. It answers at once, with no
@@ -58,7 +61,7 @@
 //     all load.
 //   - log/req: size of tollgate's log over the requests it was sent.
 //   - ratios: tollgate's CPU/req, added p50 and req/s over nginx's,
-//     reverseproxy's and tollgate-stateless's.
+//     reverseproxy's, tollgate-stateless's and tollgate-baseline's.
 //
 // Go's goroutine hand-offs between threads cost more on a virtual machine
 // than on bare metal; -gomaxprocs 1 runs the Go proxies on one core, like
@@ -68,7 +71,7 @@
 //
 //	go run ./cmd/tollgate-bench [-targets direct,reverseproxy,nginx,tollgate]
 //	    [-workloads small,large,stream] [-n 2000] [-c 32] [-d 5s]
-//	    [-tollgate PATH] [-json FILE] [-md FILE] [-quick] [-gomaxprocs N] [-keep]
+//	    [-tollgate PATH] [-baseline PATH] [-json FILE] [-md FILE] [-quick] [-gomaxprocs N] [-keep]
 //
 // Without -tollgate, ./cmd/tollgate of the surrounding module is built into
 // a temp dir. Linux only (reads /proc). Only 127.0.0.1 is ever contacted;
@@ -104,13 +107,17 @@ type config struct {
 	idleWarm    int
 	quick       bool
 	tollgateBin string
+	baselineBin string // the tollgate-baseline target's binary
 	jsonPath    string
 	mdPath      string
 	keepTmp     bool
 	gomaxprocs  int // GOMAXPROCS for the Go proxies; 0 keeps Go's default
 }
 
-var knownTargets = []string{"direct", "reverseproxy", "nginx", "tollgate", "tollgate-limited", "tollgate-stateless"}
+var (
+	knownTargets   = []string{"direct", "reverseproxy", "nginx", "tollgate", "tollgate-limited", "tollgate-stateless", "tollgate-baseline"}
+	defaultTargets = knownTargets[:len(knownTargets)-1]
+)
 
 func main() {
 	if len(os.Args) > 1 {
@@ -159,13 +166,14 @@ func main() {
 
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("tollgate-bench", flag.ContinueOnError)
-	targets := fs.String("targets", strings.Join(knownTargets, ","), "comma-separated targets: "+strings.Join(knownTargets, ", "))
+	targets := fs.String("targets", strings.Join(defaultTargets, ","), "comma-separated targets: "+strings.Join(knownTargets, ", "))
 	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, stream-anthropic, small-translated, stream-translated")
 	n := fs.Int("n", 2000, "timed requests at concurrency 1 for small (large and stream use half)")
 	c := fs.Int("c", 32, "concurrency of the throughput / CPU phase")
 	d := fs.Duration("d", 5*time.Second, "duration of the throughput / CPU phase, per target and workload")
 	quick := fs.Bool("quick", false, "tiny run for smoke tests (-n 60 -d 250ms unless given)")
 	tg := fs.String("tollgate", "", "tollgate binary (default: go build ./cmd/tollgate into a temp dir)")
+	baseline := fs.String("baseline", "", "another tollgate binary, run as the tollgate-baseline target (added to -targets when set)")
 	jsonPath := fs.String("json", "", "also write results as JSON to this file")
 	mdPath := fs.String("md", "", "also write results as Markdown to this file")
 	keep := fs.Bool("keep", false, "keep the temp dir (configs, logs) and print its path")
@@ -184,7 +192,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	cfg := config{n: *n, minN: 50, c: *c, d: *d, idleWarm: 10, quick: *quick,
-		tollgateBin: *tg, jsonPath: *jsonPath, mdPath: *mdPath, keepTmp: *keep, gomaxprocs: *gmp}
+		tollgateBin: *tg, baselineBin: *baseline, jsonPath: *jsonPath, mdPath: *mdPath, keepTmp: *keep, gomaxprocs: *gmp}
 	if cfg.quick {
 		if !set["n"] {
 			cfg.n = 60
@@ -194,12 +202,18 @@ func parseFlags(args []string) (config, error) {
 		}
 		cfg.minN = 20
 	}
-	if cfg.tollgateBin != "" {
-		abs, err := filepath.Abs(cfg.tollgateBin)
+	for _, p := range []*string{&cfg.tollgateBin, &cfg.baselineBin} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return config{}, err
 		}
-		cfg.tollgateBin = abs
+		*p = abs
+	}
+	if cfg.baselineBin != "" && !set["targets"] {
+		*targets += ",tollgate-baseline"
 	}
 	for _, t := range splitList(*targets) {
 		ok := false
@@ -310,6 +324,12 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 			}
 		case "nginx":
 			t, err = startNginx(ctx, procs, tmp, upAddr)
+		case "tollgate-baseline":
+			if cfg.baselineBin == "" {
+				err = errSkipped{"no -baseline binary given"}
+			} else {
+				t, err = startTollgate(ctx, procs, tmp, name, cfg.baselineBin, upAddr, cfg.gomaxprocs)
+			}
 		case "tollgate", "tollgate-limited", "tollgate-stateless":
 			if cfg.tollgateBin == "" {
 				logf("building ./cmd/tollgate ...")

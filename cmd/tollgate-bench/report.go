@@ -138,7 +138,7 @@ func (r *Report) finish() {
 		if tg == nil {
 			continue
 		}
-		for _, base := range []string{"nginx", "reverseproxy", "tollgate-stateless"} {
+		for _, base := range []string{"nginx", "reverseproxy", "tollgate-stateless", "tollgate-baseline"} {
 			b := r.result(w.Name, base)
 			if b == nil {
 				continue
