@@ -25,7 +25,8 @@ func Log(ctx context.Context, l *slog.Logger, w io.Writer, r *outcome.Request) {
 		lineBufPool.Put(bp)
 		return
 	}
-	l.LogAttrs(ctx, Level(r), "request", Attrs(r)...)
+	var buf [24]slog.Attr
+	l.LogAttrs(ctx, Level(r), "request", AppendAttrs(buf[:0], r)...)
 }
 
 // Level is a request line's level: a warning when the request failed on
@@ -37,9 +38,8 @@ func Level(r *outcome.Request) slog.Level {
 	return slog.LevelInfo
 }
 
-// Attrs are a request line's fields, for slog.
-func Attrs(r *outcome.Request) []slog.Attr {
-	attrs := make([]slog.Attr, 0, 24)
+// AppendAttrs appends a request line's fields, for slog.
+func AppendAttrs(attrs []slog.Attr, r *outcome.Request) []slog.Attr {
 	attrs = append(attrs,
 		slog.String("request_id", r.ID),
 		slog.String("method", r.Method),
@@ -88,7 +88,7 @@ func Attrs(r *outcome.Request) []slog.Attr {
 var lineBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // AppendJSON appends a request line as JSON with the same fields, in the
-// same order, as Attrs gives slog.
+// same order, as AppendAttrs gives slog.
 func AppendJSON(b []byte, r *outcome.Request) []byte {
 	b = append(b, `{"time":"`...)
 	b = clock.Now().UTC().AppendFormat(b, time.RFC3339Nano)

@@ -5,6 +5,7 @@ import (
 	"encoding/base32"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/auth"
@@ -67,7 +68,7 @@ type exchange struct {
 	costNano  int64
 	costKnown bool
 
-	out outcome.Request // made by outcome when the request ends
+	call call // the request as the lanes see it, once read
 }
 
 // cost is the request's cost in nano-USD; ok is false when it is unknown
@@ -107,11 +108,16 @@ func newRequestID() string {
 // the system clock, whose monotonic reading durations need.
 func (x *exchange) arrived() time.Time { return clock.Moved(x.start) }
 
+// outcomes recycles outcome values: made when a request ends, they are
+// not held while it runs (a stream may run for minutes).
+var outcomes = sync.Pool{New: func() any { return new(outcome.Request) }}
+
 // outcome makes the request's outcome, once, when it has ended: the log
 // line, the ledger record, the metrics and the span are all made from it.
+// The caller gives it back to outcomes when they are made.
 func (x *exchange) outcome(r *http.Request) *outcome.Request {
 	cost, known := x.cost()
-	o := &x.out
+	o := outcomes.Get().(*outcome.Request)
 	*o = outcome.Request{
 		ID: x.id, Arrived: x.arrived(), Method: dialect.Clip(r.Method), Path: dialect.Clip(r.URL.Path),
 		ClientProtocol: x.dialect.Name, KeyID: x.keyID(), Model: x.model, Routed: x.routed,

@@ -97,7 +97,8 @@ var attemptHeaders = []string{"Tollgate-Dropped-Params", "Tollgate-Adjusted-Para
 // every attempt fails, the last failure is what the client gets.
 func (g *Gateway) forward(c *call) error {
 	x := c.x
-	p := c.m.Pick(x.start)
+	c.pick = c.m.Pick(x.start)
+	p := &c.pick
 	var last *failure
 	for {
 		t, wait, ok := p.Next()

@@ -224,6 +224,8 @@ func (g *Gateway) finish(r *http.Request, x *exchange) {
 	if g.ledger != nil {
 		g.ledger.Record(o)
 	}
+	*o = outcome.Request{} // no references kept
+	outcomes.Put(o)
 }
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, method string, h handlerFunc) error {

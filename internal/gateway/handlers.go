@@ -15,7 +15,7 @@ import (
 )
 
 // call is one client request on its way to the model's targets: what
-// every attempt shares.
+// every attempt shares. It lives inside the request's exchange.
 type call struct {
 	w    http.ResponseWriter
 	r    *http.Request
@@ -24,6 +24,7 @@ type call struct {
 	body []byte
 	s    dialect.Scanned
 	op   dialect.Op
+	pick route.Picker // the choice of targets
 }
 
 // modelEndpoint serves an endpoint that names a model: it reads and checks
@@ -98,7 +99,8 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchang
 	if err := x.allow(m); err != nil {
 		return nil, err
 	}
-	return &call{w: w, r: r, x: x, m: m, body: body, s: s}, nil
+	x.call = call{w: w, r: r, x: x, m: m, body: body, s: s}
+	return &x.call, nil
 }
 
 // allow checks that the request's key may use model m. A model the key

@@ -42,9 +42,10 @@ type Picker struct {
 	allowed              bool        // its breaker let it through (and waits for Done)
 }
 
-// Pick starts choosing targets for a request that arrived at start.
-func (m *Model) Pick(start time.Time) *Picker {
-	return &Picker{m: m, plan: m.Plan(), deadline: start.Add(m.RetryDeadline), Now: time.Now, Jitter: jitter}
+// Pick starts choosing targets for a request that arrived at start. The
+// Picker is a value, so that it can live inside the request's own state.
+func (m *Model) Pick(start time.Time) Picker {
+	return Picker{m: m, plan: m.Plan(), deadline: start.Add(m.RetryDeadline), Now: time.Now, Jitter: jitter}
 }
 
 func jitter(d time.Duration) time.Duration { return rand.N(d) }

@@ -22,26 +22,23 @@ type Target struct {
 // MessagesBodyToChat translates a Messages request body into a Chat
 // Completions body. A body that cannot be translated is a *RequestError.
 func MessagesBodyToChat(body []byte, t Target) ([]byte, *Plan, error) {
-	var in anthropic.MessagesRequest
-	if err := jsonx.Unmarshal(body, &in); err != nil {
-		return nil, nil, &RequestError{Message: "invalid request body: " + err.Error()}
-	}
-	out, p, err := MessagesToChat(&in, t.Model, t.Caps, t.Policy, t.Signer)
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := jsonx.Marshal(out)
-	return b, p, err
+	return bodyToBody(body, t, MessagesToChat)
 }
 
 // ChatBodyToMessages translates a Chat Completions request body into a
 // Messages body. A body that cannot be translated is a *RequestError.
 func ChatBodyToMessages(body []byte, t Target) ([]byte, *Plan, error) {
-	var in openai.ChatRequest
-	if err := jsonx.Unmarshal(body, &in); err != nil {
+	return bodyToBody(body, t, ChatToMessages)
+}
+
+// bodyToBody decodes a client body into In, translates it with f and
+// encodes the result.
+func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error)) ([]byte, *Plan, error) {
+	in := new(In)
+	if err := jsonx.Unmarshal(body, in); err != nil {
 		return nil, nil, &RequestError{Message: "invalid request body: " + err.Error()}
 	}
-	out, p, err := ChatToMessages(&in, t.Model, t.Caps, t.Policy, t.Signer)
+	out, p, err := f(in, t.Model, t.Caps, t.Policy, t.Signer)
 	if err != nil {
 		return nil, nil, err
 	}
