@@ -138,6 +138,10 @@ func (g *Gateway) forward(c *call) error {
 		p.Done(v, f.retryAfter)
 		last = f
 	}
+	if last == nil { // every breaker open, and no time left to try one anyway
+		return &Error{Status: http.StatusServiceUnavailable, Kind: dialect.Unavailable, Header: http.Header{"Retry-After": {"1"}},
+			Message: fmt.Sprintf("no target of model %q can be tried now", c.m.Name)}
+	}
 	if last.err != nil {
 		return last.err
 	}

@@ -331,3 +331,21 @@ func scrape(t *testing.T, srv *httptest.Server) []byte {
 	}
 	return body
 }
+
+// When every breaker is open and the retry deadline leaves no time to try
+// a target anyway, the answer is a 503 that says so, not a crash.
+func TestNoTargetCanBeTried(t *testing.T) {
+	srv := retryEnv(t, `
+providers:
+  - { name: dead, type: anthropic, base_url: "http://127.0.0.1:1", api_key: k, breaker: { failures: 1, cooldown: 1h } }
+models:
+  - { name: m, targets: [ { provider: dead, model: d } ], routing: { retry_deadline: 1ns } }
+`)
+	if code, _, body := ask(t, srv, "m", false); code != http.StatusBadGateway {
+		t.Fatalf("first request: %d %s", code, body)
+	}
+	code, h, body := ask(t, srv, "m", false)
+	if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(body, `no target of model \"m\" can be tried now`) {
+		t.Errorf("with the breaker open: %d %v %s", code, h, body)
+	}
+}
