@@ -80,7 +80,7 @@ func anthropicError(e Error) []byte {
 // prepareAnthropic removes the thinking blocks whose signature tollgate
 // made from a request bound for a real Anthropic upstream (see
 // stripSyntheticThinking).
-func prepareAnthropic(body []byte, _ *Scanned, spliced func() []byte) (Prepared, error) {
+func prepareAnthropic(body []byte, _ Scanned, spliced func() []byte) (Prepared, error) {
 	if !bytes.Contains(body, syntheticMarker) {
 		return Prepared{}, nil
 	}

@@ -50,7 +50,7 @@ type Dialect struct {
 	// the client's bytes with only the model rewritten. It reads the
 	// client's body; spliced returns the body with the upstream's model in
 	// it (a copy), for Prepared.Body.
-	Prepare func(body []byte, s *Scanned, spliced func() []byte) (Prepared, error)
+	Prepare func(body []byte, s Scanned, spliced func() []byte) (Prepared, error)
 
 	// RequestIDHeader carries tollgate's request id in answers the gateway
 	// makes or translates (canonical form).

@@ -83,7 +83,7 @@ func openAIError(e Error) []byte {
 // prepareOpenAI asks a streaming upstream for usage when the client did
 // not: the gateway meters every request. The tap hides it from the client
 // again (openAITap.strip).
-func prepareOpenAI(_ []byte, s *Scanned, spliced func() []byte) (Prepared, error) {
+func prepareOpenAI(_ []byte, s Scanned, spliced func() []byte) (Prepared, error) {
 	opts := s.Kept(0) // stream_options
 	if !s.Stream || includeUsage(opts) {
 		return Prepared{}, nil

@@ -67,8 +67,6 @@ type exchange struct {
 	costed    bool // costNano and costKnown are set
 	costNano  int64
 	costKnown bool
-
-	call call // the request as the lanes see it, once read
 }
 
 // cost is the request's cost in nano-USD; ok is false when it is unknown

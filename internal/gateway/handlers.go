@@ -15,7 +15,7 @@ import (
 )
 
 // call is one client request on its way to the model's targets: what
-// every attempt shares. It lives inside the request's exchange.
+// every attempt shares. It lives on the handler's stack.
 type call struct {
 	w    http.ResponseWriter
 	r    *http.Request
@@ -31,8 +31,8 @@ type call struct {
 // the request, admits it against the limits, and forwards it.
 func (g *Gateway) modelEndpoint(ep dialect.Endpoint) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, x *exchange) error {
-		c, err := g.readRequest(w, r, x)
-		if err != nil {
+		var c call
+		if err := g.readRequest(&c, w, r, x); err != nil {
 			return err
 		}
 		c.op = ep.Op
@@ -41,52 +41,53 @@ func (g *Gateway) modelEndpoint(ep dialect.Endpoint) handlerFunc {
 			f := d.Fields.MaxOutput[0]
 			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: f, Message: f + ": field required"}
 		}
+		var err error
 		if ep.Op == dialect.CountTokens {
 			c.s.Stream = false
 			// Counting is free upstream and local counts take a core, so
 			// neither tokens nor budgets apply; the rate and the parallel
 			// limits do.
-			err = g.admitCount(c)
+			err = g.admitCount(&c)
 		} else {
-			err = g.admit(c)
+			err = g.admit(&c)
 		}
 		if err != nil {
 			return err
 		}
-		return g.forward(c)
+		return g.forward(&c)
 	}
 }
 
-// readRequest does the checks every model endpoint shares: the dialect's
+// readRequest does the checks every model endpoint shares (the dialect's
 // required header, the body size, its JSON, the model and the
-// conversation.
-func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchange) (*call, error) {
+// conversation) and fills in c.
+func (g *Gateway) readRequest(c *call, w http.ResponseWriter, r *http.Request, x *exchange) error {
 	d := x.dialect
 	if h := d.RequiredHeader; h != "" && r.Header.Get(h) == "" {
-		return nil, newError(http.StatusBadRequest, dialect.InvalidRequest, strings.ToLower(h)+": header is required")
+		return newError(http.StatusBadRequest, dialect.InvalidRequest, strings.ToLower(h)+": header is required")
 	}
 	body, err := g.readBody(w, r, x)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s, err := dialect.Scan(body, &d.Fields)
 	if err != nil {
 		var se *dialect.ScanError
 		if errors.As(err, &se) {
-			return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: se.Param, Message: se.Msg}
+			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: se.Param, Message: se.Msg}
 		}
-		return nil, err
+		return err
 	}
 	if !s.HasModel || len(s.Model) == 0 {
-		return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: "model", Message: "model: field required"}
+		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: "model", Message: "model: field required"}
 	}
 	x.model = dialect.Clip(string(s.Model))
 	x.stream = s.Stream
 	switch conv := d.Fields.Conversation; s.Conversation {
 	case -1:
-		return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": field required"}
+		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": field required"}
 	case 0:
-		return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": at least one message is required"}
+		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": at least one message is required"}
 	}
 	x.reqBody = body
 	m := g.routes.Lookup(s.Model)
@@ -94,13 +95,13 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request, x *exchang
 		x.routed = m.Name
 	}
 	if m == nil {
-		return nil, unknownModel(x.model, nil)
+		return unknownModel(x.model, nil)
 	}
 	if err := x.allow(m); err != nil {
-		return nil, err
+		return err
 	}
-	x.call = call{w: w, r: r, x: x, m: m, body: body, s: s}
-	return &x.call, nil
+	*c = call{w: w, r: r, x: x, m: m, body: body, s: s}
+	return nil
 }
 
 // allow checks that the request's key may use model m. A model the key

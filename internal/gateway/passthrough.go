@@ -28,7 +28,7 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	}
 	hideUsage := false
 	if d.Prepare != nil {
-		p, err := d.Prepare(c.body, &c.s, req.Body.Bytes)
+		p, err := d.Prepare(c.body, c.s, req.Body.Bytes)
 		if err != nil {
 			return &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error preparing the upstream request", Err: err}
 		}

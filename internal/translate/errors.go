@@ -61,16 +61,7 @@ func OpenAIErrorToAnthropic(status int, body []byte) (int, []byte) {
 	otype, code := e.Get("type").String(), e.Get("code").String()
 	msg := errorMessage(body, "error.message")
 	if status == 0 {
-		switch {
-		case otype == openai.ErrRateLimit || code == "rate_limit_exceeded":
-			status = 429
-		case otype == openai.ErrUnavailable || code == "server_is_overloaded":
-			status = 503
-		case otype == openai.ErrInvalidRequest:
-			status = 400
-		default:
-			status = 500
-		}
+		status = openai.StatusForError(otype, code)
 	}
 	out, atype := status, anthropic.ErrAPI
 	switch {
