@@ -88,7 +88,7 @@ func (s *MessagesToChatStream) Feed(ev []byte) []byte {
 	}
 	switch name {
 	case "message_start":
-		s.usage.MergeAnthropic(gjson.Get(data, "message.usage").Raw)
+		s.usage.AnthropicEvent(name, data)
 		s.begin(gjson.Get(data, "message.id").Str)
 	case "content_block_start":
 		s.begin("")
@@ -100,7 +100,7 @@ func (s *MessagesToChatStream) Feed(ev []byte) []byte {
 		if r := gjson.Get(data, "delta.stop_reason"); r.Type == gjson.String {
 			s.stop = strings.Clone(r.Str) // the event's bytes are reused after Feed
 		}
-		s.usage.MergeAnthropic(gjson.Get(data, "usage").Raw) // cumulative; only present fields overwrite
+		s.usage.AnthropicEvent(name, data) // cumulative; only present fields overwrite
 	case "message_stop":
 		s.finalize()
 	case "ping":
