@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -57,6 +58,7 @@ var Anthropic = &Dialect{
 	NewTap:      func(bool) Tap { return &anthropicTap{} },
 	Generated:   []string{"delta.text", "delta.thinking", "delta.partial_json"},
 	CountPrompt: tokens.AddMessagesRequest,
+	TokenCount:  func(n int) []byte { return fmt.Appendf(nil, `{"input_tokens":%d}`, n) },
 	Ping:        []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n"),
 }
 

@@ -75,6 +75,8 @@ type Dialect struct {
 	Generated []string
 	// CountPrompt counts a request's prompt with the tokenizer.
 	CountPrompt func(c *tokens.Counter, body []byte)
+	// TokenCount renders the answer of a CountTokens endpoint.
+	TokenCount func(n int) []byte
 	// Ping is a keep-alive event sent to clients of this dialect while a
 	// translated upstream is silent; nil when the protocol has none.
 	Ping []byte

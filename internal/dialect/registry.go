@@ -10,7 +10,7 @@ import (
 )
 
 // builtin are the protocols tollgate speaks, one line each.
-var builtin = []*Dialect{Anthropic, OpenAI}
+var builtin = []*Dialect{Anthropic, OpenAI, Responses}
 
 // builtinPairs are the translators between them, one line each: key is
 // (client dialect, upstream dialect).

@@ -201,7 +201,7 @@ func (g *Gateway) countTokensEstimate(c *call) error {
 	x.dialect.CountPrompt(&n, body)
 	counting.release()
 	c.w.Header().Set("Tollgate-Token-Count", "estimate")
-	return g.writeBody(c.w, x, http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(n.Tokens())+`}`))
+	return g.writeBody(c.w, x, http.StatusOK, x.dialect.TokenCount(n.Tokens()))
 }
 
 // maxCountBody bounds the bodies counted locally: about two seconds of

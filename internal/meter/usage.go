@@ -106,3 +106,21 @@ func (u *Usage) AnthropicEvent(name, data string) {
 		u.MergeAnthropic(gjson.Get(data, "usage").Raw)
 	}
 }
+
+// SetResponses replaces u with an OpenAI Responses usage object (a
+// response's usage, in its body or in a stream's terminal event).
+// input_tokens includes cached tokens, which move to CacheRead;
+// output_tokens includes reasoning tokens.
+func (u *Usage) SetResponses(usage string) {
+	obj := gjson.Parse(usage)
+	if !obj.IsObject() {
+		return
+	}
+	cached := obj.Get("input_tokens_details.cached_tokens").Int()
+	*u = Usage{
+		Input:     max(obj.Get("input_tokens").Int()-cached, 0),
+		CacheRead: cached,
+		Output:    obj.Get("output_tokens").Int(),
+		Reasoning: obj.Get("output_tokens_details.reasoning_tokens").Int(),
+	}
+}

@@ -13,6 +13,8 @@ import (
 //	anthropic_message.json   Messages response with cache read usage and extra fields
 //	openai_stream.sse        Chat Completions stream: comments, tool call, usage-only chunk, [DONE]
 //	openai_completion.json   Chat Completions response with cached tokens and extra fields
+//	responses_stream.sse     Responses stream: reasoning summary, text, a function call, cached usage, obfuscation
+//	responses.json           Responses answer: the same output as a whole response
 //
 //go:embed testdata
 var transcripts embed.FS

@@ -1,0 +1,139 @@
+package dialect
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/meter"
+	"github.com/tollgate/tollgate/internal/sse"
+	"github.com/tollgate/tollgate/internal/tokens"
+)
+
+// Responses is the OpenAI Responses API: POST /v1/responses, SSE events
+// named as their data's type, ending with a terminal event (no [DONE]).
+// Its errors, request ids, rate-limit headers and model list are those of
+// the OpenAI API.
+var Responses = &Dialect{
+	Name: "openai-responses",
+	Endpoints: []Endpoint{
+		{Path: "/v1/responses", Op: Generate},
+		{Path: "/v1/responses/input_tokens", Op: CountTokens},
+	},
+	Fields:          Fields{Conversation: "input", ConversationString: true, MaxOutput: []string{"max_output_tokens"}},
+	RequestIDHeader: OpenAI.RequestIDHeader,
+	Error:           OpenAI.Error,
+	RateLimit:       OpenAI.RateLimit,
+	ModelList:       OpenAI.ModelList,
+	Model:           OpenAI.Model,
+	Usage: func(u *meter.Usage, body []byte) {
+		if v := gjson.GetBytes(body, "usage"); v.IsObject() {
+			u.SetResponses(v.Raw)
+		}
+	},
+	NewTap:      func(bool) Tap { return &responsesTap{} },
+	Generated:   []string{"delta"},
+	CountPrompt: tokens.AddResponsesRequest,
+	TokenCount:  func(n int) []byte { return fmt.Appendf(nil, `{"object":"response.input_tokens","input_tokens":%d}`, n) },
+}
+
+// responsesTap taps a Responses stream. Usage arrives once, in the
+// terminal event's response (completed, incomplete or failed). A stream
+// that breaks off before its terminal event ends with response.failed,
+// numbered after the last event relayed: never a made-up completion.
+type responsesTap struct {
+	f    sse.Fields
+	u    meter.Usage
+	done bool
+
+	seq     int64 // the next sequence number
+	started bool
+	// Of response.created, for the response.failed that ends a cut stream.
+	id, model string
+	created   int64
+}
+
+func (t *responsesTap) Feed(ev []byte) []byte {
+	t.f.Parse(ev)
+	d := t.f.Data
+	if d == nil {
+		return ev
+	}
+	name := unsafeString(t.f.Name)
+	if name == "" {
+		name = gjson.Get(unsafeString(d), "type").Str
+	}
+	if !t.started {
+		t.started = true
+		r := gjson.GetMany(unsafeString(d), "sequence_number", "response.id", "response.model", "response.created_at")
+		t.seq = r[0].Int()
+		t.id, t.model, t.created = r[1].Str, r[2].Str, r[3].Int()
+		t.id, t.model = strings.Clone(t.id), strings.Clone(t.model) // d is reused after Feed
+	}
+	t.seq++
+	switch name {
+	case "response.completed", "response.incomplete", "response.failed":
+		t.u.SetResponses(gjson.Get(unsafeString(d), "response.usage").Raw)
+		t.done = true
+	case "error":
+		t.done = true
+	}
+	return ev
+}
+
+func (t *responsesTap) StartError(ev []byte) (int, []byte, bool) {
+	t.f.Parse(ev)
+	d := unsafeString(t.f.Data)
+	switch gjson.Get(d, "type").Str {
+	case "error":
+		// The documented shape is flat; the live API nests it under "error".
+		e := gjson.Get(d, "error")
+		if !e.IsObject() {
+			e = gjson.Parse(d)
+		}
+		typ, code := e.Get("type").Str, e.Get("code").Str
+		if typ == "" || typ == "error" {
+			typ = openai.ErrServer
+		}
+		return openai.StatusForError(typ, code), openai.MarshalError(typ, e.Get("message").Str, e.Get("param").Str, code), true
+	case "response.failed":
+		e := gjson.Get(d, "response.error")
+		code := e.Get("code").Str
+		return openai.StatusForError("", code), openai.MarshalError(openai.ErrServer, e.Get("message").Str, "", code), true
+	}
+	return 0, nil, false
+}
+
+func (t *responsesTap) Close(eof bool, msg string) ([]byte, bool) {
+	if t.done {
+		return nil, true
+	}
+	return FailedEvent(nil, t.seq, t.id, t.model, t.created, "server_error", msg), false
+}
+
+func (t *responsesTap) Usage() meter.Usage { return t.u }
+
+// FailedEvent appends a response.failed event numbered seq for the
+// response id, made by model at created, failing with code and msg.
+func FailedEvent(dst []byte, seq int64, id, model string, created int64, code, msg string) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"response.failed","sequence_number":`)
+	b.WriteString(strconv.FormatInt(seq, 10))
+	b.WriteString(`,"response":{"id":`)
+	b.Write(jsonx.AppendQuote(nil, id))
+	b.WriteString(`,"object":"response","created_at":`)
+	b.WriteString(strconv.FormatInt(created, 10))
+	b.WriteString(`,"status":"failed","error":{"code":`)
+	b.Write(jsonx.AppendQuote(nil, code))
+	b.WriteString(`,"message":`)
+	b.Write(jsonx.AppendQuote(nil, msg))
+	b.WriteString(`},"incomplete_details":null,"instructions":null,"model":`)
+	b.Write(jsonx.AppendQuote(nil, model))
+	b.WriteString(`,"output":[],"parallel_tool_calls":true,"tool_choice":"auto","tools":[],"temperature":1,"top_p":1,"usage":null,"metadata":{}}}`)
+	return sse.AppendEvent(dst, "response.failed", b.Bytes())
+}
