@@ -21,6 +21,9 @@ var builtinPairs = map[[2]*Dialect]*Translator{
 	{OpenAI, Anthropic}: {Request: translate.ChatBodyToMessages, Response: translate.MessagesAnswerToChat,
 		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewMessagesToChatStream(p, created) },
 		Error:  translate.AnthropicErrorToOpenAI},
+	{Responses, OpenAI}: {Request: translate.ResponsesBodyToChat, Response: translate.ChatAnswerToResponses,
+		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewChatToResponsesStream(p, created) },
+		Error:  translate.OpenAIErrorToResponses},
 }
 
 // Default answers requests to shared routes that no dialect claims.

@@ -118,3 +118,34 @@ func errorMessage(body []byte, path string) string {
 	}
 	return s
 }
+
+// OpenAIErrorToResponses maps an OpenAI-compatible upstream error to what a
+// Responses client gets: the same envelope, so a well-formed error keeps
+// its body and status; a body that is not one (a proxy's HTML page) is
+// wrapped in it. Upstream credential and billing failures become 502, as
+// for the other pairs. A zero status (an error chunk inside a stream) is
+// inferred from the body.
+func OpenAIErrorToResponses(status int, body []byte) (int, []byte, bool) {
+	e := gjson.GetBytes(body, "error")
+	otype, code := e.Get("type").String(), e.Get("code").String()
+	if status == 0 {
+		status = openai.StatusForError(otype, code)
+	}
+	msg := errorMessage(body, "error.message")
+	switch {
+	case status == 401 || status == 402 || code == "insufficient_quota":
+		return 502, openai.MarshalError(openai.ErrServer, "upstream rejected the gateway's credential or account: "+msg, "", "upstream_auth_failed"), true
+	case e.Get("message").Type == gjson.String:
+		if status < 400 || status > 599 {
+			status = 502
+		}
+		return status, body, false
+	}
+	if otype == "" {
+		otype = openai.ErrServer
+		if status >= 400 && status < 500 {
+			otype = openai.ErrInvalidRequest
+		}
+	}
+	return status, openai.MarshalError(otype, msg, e.Get("param").String(), code), false
+}

@@ -7,7 +7,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
-	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
@@ -34,7 +34,7 @@ func FuzzStreamChatToMessages(f *testing.F) {
 		if tools {
 			p.toolNames = map[string]string{"f": "long name"}
 		}
-		out := translateStream(t, true, up, p, int(piece%32)+1)
+		out := translateStream(t, goldenPairs["a2o"], up, p, int(piece%32)+1)
 		if len(out) > 0 && string(out[:5]) != "HTTP " {
 			if err := anthropicGrammar(out); err != nil {
 				t.Fatalf("grammar: %v\nupstream %q\nclient %q", err, up, out)
@@ -49,7 +49,7 @@ func FuzzStreamMessagesToChat(f *testing.F) {
 	seedStreams(f, "o2a_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, usage bool) {
 		p := &Plan{ClientModel: "m", Stream: true, IncludeUsage: usage, signer: goldenSigner}
-		out := translateStream(t, false, up, p, int(piece%32)+1)
+		out := translateStream(t, goldenPairs["o2a"], up, p, int(piece%32)+1)
 		if len(out) > 0 && string(out[:5]) != "HTTP " {
 			if err := openAIGrammar(out, usage); err != nil {
 				t.Fatalf("grammar: %v\nupstream %q\nclient %q", err, up, out)
@@ -58,40 +58,31 @@ func FuzzStreamMessagesToChat(f *testing.F) {
 	})
 }
 
-// FuzzMessagesToChat: any decodable Anthropic request translates or is
-// refused with a RequestError, and what it produces encodes.
-func FuzzMessagesToChat(f *testing.F) {
-	files, _ := filepath.Glob("testdata/a2o_*.txtar")
-	for _, file := range files {
-		a, _ := txtar.ParseFile(file)
-		if r, ok := section(a, "request.json"); ok {
-			f.Add(r)
+// FuzzStreamChatToResponses: whatever an OpenAI-compatible upstream
+// sends, the Responses client's stream obeys the grammar and nothing panics.
+func FuzzStreamChatToResponses(f *testing.F) {
+	seedStreams(f, "r2c_")
+	seedStreams(f, "a2o_")
+	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
+		p := &Plan{ClientModel: "m", Stream: true, signer: goldenSigner, rp: &responsesPlan{req: &responses.Request{Model: "m"}}}
+		if tools {
+			p.rp.tools = map[string]rTool{"f": {name: "apply_patch", custom: true}, "ns__g": {namespace: "ns", name: "g"}}
 		}
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		var in anthropic.MessagesRequest
-		if jsonx.Unmarshal(body, &in) != nil {
-			return
-		}
-		// Default capabilities, and those that reshape the conversation.
-		for _, caps := range []Caps{{}, {LeadingSystemOnly: true, Reasoning: ReasoningDeepSeek, FileParts: true}} {
-			out, _, err := MessagesToChat(&in, "u", caps, PolicyDefault, goldenSigner)
-			if err != nil {
-				if _, ok := err.(*RequestError); !ok {
-					t.Fatalf("non-request error %T: %v", err, err)
-				}
-				continue
-			}
-			if _, err := jsonx.Marshal(out); err != nil {
-				t.Fatalf("translated request does not encode: %v", err)
+		out := translateStream(t, goldenPairs["r2c"], up, p, int(piece%32)+1)
+		if len(out) > 0 && string(out[:5]) != "HTTP " {
+			if err := responsesGrammar(out); err != nil {
+				t.Fatalf("grammar: %v\nupstream %q\nclient %q", err, up, out)
 			}
 		}
 	})
 }
 
-// FuzzChatToMessages: the same for OpenAI requests.
-func FuzzChatToMessages(f *testing.F) {
-	files, _ := filepath.Glob("testdata/o2a_*.txtar")
+// fuzzRequests fuzzes a request translator: any decodable request,
+// seeded from the golden files with prefix, translates under each of caps
+// or is refused with a RequestError, and what it produces encodes; check,
+// when set, inspects each translation.
+func fuzzRequests[In, Out any](f *testing.F, prefix string, translate func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error), check func(*testing.T, Caps, Out), caps ...Caps) {
+	files, _ := filepath.Glob("testdata/" + prefix + "*.txtar")
 	for _, file := range files {
 		a, _ := txtar.ParseFile(file)
 		if r, ok := section(a, "request.json"); ok {
@@ -99,12 +90,12 @@ func FuzzChatToMessages(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var in openai.ChatRequest
-		if jsonx.Unmarshal(body, &in) != nil {
+		in := new(In)
+		if jsonx.Unmarshal(body, in) != nil {
 			return
 		}
-		for _, caps := range []Caps{{}, {SystemMessages: true, Thinking: ThinkingAdaptive, OutputFormat: true}} {
-			out, _, err := ChatToMessages(&in, "u", caps, PolicyDefault, goldenSigner)
+		for _, c := range caps {
+			out, _, err := translate(in, "u", c, PolicyDefault, goldenSigner)
 			if err != nil {
 				if _, ok := err.(*RequestError); !ok {
 					t.Fatalf("non-request error %T: %v", err, err)
@@ -114,11 +105,32 @@ func FuzzChatToMessages(f *testing.F) {
 			if _, err := jsonx.Marshal(out); err != nil {
 				t.Fatalf("translated request does not encode: %v", err)
 			}
-			if caps.SystemMessages {
-				checkSystemPlacement(t, out.Messages)
+			if check != nil {
+				check(t, c, out)
 			}
 		}
 	})
+}
+
+// FuzzResponsesToChat fuzzes Responses requests for chat upstreams.
+func FuzzResponsesToChat(f *testing.F) {
+	fuzzRequests(f, "r2c_", ResponsesToChat, nil, Caps{}, Caps{LeadingSystemOnly: true, Reasoning: ReasoningDeepSeek, LegacyMaxTokens: true})
+}
+
+// FuzzMessagesToChat fuzzes Anthropic requests for chat upstreams, with
+// default capabilities and those that reshape the conversation.
+func FuzzMessagesToChat(f *testing.F) {
+	fuzzRequests(f, "a2o_", MessagesToChat, nil, Caps{}, Caps{LeadingSystemOnly: true, Reasoning: ReasoningDeepSeek, FileParts: true})
+}
+
+// FuzzChatToMessages fuzzes OpenAI requests for Anthropic upstreams; with
+// system messages kept, their placement follows Anthropic's rules.
+func FuzzChatToMessages(f *testing.F) {
+	fuzzRequests(f, "o2a_", ChatToMessages, func(t *testing.T, c Caps, out *anthropic.MessagesRequest) {
+		if c.SystemMessages {
+			checkSystemPlacement(t, out.Messages)
+		}
+	}, Caps{}, Caps{SystemMessages: true, Thinking: ThinkingAdaptive, OutputFormat: true})
 }
 
 // checkSystemPlacement asserts Anthropic's placement rules for system

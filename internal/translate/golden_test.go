@@ -15,6 +15,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/sse"
 )
@@ -50,11 +51,29 @@ func TestGolden(t *testing.T) {
 var (
 	randomMsgID  = regexp.MustCompile(`"msg_[0-9A-Za-z]{24}"`)
 	randomToolID = regexp.MustCompile(`"toolu_[0-9a-f]{24}"`)
+	randomItemID = regexp.MustCompile(`"(resp|rs|msg|fc|ctc)_[0-9a-f]{48}"`)
+	randomCallID = regexp.MustCompile(`"call_[0-9a-f]{24}"`)
 )
 
+// normalize replaces random ids by stable placeholders; within one output
+// the same id gets the same placeholder, so the events of one item can be
+// told from another's.
 func normalize(b []byte) []byte {
 	b = randomMsgID.ReplaceAll(b, []byte(`"msg_RANDOM"`))
-	return randomToolID.ReplaceAll(b, []byte(`"toolu_RANDOM"`))
+	b = randomToolID.ReplaceAll(b, []byte(`"toolu_RANDOM"`))
+	seen := map[string]string{}
+	number := func(m []byte) []byte {
+		id := string(m)
+		if r, ok := seen[id]; ok {
+			return []byte(r)
+		}
+		prefix, _, _ := strings.Cut(id, "_")
+		r := prefix + "_" + strconv.Itoa(len(seen)+1) + `"`
+		seen[id] = r
+		return []byte(r)
+	}
+	b = randomItemID.ReplaceAllFunc(b, number)
+	return randomCallID.ReplaceAllFunc(b, number)
 }
 
 func section(a *txtar.Archive, name string) ([]byte, bool) {
@@ -95,7 +114,11 @@ func runGolden(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a2o := strings.HasPrefix(filepath.Base(file), "a2o_")
+	prefix, _, _ := strings.Cut(filepath.Base(file), "_")
+	pair, ok := goldenPairs[prefix]
+	if !ok {
+		t.Fatalf("unknown pair prefix %q", prefix)
+	}
 	var caps Caps
 	if c, ok := section(a, "caps.json"); ok {
 		if err := jsonx.Unmarshal(c, &caps); err != nil {
@@ -106,21 +129,7 @@ func runGolden(t *testing.T, file string) {
 	if !ok {
 		t.Fatal("no request.json")
 	}
-	var upstreamReq any
-	var plan *Plan
-	if a2o {
-		var in anthropic.MessagesRequest
-		if err := jsonx.Unmarshal(reqBody, &in); err != nil {
-			t.Fatalf("request.json: %v", err)
-		}
-		upstreamReq, plan, err = MessagesToChat(&in, "upstream-model", caps, PolicyDefault, goldenSigner)
-	} else {
-		var in openai.ChatRequest
-		if err := jsonx.Unmarshal(reqBody, &in); err != nil {
-			t.Fatalf("request.json: %v", err)
-		}
-		upstreamReq, plan, err = ChatToMessages(&in, "upstream-model", caps, PolicyDefault, goldenSigner)
-	}
+	upstreamReq, plan, err := pair.request(t, reqBody, caps)
 	changed := false
 	check := func(name string, got []byte) {
 		t.Helper()
@@ -160,19 +169,15 @@ func runGolden(t *testing.T, file string) {
 		}
 	}
 	if up, ok := section(a, "upstream.json"); ok && plan != nil {
-		check("want_response.json", normalize(pretty(t, translateResponse(t, a2o, up, plan))))
+		check("want_response.json", normalize(pretty(t, pair.response(t, up, plan))))
 	}
 	if up, ok := section(a, "upstream.sse"); ok && plan != nil {
-		got := translateStream(t, a2o, up, plan, len(up))
+		got := translateStream(t, pair, up, plan, len(up))
 		check("want.sse", normalize(got))
-		if a2o {
-			checkAnthropicGrammar(t, got)
-		} else {
-			checkOpenAIGrammar(t, got, plan.IncludeUsage)
-		}
+		pair.grammar(t, got, plan)
 		// The same output wherever the network splits the upstream bytes.
 		for n := 1; n < len(up) && !*update; n++ {
-			if split := translateStream(t, a2o, up, plan, n); !bytes.Equal(normalize(split), normalize(got)) {
+			if split := translateStream(t, pair, up, plan, n); !bytes.Equal(normalize(split), normalize(got)) {
 				t.Fatalf("output differs when the upstream arrives in pieces of %d bytes:\n%s", n, split)
 			}
 		}
@@ -184,27 +189,72 @@ func runGolden(t *testing.T, file string) {
 	}
 }
 
-func translateResponse(t *testing.T, a2o bool, up []byte, plan *Plan) []byte {
-	t.Helper()
-	if a2o {
-		var c openai.Completion
-		if err := jsonx.Unmarshal(up, &c); err != nil {
+// goldenPair is how the golden harness drives one translator pair, by
+// the golden file's prefix.
+type goldenPair struct {
+	request  func(t *testing.T, body []byte, caps Caps) (any, *Plan, error)
+	response func(t *testing.T, up []byte, p *Plan) []byte
+	stream   func(p *Plan) stream
+	grammar  func(t *testing.T, got []byte, p *Plan)
+}
+
+// decodeRequest decodes a golden request and translates it with f.
+func decodeRequest[In, Out any](f func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error)) func(*testing.T, []byte, Caps) (any, *Plan, error) {
+	return func(t *testing.T, body []byte, caps Caps) (any, *Plan, error) {
+		t.Helper()
+		in := new(In)
+		if err := jsonx.Unmarshal(body, in); err != nil {
+			t.Fatalf("request.json: %v", err)
+		}
+		return f(in, "upstream-model", caps, PolicyDefault, goldenSigner)
+	}
+}
+
+// decodeAnswer decodes a golden upstream answer and translates it with f.
+func decodeAnswer[In, Out any](f func(*In, *Plan) (Out, error)) func(*testing.T, []byte, *Plan) []byte {
+	return func(t *testing.T, up []byte, p *Plan) []byte {
+		t.Helper()
+		in := new(In)
+		if err := jsonx.Unmarshal(up, in); err != nil {
 			t.Fatalf("upstream.json: %v", err)
 		}
-		r, _, err := ChatResponseToMessages(&c, plan)
+		out, err := f(in, p)
 		if err != nil {
 			return []byte(`{"translation_error":` + string(jsonx.AppendQuote(nil, err.Error())) + `}`)
 		}
-		b, _ := jsonx.Marshal(r)
+		b, _ := jsonx.Marshal(out)
 		return b
 	}
-	var r anthropic.Response
-	if err := jsonx.Unmarshal(up, &r); err != nil {
-		t.Fatalf("upstream.json: %v", err)
-	}
-	c, _ := MessagesResponseToChat(&r, plan, goldenCreated)
-	b, _ := jsonx.Marshal(c)
-	return b
+}
+
+var goldenPairs = map[string]goldenPair{
+	"a2o": { // Anthropic client, OpenAI upstream
+		request: decodeRequest(MessagesToChat),
+		response: decodeAnswer(func(c *openai.Completion, p *Plan) (*anthropic.Response, error) {
+			r, _, err := ChatResponseToMessages(c, p)
+			return r, err
+		}),
+		stream:  func(p *Plan) stream { return NewChatToMessagesStream(p) },
+		grammar: func(t *testing.T, got []byte, _ *Plan) { checkAnthropicGrammar(t, got) },
+	},
+	"o2a": { // OpenAI client, Anthropic upstream
+		request: decodeRequest(ChatToMessages),
+		response: decodeAnswer(func(r *anthropic.Response, p *Plan) (*openai.Completion, error) {
+			c, _ := MessagesResponseToChat(r, p, goldenCreated)
+			return c, nil
+		}),
+		stream:  func(p *Plan) stream { return NewMessagesToChatStream(p, goldenCreated) },
+		grammar: func(t *testing.T, got []byte, p *Plan) { checkOpenAIGrammar(t, got, p.IncludeUsage) },
+	},
+	"r2c": { // Responses client, OpenAI upstream
+		request: decodeRequest(ResponsesToChat),
+		response: decodeAnswer(func(c *openai.Completion, p *Plan) (*responses.Response, error) {
+			r, _, err := ChatResponseToResponses(c, p, goldenCreated)
+			return r, err
+		}),
+		stream:  func(p *Plan) stream { return NewChatToResponsesStream(p, goldenCreated) },
+		grammar: func(t *testing.T, got []byte, _ *Plan) { checkResponsesGrammar(t, got) },
+	},
 }
 
 // stream is what the gateway drives: feed events, then close.
@@ -217,15 +267,10 @@ type stream interface {
 // translateStream feeds the upstream bytes in pieces of n bytes, splitting
 // events as the gateway does, and returns the client bytes. A final
 // "-- upstream.sse --" without a trailing blank line ends in a cut.
-func translateStream(t *testing.T, a2o bool, up []byte, plan *Plan, n int) []byte {
+func translateStream(t *testing.T, pair goldenPair, up []byte, plan *Plan, n int) []byte {
 	t.Helper()
 	p := *plan
-	var s stream
-	if a2o {
-		s = NewChatToMessagesStream(&p)
-	} else {
-		s = NewMessagesToChatStream(&p, goldenCreated)
-	}
+	s := pair.stream(&p)
 	var out, buf []byte
 	first := true
 	for i := 0; i < len(up); i += n {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/sse"
@@ -28,6 +29,16 @@ func events(b []byte) []sse.Fields {
 	return out
 }
 
+// validData checks that every event's data is valid JSON (or [DONE]).
+func validData(b []byte) error {
+	for i, e := range events(b) {
+		if e.Data != nil && string(e.Data) != "[DONE]" && !jsontext.Value(e.Data).IsValid() {
+			return fmt.Errorf("event %d carries invalid JSON: %q", i, e.Data)
+		}
+	}
+	return nil
+}
+
 // anthropicGrammar checks a client stream against TRANSLATION.md §3.6:
 //
 //	S := message_start ping* B* message_delta message_stop | message_start ping* B* error | error
@@ -37,6 +48,9 @@ func events(b []byte) []sse.Fields {
 // input starts as {} and arrives through input_json_delta, deltas of the
 // right type for their block.
 func anthropicGrammar(b []byte) error {
+	if err := validData(b); err != nil {
+		return err
+	}
 	evs := events(b)
 	if len(evs) == 0 {
 		return fmt.Errorf("empty stream")
@@ -135,6 +149,9 @@ func anthropicGrammar(b []byte) error {
 // plus: one id on every chunk, role only in the first, tool-call id/name
 // only in a call's first fragment with dense indexes, usage only when asked.
 func openAIGrammar(b []byte, includeUsage bool) error {
+	if err := validData(b); err != nil {
+		return err
+	}
 	evs := events(b)
 	var id string
 	finishes, usages := 0, 0

@@ -160,6 +160,23 @@ var transportMembers = map[string]bool{"anthropic_version": true, "anthropic_bet
 // unknownMembers reports members (of the request, or of the object whose
 // path is prefix) that the translator does not carry.
 func unknownMembers(extra jsontext.Value, prefix string, p *Plan) error {
+	return eachMember(extra, func(k string) error {
+		k = prefix + k
+		if transportMembers[k] {
+			p.drop(k)
+			return nil
+		}
+		why, ok := knownMembers[k]
+		if !ok {
+			why = "unknown parameter, not translated"
+		}
+		return p.advisory(k, why)
+	})
+}
+
+// eachMember calls f with the names of the members in extra (members a
+// wire type does not name), in order, until f fails.
+func eachMember(extra jsontext.Value, f func(name string) error) error {
 	if len(extra) == 0 {
 		return nil
 	}
@@ -168,16 +185,7 @@ func unknownMembers(extra jsontext.Value, prefix string, p *Plan) error {
 		return nil
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		k = prefix + k
-		if transportMembers[k] {
-			p.drop(k)
-			continue
-		}
-		why, ok := knownMembers[k]
-		if !ok {
-			why = "unknown parameter, not translated"
-		}
-		if err := p.advisory(k, why); err != nil {
+		if err := f(k); err != nil {
 			return err
 		}
 	}
@@ -686,6 +694,13 @@ func a2oThinking(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan
 	case t != nil && t.Type != "adaptive":
 		return badRequest("thinking.type", "thinking.type: unknown value %q", t.Type)
 	}
+	return chatEffort(out, effort, "thinking", p)
+}
+
+// chatEffort asks an OpenAI-compatible upstream for a reasoning effort in
+// its own dialect; param names the client's member when the upstream has
+// no reasoning control.
+func chatEffort(out *openai.ChatRequest, effort, param string, p *Plan) error {
 	if effort == "max" || effort == "xhigh" {
 		effort = "high"
 		if p.Caps.AcceptsXHigh {
@@ -703,7 +718,7 @@ func a2oThinking(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan
 		on := true
 		out.EnableThinking = &on
 	case ReasoningNone:
-		return p.advisory("thinking", "this model's upstream has no reasoning control")
+		return p.advisory(param, "this model's upstream has no reasoning control")
 	}
 	return nil
 }

@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 )
 
@@ -94,4 +96,49 @@ func (s *Signer) Sign(thinking string) string {
 	m := hmac.New(sha256.New, s.key)
 	m.Write([]byte(thinking))
 	return anthropic.SyntheticSignaturePrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))[:32]
+}
+
+// sealedPrefix starts the encrypted_content of reasoning items tollgate
+// makes for Responses clients of other upstreams. What it seals (the
+// upstream's reasoning, such as Claude's signed thinking blocks) comes back
+// verbatim when the client returns the item; the HMAC keeps the gateway
+// from taking a client's own bytes for its upstream's.
+const sealedPrefix = "tollgate.r1."
+
+// seal encodes payload as an encrypted_content value.
+func (s *Signer) seal(payload []byte) string {
+	m := hmac.New(sha256.New, s.key)
+	m.Write(payload)
+	return sealedPrefix + base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
+}
+
+// unseal returns the payload of a value seal made with this key.
+func (s *Signer) unseal(v string) ([]byte, bool) {
+	if !strings.HasPrefix(v, sealedPrefix) {
+		return nil, false
+	}
+	body, tag, ok := strings.Cut(v[len(sealedPrefix):], ".")
+	if !ok {
+		return nil, false
+	}
+	payload, err1 := base64.RawURLEncoding.DecodeString(body)
+	sum, err2 := base64.RawURLEncoding.DecodeString(tag)
+	if err1 != nil || err2 != nil {
+		return nil, false
+	}
+	m := hmac.New(sha256.New, s.key)
+	m.Write(payload)
+	return payload, hmac.Equal(sum, m.Sum(nil)[:16])
+}
+
+// encodeReasoning seals reasoning text that came as text (reasoning_content).
+func (s *Signer) encodeReasoning(text string) string {
+	return s.seal(mustJSON(sealedReasoning{Text: text}))
+}
+
+// sealedReasoning is what a sealed reasoning item carries: Anthropic
+// thinking blocks exactly as the upstream sent them, or reasoning text.
+type sealedReasoning struct {
+	Blocks jsontext.Value `json:"blocks,omitzero"`
+	Text   string         `json:"text,omitempty"`
 }

@@ -31,6 +31,12 @@ func ChatBodyToMessages(body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, ChatToMessages)
 }
 
+// ResponsesBodyToChat translates a Responses request body into a Chat
+// Completions body. A body that cannot be translated is a *RequestError.
+func ResponsesBodyToChat(body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, ResponsesToChat)
+}
+
 // bodyToBody decodes a client body into In, translates it with f and
 // encodes the result.
 func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error)) ([]byte, *Plan, error) {
@@ -79,6 +85,26 @@ func MessagesAnswerToChat(body []byte, p *Plan, created int64) (out, stream []by
 		return nil, ChatStream(c, p), u, nil
 	}
 	out, err = jsonx.Marshal(c)
+	return out, nil, u, err
+}
+
+// ChatAnswerToResponses translates a whole Chat Completions answer into
+// the response a Responses client asked for, and when it asked for a
+// stream, into the events of one. An answer that cannot be translated is
+// an *UpstreamError.
+func ChatAnswerToResponses(body []byte, p *Plan, created int64) (out, stream []byte, u meter.Usage, err error) {
+	var c openai.Completion
+	if err := jsonx.Unmarshal(body, &c); err != nil {
+		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid chat completion", Err: err}
+	}
+	w, u, err := chatAnswerItems(&c, p, created, !p.Stream)
+	if err != nil {
+		return nil, nil, u, err
+	}
+	if p.Stream {
+		return nil, w.out, u, nil
+	}
+	out, err = jsonx.Marshal(w.response)
 	return out, nil, u, err
 }
 

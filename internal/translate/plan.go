@@ -25,6 +25,7 @@ type Plan struct {
 	InputEstimate int64
 
 	toolNames map[string]string // upstream tool name → client tool name
+	rp        *responsesPlan    // a Responses client's request, for its answer
 	dropped   []string
 	adjusted  []string
 	policy    Policy

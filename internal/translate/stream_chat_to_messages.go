@@ -145,11 +145,11 @@ func (s *ChatToMessagesStream) Feed(ev []byte) []byte {
 			}
 		}
 		if t := delta.Get("content"); t.Type == gjson.String && t.Raw != `""` {
-			s.text(t.Raw)
+			s.text(quotedRaw(t))
 		}
 		if t := delta.Get("refusal"); t.Type == gjson.String && t.Raw != `""` {
 			s.refused = true
-			s.text(t.Raw)
+			s.text(quotedRaw(t))
 		}
 		if tcs := delta.Get("tool_calls"); tcs.IsArray() {
 			s.toolCalls(tcs)
@@ -204,7 +204,7 @@ func (s *ChatToMessagesStream) reasoning(r gjson.Result) {
 		s.thinking.Reset()
 	}
 	s.thinking.WriteString(r.String())
-	s.delta(`{"type":"thinking_delta","thinking":`, r.Raw)
+	s.delta(`{"type":"thinking_delta","thinking":`, quotedRaw(r))
 }
 
 // text emits a text delta; quoted is the upstream's JSON string as it was,
@@ -272,7 +272,7 @@ func (s *ChatToMessagesStream) toolArgs(t *toolSlot, args gjson.Result) {
 		}
 	case toolLive:
 		t.args = append(t.args, frag...)
-		s.delta(`{"type":"input_json_delta","partial_json":`, args.Raw)
+		s.delta(`{"type":"input_json_delta","partial_json":`, quotedRaw(args))
 	}
 }
 

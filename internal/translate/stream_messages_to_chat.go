@@ -184,16 +184,16 @@ func (s *MessagesToChatStream) blockStart(index, block gjson.Result) {
 	case "text":
 		s.blocks[i] = ublockText
 		if t := block.Get("text"); t.Type == gjson.String && t.Raw != `""` {
-			s.chunkRaw(`{"content":`, t.Raw, `}`)
+			s.chunkRaw(`{"content":`, quotedRaw(t), `}`)
 		}
 	case "thinking":
 		s.blocks[i] = ublockThinking
 		if t := block.Get("thinking"); t.Type == gjson.String && t.Raw != `""` {
-			s.chunkRaw(`{"reasoning_content":`, t.Raw, `}`)
+			s.chunkRaw(`{"reasoning_content":`, quotedRaw(t), `}`)
 		}
 	case "redacted_thinking":
 		if s.p.Caps.ExposeThinkingBlocks {
-			s.chunkRaw(`{"thinking_blocks":[{"type":"redacted_thinking","data":`, block.Get("data").Raw, `}]}`)
+			s.chunkRaw(`{"thinking_blocks":[{"type":"redacted_thinking","data":`, quotedRaw(block.Get("data")), `}]}`)
 		}
 	case "tool_use":
 		name := block.Get("name").Str
@@ -238,16 +238,16 @@ func (s *MessagesToChatStream) blockDelta(i int, d gjson.Result) {
 	case "text_delta":
 		if s.blocks[i] == ublockText {
 			if t := d.Get("text"); t.Raw != `""` && t.Type == gjson.String {
-				s.chunkRaw(`{"content":`, t.Raw, `}`)
+				s.chunkRaw(`{"content":`, quotedRaw(t), `}`)
 			}
 		}
 	case "thinking_delta":
 		if t := d.Get("thinking"); t.Raw != `""` && t.Type == gjson.String {
-			s.chunkRaw(`{"reasoning_content":`, t.Raw, `}`)
+			s.chunkRaw(`{"reasoning_content":`, quotedRaw(t), `}`)
 		}
 	case "signature_delta":
 		if s.p.Caps.ExposeThinkingBlocks {
-			s.chunkRaw(`{"thinking_blocks":[{"type":"thinking","signature":`, d.Get("signature").Raw, `}]}`)
+			s.chunkRaw(`{"thinking_blocks":[{"type":"thinking","signature":`, quotedRaw(d.Get("signature")), `}]}`)
 		}
 	case "input_json_delta":
 		pj := d.Get("partial_json")
@@ -257,9 +257,9 @@ func (s *MessagesToChatStream) blockDelta(i int, d gjson.Result) {
 		switch s.blocks[i] {
 		case ublockTool:
 			pre := `{"tool_calls":[{"index":` + strconv.Itoa(s.toolIdx[i]) + `,"function":{"arguments":`
-			s.chunkRaw(pre, pj.Raw, `}}]}`)
+			s.chunkRaw(pre, quotedRaw(pj), `}}]}`)
 		case ublockJSON:
-			s.chunkRaw(`{"content":`, pj.Raw, `}`)
+			s.chunkRaw(`{"content":`, quotedRaw(pj), `}`)
 		}
 	}
 	// citations_delta and unknown deltas are dropped.

@@ -1,11 +1,14 @@
 package sdk_test
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
@@ -131,4 +134,120 @@ func checkCodexAnswer(t *testing.T, res *responses.Response) {
 		u.OutputTokensDetails.ReasoningTokens != 128 || u.TotalTokens != 5421 {
 		t.Errorf("usage: %s", u.RawJSON())
 	}
+}
+
+// openai-go's Responses client on an OpenAI-compatible chat upstream: the
+// request is translated into a chat completion request and the answer,
+// whole or streamed, into a response the SDK decodes.
+func TestResponsesSDKOnChatUpstream(t *testing.T) {
+	t.Parallel()
+	t.Run("whole", func(t *testing.T) {
+		t.Parallel()
+		up := staticUpstream(t, upstreamtest.Reply{Body: upstreamtest.File("openai_completion.json")})
+		client := openAIClient(startResponsesGateway(t, nil, nil, up))
+		res, err := client.Responses.New(callContext(t), responsesParams("gpt-test"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != responses.ResponseStatusCompleted || res.Model != "gpt-test" || !strings.HasPrefix(res.ID, "resp_") {
+			t.Errorf("response: %s", res.RawJSON())
+		}
+		if got := res.OutputText(); got != "Hello! <b>&</b> How can I assist you today?" {
+			t.Errorf("output text %q", got)
+		}
+		if u := res.Usage; u.InputTokens != 1919 || u.InputTokensDetails.CachedTokens != 1792 || u.OutputTokens != 10 || u.TotalTokens != 1929 {
+			t.Errorf("usage: %s", u.RawJSON())
+		}
+		sent := onlyRequest(t, up)
+		if sent.Path != "/v1/chat/completions" {
+			t.Errorf("upstream path %s", sent.Path)
+		}
+		want := `{"model":"` + openAIUpstreamModel + `","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"list the files"}]}`
+		if string(sent.Body) != want {
+			t.Errorf("upstream body:\n got %s\nwant %s", sent.Body, want)
+		}
+	})
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		up := staticUpstream(t, upstreamtest.Reply{Events: upstreamtest.Events("openai_stream.sse"), Gap: eventGap})
+		client := openAIClient(startResponsesGateway(t, nil, nil, up))
+		stream := client.Responses.NewStreaming(callContext(t), responsesParams("gpt-test"))
+		var text, args strings.Builder
+		var final *responses.Response
+		seq := int64(0)
+		for stream.Next() {
+			ev := stream.Current()
+			if ev.SequenceNumber != seq {
+				t.Errorf("event %s has sequence number %d, want %d", ev.Type, ev.SequenceNumber, seq)
+			}
+			seq++
+			switch ev.Type {
+			case "response.output_text.delta":
+				text.WriteString(ev.Delta)
+			case "response.function_call_arguments.delta":
+				args.WriteString(ev.Delta)
+			case "response.completed":
+				r := ev.Response
+				final = &r
+			}
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if text.String() != "Checking <&> ünïcödé 🌦" || args.String() != `{"location":"Paris"}` {
+			t.Errorf("streamed text %q, arguments %q", text.String(), args.String())
+		}
+		if final == nil {
+			t.Fatal("no response.completed")
+		}
+		if len(final.Output) != 2 || final.OutputText() != text.String() {
+			t.Fatalf("final output: %s", final.RawJSON())
+		}
+		fc := final.Output[1].AsFunctionCall()
+		if fc.Name != "get_weather" || fc.Arguments != `{"location":"Paris"}` || fc.CallID != "call_DdmO9pD3xa9XTPNJ32zg2hcA" {
+			t.Errorf("function call: %+v", fc)
+		}
+		if u := final.Usage; u.InputTokens != 1117 || u.InputTokensDetails.CachedTokens != 1024 || u.OutputTokens != 46 {
+			t.Errorf("usage: %s", u.RawJSON())
+		}
+		if sent := onlyRequest(t, up); !strings.Contains(string(sent.Body), `"stream_options":{"include_usage":true}`) {
+			t.Errorf("upstream body asks no usage: %s", sent.Body)
+		}
+	})
+	t.Run("tool round trip", func(t *testing.T) {
+		t.Parallel()
+		up := staticUpstream(t, upstreamtest.Reply{Body: upstreamtest.File("openai_completion.json")})
+		client := openAIClient(startResponsesGateway(t, nil, nil, up))
+		params := responsesParams("gpt-test")
+		output := responses.ResponseInputItemParamOfFunctionCallOutput("a.txt\nb.txt")
+		output.OfFunctionCallOutput.CallID = openai.String("call_1")
+		params.Input.OfInputItemList = append(params.Input.OfInputItemList,
+			responses.ResponseInputItemParamOfFunctionCall(`{"cmd":"ls"}`, "call_1", "exec_command"), output)
+		params.Tools = []responses.ToolUnionParam{responses.ToolParamOfFunction("exec_command",
+			map[string]any{"type": "object", "properties": map[string]any{"cmd": map[string]any{"type": "string"}}}, false)}
+		if _, err := client.Responses.New(callContext(t), params); err != nil {
+			t.Fatal(err)
+		}
+		body := string(onlyRequest(t, up).Body)
+		for _, want := range []string{
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"exec_command","arguments":"{\"cmd\":\"ls\"}"}}]}`,
+			`{"role":"tool","content":"a.txt\nb.txt","tool_call_id":"call_1"}`,
+			`"tools":[{"type":"function","function":{"name":"exec_command","parameters":`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("upstream body lacks %s:\n%s", want, body)
+			}
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
+		client := openAIClient(startResponsesGateway(t, nil, nil, unusedUpstream(t)))
+		params := responsesParams("gpt-test")
+		params.PreviousResponseID = openai.String("resp_123")
+		_, err := client.Responses.New(callContext(t), params)
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "previous_response_id" {
+			t.Fatalf("error: %v", err)
+		}
+	})
 }

@@ -123,12 +123,12 @@ type Item struct {
 	CallID    string  `json:"call_id,omitempty"`
 	Name      string  `json:"name,omitempty"`
 	Namespace string  `json:"namespace,omitempty"`
-	Arguments *string `json:"arguments,omitempty"` // function_call: JSON text
-	Input     *string `json:"input,omitempty"`     // custom_tool_call: free text
-	Output    Content `json:"output,omitzero"`     // *_output: a string or parts
+	Arguments *string `json:"arguments,omitzero"` // function_call: JSON text
+	Input     *string `json:"input,omitzero"`     // custom_tool_call: free text
+	Output    Content `json:"output,omitzero"`    // *_output: a string or parts
 
 	// reasoning
-	Summary          []Part  `json:"summary,omitempty"`
+	Summary          []Part  `json:"summary,omitzero"`
 	EncryptedContent *string `json:"encrypted_content,omitempty"`
 
 	Extra jsontext.Value `json:",embed"`

@@ -1,0 +1,287 @@
+package translate
+
+import (
+	"strconv"
+
+	"github.com/tollgate/tollgate/internal/api/responses"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/meter"
+	"github.com/tollgate/tollgate/internal/sse"
+)
+
+// rsOut writes a Responses event stream for a Responses client, whatever
+// the upstream: the lifecycle events, one output item at a time (at most
+// one open), each closed by its .done events, sequence numbers counting
+// from 0, and exactly one terminal event. It keeps the finished items for
+// the terminal event's response. It is made per stream and is not safe for
+// concurrent use.
+type rsOut struct {
+	p       *Plan
+	id      string
+	created int64
+	seq     int64
+	out     []byte
+	started bool
+	ended   bool
+	quiet   bool // build the items only: a whole answer has no events
+
+	lastStatus string // the status of the item closed by finish, if not completed
+
+	response responses.Response // the finished response, once ended
+
+	items []responses.Item // finished output items
+	open  *responses.Item  // the item being streamed
+	text  []byte           // its text, reasoning summary, arguments or input so far
+}
+
+func newRSOut(p *Plan, created int64) *rsOut {
+	return &rsOut{p: p, id: newResponseID(), created: created}
+}
+
+// event appends one event: typ, its sequence number, then the members in
+// fields (already encoded, starting with a comma).
+func (w *rsOut) event(typ string, fields []byte) {
+	if w.quiet || w.ended { // nothing follows the terminal event
+
+		return
+	}
+	b := make([]byte, 0, 64+len(fields))
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","sequence_number":`...)
+	b = strconv.AppendInt(b, w.seq, 10)
+	b = append(b, fields...)
+	b = append(b, '}')
+	w.seq++
+	w.out = sse.AppendEvent(w.out, typ, b)
+}
+
+// lifecycle appends an event that carries the whole response.
+func (w *rsOut) lifecycle(typ string, r responses.Response) {
+	w.event(typ, append([]byte(`,"response":`), mustJSON(r)...))
+}
+
+// begin sends response.created and response.in_progress, once.
+func (w *rsOut) begin() {
+	if w.started || w.quiet {
+		return
+	}
+	w.started = true
+	r := w.p.responseObject(w.id, w.created, responses.StatusInProgress)
+	w.lifecycle("response.created", r)
+	w.lifecycle("response.in_progress", r)
+}
+
+func (w *rsOut) index() int64 { return int64(len(w.items)) }
+
+func (w *rsOut) itemFields(it *responses.Item) []byte {
+	b := append([]byte(`,"output_index":`), strconv.FormatInt(w.index(), 10)...)
+	b = append(b, `,"item":`...)
+	return append(b, mustJSON(it)...)
+}
+
+// ids appends item_id, output_index and, when content is non-negative,
+// content_index or (summary) summary_index.
+func (w *rsOut) ids(b []byte, sub string, n int) []byte {
+	b = append(b, `,"item_id":`...)
+	b = jsonx.AppendQuote(b, w.open.ID)
+	b = append(b, `,"output_index":`...)
+	b = strconv.AppendInt(b, w.index(), 10)
+	if sub != "" {
+		b = append(b, `,"`...)
+		b = append(b, sub...)
+		b = append(b, `":`...)
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return b
+}
+
+// start opens an output item.
+func (w *rsOut) start(it responses.Item) {
+	w.begin()
+	w.closeOpen()
+	it.Status = "in_progress"
+	w.open, w.text = &it, w.text[:0]
+	w.event("response.output_item.added", w.itemFields(w.open))
+}
+
+// Kinds of open items, by their type.
+func (w *rsOut) openType() string {
+	if w.open == nil {
+		return ""
+	}
+	return w.open.Type
+}
+
+// reasoning streams summary text (quoted: a JSON string as it came).
+func (w *rsOut) reasoning(delta string, quoted []byte) {
+	if w.openType() != "reasoning" {
+		w.start(responses.Item{Type: "reasoning", ID: newItemID("rs"), Summary: []responses.Part{}})
+		w.event("response.reasoning_summary_part.added", append(w.ids(nil, "summary_index", 0), `,"part":{"type":"summary_text","text":""}`...))
+	}
+	w.text = append(w.text, delta...)
+	w.event("response.reasoning_summary_text.delta", append(append(w.ids(nil, "summary_index", 0), `,"delta":`...), quoted...))
+}
+
+// outputText streams answer text.
+func (w *rsOut) outputText(delta string, quoted []byte) {
+	if w.openType() != "message" {
+		w.start(responses.Item{Type: "message", ID: newItemID("msg"), Role: "assistant", Content: responses.Content{Parts: []responses.Part{}}})
+		w.event("response.content_part.added", append(w.ids(nil, "content_index", 0), `,"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}`...))
+	}
+	w.text = append(w.text, delta...)
+	b := append(w.ids(nil, "content_index", 0), `,"delta":`...)
+	b = append(b, quoted...)
+	w.event("response.output_text.delta", append(b, `,"logprobs":[]`...))
+}
+
+// call opens a function call (or a custom tool call) to the client's tool.
+func (w *rsOut) call(callID string, t rTool) {
+	it := responses.Item{Type: "function_call", ID: newItemID("fc"), CallID: callID, Name: t.name, Namespace: t.namespace, Arguments: new(string)}
+	if t.custom {
+		it = responses.Item{Type: "custom_tool_call", ID: newItemID("ctc"), CallID: callID, Name: t.name, Namespace: t.namespace, Input: new(string)}
+	}
+	w.start(it)
+}
+
+// arguments streams a function call's arguments. A custom tool's input
+// is sent whole when the call ends (it is inside the arguments' JSON).
+func (w *rsOut) arguments(frag string, quoted []byte) {
+	w.text = append(w.text, frag...)
+	if w.openType() == "function_call" {
+		w.event("response.function_call_arguments.delta", append(append(w.ids(nil, "", 0), `,"delta":`...), quoted...))
+	}
+}
+
+// closeOpen ends the open item with its .done events.
+func (w *rsOut) closeOpen() {
+	it := w.open
+	if it == nil {
+		return
+	}
+	text := string(w.text)
+	switch it.Type {
+	case "reasoning":
+		q := jsonx.AppendQuote(nil, text)
+		w.event("response.reasoning_summary_text.done", append(append(w.ids(nil, "summary_index", 0), `,"text":`...), q...))
+		b := append(w.ids(nil, "summary_index", 0), `,"part":{"type":"summary_text","text":`...)
+		w.event("response.reasoning_summary_part.done", append(append(b, q...), '}'))
+		it.Summary = []responses.Part{{Type: "summary_text", Text: text}}
+		if it.EncryptedContent == nil {
+			enc := w.p.signer.encodeReasoning(text)
+			it.EncryptedContent = &enc
+		}
+	case "message":
+		q := jsonx.AppendQuote(nil, text)
+		w.event("response.output_text.done", append(append(append(w.ids(nil, "content_index", 0), `,"text":`...), q...), `,"logprobs":[]`...))
+		b := append(w.ids(nil, "content_index", 0), `,"part":{"type":"output_text","text":`...)
+		w.event("response.content_part.done", append(append(b, q...), `,"annotations":[],"logprobs":[]}`...))
+		it.Content = responses.Content{Parts: []responses.Part{{Type: "output_text", Text: text, Annot: emptyArray}}}
+	case "function_call":
+		if text == "" {
+			text = "{}"
+		}
+		b := append(w.ids(nil, "", 0), `,"name":`...)
+		b = jsonx.AppendQuote(b, it.Name)
+		w.event("response.function_call_arguments.done", append(append(b, `,"arguments":`...), jsonx.AppendQuote(nil, text)...))
+		it.Arguments = &text
+	case "custom_tool_call":
+		input := customInput(text)
+		q := jsonx.AppendQuote(nil, input)
+		w.event("response.custom_tool_call_input.delta", append(append(w.ids(nil, "", 0), `,"delta":`...), q...))
+		w.event("response.custom_tool_call_input.done", append(append(w.ids(nil, "", 0), `,"input":`...), q...))
+		it.Input = &input
+	}
+	it.Status = cmpOr(w.lastStatus, "completed")
+	w.event("response.output_item.done", w.itemFields(it))
+	w.items = append(w.items, *it)
+	w.open, w.text = nil, w.text[:0]
+}
+
+// finish closes the stream with response.completed, or
+// response.incomplete with reason (max_output_tokens, content_filter).
+func (w *rsOut) finish(reason string, u meter.Usage, usageKnown bool) {
+	if w.ended {
+		return
+	}
+	w.begin()
+	if reason != "" {
+		w.lastStatus = "incomplete" // the item the bound or filter cut
+	}
+	w.closeOpen()
+	r := w.final(reason, u, usageKnown)
+	w.response = r
+	if reason != "" {
+		w.lifecycle("response.incomplete", r)
+	} else {
+		w.lifecycle("response.completed", r)
+	}
+	w.ended = true
+}
+
+// final is the finished response.
+func (w *rsOut) final(reason string, u meter.Usage, usageKnown bool) responses.Response {
+	r := w.p.responseObject(w.id, w.created, responses.StatusCompleted)
+	r.Output = w.items
+	if r.Output == nil {
+		r.Output = []responses.Item{}
+	}
+	if reason != "" {
+		r.Status = responses.StatusIncomplete
+		r.IncompleteDetails = &responses.Incomplete{Reason: reason}
+	} else {
+		done := w.created
+		r.CompletedAt = &done
+	}
+	if usageKnown {
+		r.Usage = responsesUsage(u)
+	}
+	return r
+}
+
+// fail closes the stream with response.failed, never a made-up
+// completion. The response lists what was streamed: finished items, and
+// the one cut short as incomplete.
+func (w *rsOut) fail(code, msg string) {
+	if w.ended {
+		return
+	}
+	w.begin()
+	r := w.p.responseObject(w.id, w.created, responses.StatusFailed)
+	r.Error = &responses.Error{Code: code, Message: msg}
+	r.Output = append([]responses.Item{}, w.items...)
+	if it := w.open; it != nil {
+		cut := *it
+		cut.Status = "incomplete"
+		text := string(w.text)
+		switch cut.Type {
+		case "reasoning":
+			cut.Summary = []responses.Part{{Type: "summary_text", Text: text}}
+		case "message":
+			cut.Content = responses.Content{Parts: []responses.Part{{Type: "output_text", Text: text, Annot: emptyArray}}}
+		case "function_call":
+			cut.Arguments = &text
+		case "custom_tool_call":
+			cut.Input = &text
+		}
+		r.Output = append(r.Output, cut)
+	}
+	w.response = r
+	w.lifecycle("response.failed", r)
+	w.ended = true
+}
+
+var emptyArray = []byte(`[]`)
+
+// customInput is a custom tool's free-text input from the arguments of
+// the function it was offered as ({"input": "…"}); arguments that are not
+// that object are taken as the input itself.
+func customInput(args string) string {
+	var v struct {
+		Input *string `json:"input"`
+	}
+	if jsonx.Unmarshal([]byte(args), &v) == nil && v.Input != nil {
+		return *v.Input
+	}
+	return args
+}
