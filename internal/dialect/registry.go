@@ -24,6 +24,9 @@ var builtinPairs = map[[2]*Dialect]*Translator{
 	{Responses, OpenAI}: {Request: translate.ResponsesBodyToChat, Response: translate.ChatAnswerToResponses,
 		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewChatToResponsesStream(p, created) },
 		Error:  translate.OpenAIErrorToResponses},
+	{Responses, Anthropic}: {Request: translate.ResponsesBodyToMessages, Response: translate.MessagesAnswerToResponses,
+		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewMessagesToResponsesStream(p, created) },
+		Error:  translate.AnthropicErrorToOpenAI},
 }
 
 // Default answers requests to shared routes that no dialect claims.

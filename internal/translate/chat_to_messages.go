@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -71,37 +72,12 @@ func o2aTopLevel(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 			return err
 		}
 	}
-	switch {
-	case in.MaxCompletionTokens != nil:
-		out.MaxTokens = *in.MaxCompletionTokens
-	case in.MaxTokens != nil:
-		out.MaxTokens = *in.MaxTokens
-	default:
-		// OpenAI's "no limit" is the model's limit; Anthropic needs a number.
-		out.MaxTokens = p.Caps.MaxOutput()
-		if !in.Stream && p.Caps.NonStreamMaxTokens > 0 {
-			out.MaxTokens = min(out.MaxTokens, p.Caps.NonStreamMaxTokens)
-		}
+	var err error
+	if out.MaxTokens, err = anthropicMaxTokens(cmp.Or(in.MaxCompletionTokens, in.MaxTokens), in.Stream, p); err != nil {
+		return err
 	}
-	if out.MaxTokens < 1 {
-		return badRequest("max_tokens", "max_tokens: must be at least 1")
-	}
-	if t := in.Temperature; t != nil {
-		switch {
-		case *t < 0:
-			return badRequest("temperature", "temperature: must be between 0 and 2")
-		case *t > 1:
-			one := 1.0 // Anthropic's range is 0–1; its own compatibility layer caps too
-			out.Temperature = &one
-			p.adjust("temperature")
-		default:
-			out.Temperature = t
-		}
-	}
-	out.TopP = in.TopP
-	if out.Temperature != nil && out.TopP != nil && p.Caps.TemperatureTopPExclusive {
-		out.TopP = nil
-		p.drop("top_p")
+	if err := anthropicSampling(in.Temperature, in.TopP, out, p); err != nil {
+		return err
 	}
 	out.TopK = in.TopK
 	for _, s := range in.Stop.Values {
@@ -127,6 +103,46 @@ func o2aTopLevel(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// anthropicMaxTokens is max_tokens for a client's output bound n (nil:
+// none, which is the model's limit for OpenAI clients; Anthropic needs a
+// number).
+func anthropicMaxTokens(n *int64, stream bool, p *Plan) (int64, error) {
+	if n != nil {
+		if *n < 1 {
+			return 0, badRequest("max_tokens", "max_tokens: must be at least 1")
+		}
+		return *n, nil
+	}
+	m := p.Caps.MaxOutput()
+	if !stream && p.Caps.NonStreamMaxTokens > 0 {
+		m = min(m, p.Caps.NonStreamMaxTokens)
+	}
+	return m, nil
+}
+
+// anthropicSampling sets temperature (OpenAI's 0–2 capped to Anthropic's
+// 0–1, reported) and top_p.
+func anthropicSampling(temperature, topP *float64, out *anthropic.MessagesRequest, p *Plan) error {
+	if t := temperature; t != nil {
+		switch {
+		case *t < 0:
+			return badRequest("temperature", "temperature: must be between 0 and 2")
+		case *t > 1:
+			one := 1.0 // Anthropic's range is 0–1; its own compatibility layer caps too
+			out.Temperature = &one
+			p.adjust("temperature")
+		default:
+			out.Temperature = t
+		}
+	}
+	out.TopP = topP
+	if out.Temperature != nil && out.TopP != nil && p.Caps.TemperatureTopPExclusive {
+		out.TopP = nil
+		p.drop("top_p")
 	}
 	return nil
 }
@@ -217,20 +233,35 @@ func o2aMessages(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 			return badRequest(path+".role", "%s.role: unknown role %q", path, m.Role)
 		}
 	}
+	msgs, err := tidyMessages(msgs)
+	if err != nil {
+		return err
+	}
+	msgs, sys = placeSystemMessages(msgs, later, sys)
+	out.Messages = msgs
+	if len(sys) > 0 {
+		out.System = anthropic.Content{Blocks: sys}
+	}
+	return nil
+}
+
+// tidyMessages puts a translated conversation in the shape Anthropic
+// takes: tool results open the user message that follows the calls, a
+// final assistant message (a prefill) does not end in white space, and
+// there is at least one message.
+func tidyMessages(msgs []anthropic.Message) ([]anthropic.Message, error) {
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Role == "user" {
 			if len(m.Content.Blocks) == 0 {
-				return badRequest("messages", "messages: a user message has no content")
+				return nil, badRequest("messages", "messages: a user message has no content")
 			}
-			// Tool results must open the user message that follows the calls.
 			slices.SortStableFunc(m.Content.Blocks, func(a, b anthropic.Block) int {
 				return boolRank(a.Type != "tool_result") - boolRank(b.Type != "tool_result")
 			})
 		}
 	}
 	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
-		// A final assistant message is a prefill, which must not end in white space.
 		blocks := msgs[n-1].Content.Blocks
 		if k := len(blocks) - 1; blocks[k].Type == "text" {
 			blocks[k].Text = strings.TrimRight(blocks[k].Text, " \t\r\n")
@@ -243,14 +274,9 @@ func o2aMessages(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 		}
 	}
 	if len(msgs) == 0 {
-		return badRequest("messages", "messages: at least one user or assistant message is required")
+		return nil, badRequest("messages", "messages: at least one user or assistant message is required")
 	}
-	msgs, sys = placeSystemMessages(msgs, later, sys)
-	out.Messages = msgs
-	if len(sys) > 0 {
-		out.System = anthropic.Content{Blocks: sys}
-	}
-	return nil
+	return msgs, nil
 }
 
 func boolRank(b bool) int {
@@ -570,15 +596,22 @@ func o2aResponseFormat(in *openai.ChatRequest, out *anthropic.MessagesRequest, p
 	default:
 		return badRequest("response_format.type", "response_format.type: unknown value %q", rf.Type)
 	}
-	if p.Caps.OutputFormat && rf.Type == "json_schema" {
+	anthropicFormat(schema, rf.Type == "json_schema", out, p)
+	return nil
+}
+
+// anthropicFormat asks for output matching schema: output_config.format on
+// models that take it (for a JSON schema), else a forced tool whose input
+// is the answer (§1.9).
+func anthropicFormat(schema jsontext.Value, isSchema bool, out *anthropic.MessagesRequest, p *Plan) {
+	if p.Caps.OutputFormat && isSchema {
 		format, _ := jsonx.Marshal(map[string]any{"type": "json_schema", "schema": schema})
 		out.OutputConfig = &anthropic.OutputConfig{Format: format}
-		return nil
+		return
 	}
 	out.Tools = append(out.Tools, anthropic.Tool{Name: jsonToolName, Description: "Respond with a JSON object.", InputSchema: schema})
 	out.ToolChoice = &anthropic.ToolChoice{Type: "tool", Name: jsonToolName}
 	p.JSONTool = true
-	return nil
 }
 
 // reasoningBudgets are the budgets used for reasoning_effort on models
@@ -598,19 +631,24 @@ func o2aThinking(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 		out.Thinking = &t // explicit: forwarded as sent, parameters untouched
 		return nil
 	}
-	effort := in.ReasoningEffort
+	return anthropicEffort(in.ReasoningEffort, "reasoning_effort", out, p)
+}
+
+// anthropicEffort turns on thinking for a reasoning effort (param names
+// the client's member), with a budget or adaptively as the model takes it.
+func anthropicEffort(effort, param string, out *anthropic.MessagesRequest, p *Plan) error {
 	if effort == "" || effort == "none" {
 		return nil
 	}
 	if _, ok := reasoningBudgets[effort]; !ok {
-		return badRequest("reasoning_effort", "reasoning_effort: unknown value %q", effort)
+		return badRequest(param, "%s: unknown value %q", param, effort)
 	}
 	if p.Caps.Thinking == ThinkingNone {
-		return p.advisory("reasoning_effort", "this model does not think")
+		return p.advisory(param, "this model does not think")
 	}
 	if tc := out.ToolChoice; tc != nil && (tc.Type == "any" || tc.Type == "tool") {
 		// Anthropic refuses forced tool use with thinking; the tool choice is the contract.
-		p.drop("reasoning_effort")
+		p.drop(param)
 		return nil
 	}
 	switch p.Caps.Thinking {

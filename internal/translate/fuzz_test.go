@@ -77,6 +77,26 @@ func FuzzStreamChatToResponses(f *testing.F) {
 	})
 }
 
+// FuzzStreamMessagesToResponses: whatever an Anthropic upstream sends,
+// the Responses client's stream obeys the grammar and nothing panics.
+func FuzzStreamMessagesToResponses(f *testing.F) {
+	seedStreams(f, "r2m_")
+	seedStreams(f, "o2a_")
+	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
+		p := &Plan{ClientModel: "m", Stream: true, signer: goldenSigner, rp: &responsesPlan{req: &responses.Request{Model: "m"}}}
+		if tools {
+			p.rp.tools = map[string]rTool{"f": {name: "apply_patch", custom: true}, "ns__g": {namespace: "ns", name: "g"}}
+			p.JSONTool = true
+		}
+		out := translateStream(t, goldenPairs["r2m"], up, p, int(piece%32)+1)
+		if len(out) > 0 && string(out[:5]) != "HTTP " {
+			if err := responsesGrammar(out); err != nil {
+				t.Fatalf("grammar: %v\nupstream %q\nclient %q", err, up, out)
+			}
+		}
+	})
+}
+
 // fuzzRequests fuzzes a request translator: any decodable request,
 // seeded from the golden files with prefix, translates under each of caps
 // or is refused with a RequestError, and what it produces encodes; check,
@@ -115,6 +135,16 @@ func fuzzRequests[In, Out any](f *testing.F, prefix string, translate func(*In, 
 // FuzzResponsesToChat fuzzes Responses requests for chat upstreams.
 func FuzzResponsesToChat(f *testing.F) {
 	fuzzRequests(f, "r2c_", ResponsesToChat, nil, Caps{}, Caps{LeadingSystemOnly: true, Reasoning: ReasoningDeepSeek, LegacyMaxTokens: true})
+}
+
+// FuzzResponsesToMessages fuzzes Responses requests for Anthropic
+// upstreams, with system messages kept in place or hoisted.
+func FuzzResponsesToMessages(f *testing.F) {
+	fuzzRequests(f, "r2m_", ResponsesToMessages, func(t *testing.T, c Caps, out *anthropic.MessagesRequest) {
+		if c.SystemMessages {
+			checkSystemPlacement(t, out.Messages)
+		}
+	}, Caps{}, Caps{SystemMessages: true, Thinking: ThinkingAdaptive, OutputFormat: true})
 }
 
 // FuzzMessagesToChat fuzzes Anthropic requests for chat upstreams, with

@@ -255,6 +255,15 @@ var goldenPairs = map[string]goldenPair{
 		stream:  func(p *Plan) stream { return NewChatToResponsesStream(p, goldenCreated) },
 		grammar: func(t *testing.T, got []byte, _ *Plan) { checkResponsesGrammar(t, got) },
 	},
+	"r2m": { // Responses client, Anthropic upstream
+		request: decodeRequest(ResponsesToMessages),
+		response: decodeAnswer(func(r *anthropic.Response, p *Plan) (*responses.Response, error) {
+			out, _ := MessagesResponseToResponses(r, p, goldenCreated)
+			return out, nil
+		}),
+		stream:  func(p *Plan) stream { return NewMessagesToResponsesStream(p, goldenCreated) },
+		grammar: func(t *testing.T, got []byte, _ *Plan) { checkResponsesGrammar(t, got) },
+	},
 }
 
 // stream is what the gateway drives: feed events, then close.

@@ -37,6 +37,12 @@ func ResponsesBodyToChat(body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, ResponsesToChat)
 }
 
+// ResponsesBodyToMessages translates a Responses request body into a
+// Messages body. A body that cannot be translated is a *RequestError.
+func ResponsesBodyToMessages(body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, ResponsesToMessages)
+}
+
 // bodyToBody decodes a client body into In, translates it with f and
 // encodes the result.
 func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error)) ([]byte, *Plan, error) {
@@ -101,6 +107,23 @@ func ChatAnswerToResponses(body []byte, p *Plan, created int64) (out, stream []b
 	if err != nil {
 		return nil, nil, u, err
 	}
+	if p.Stream {
+		return nil, w.out, u, nil
+	}
+	out, err = jsonx.Marshal(w.response)
+	return out, nil, u, err
+}
+
+// MessagesAnswerToResponses translates a whole Messages answer into the
+// response a Responses client asked for, and when it asked for a stream,
+// into the events of one. An answer that cannot be translated is an
+// *UpstreamError.
+func MessagesAnswerToResponses(body []byte, p *Plan, created int64) (out, stream []byte, u meter.Usage, err error) {
+	var m anthropic.Response
+	if err := jsonx.Unmarshal(body, &m); err != nil {
+		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid message", Err: err}
+	}
+	w, u := messagesAnswerItems(&m, p, created, !p.Stream)
 	if p.Stream {
 		return nil, w.out, u, nil
 	}

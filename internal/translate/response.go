@@ -155,11 +155,7 @@ func MessagesResponseToChat(r *anthropic.Response, p *Plan, created int64) (*ope
 				m.ThinkingBlocks = append(m.ThinkingBlocks, openai.ThinkingBlock{Type: "redacted_thinking", Data: b.Data})
 			}
 		case "tool_use":
-			input := b.Input.Clone()
-			if len(input) == 0 {
-				input = jsontext.Value("{}")
-			}
-			input.Compact()
+			input := compactInput(b.Input)
 			if p.JSONTool && b.Name == jsonToolName {
 				text.Write(input) // the forced tool's input is the structured answer
 				continue
@@ -189,6 +185,17 @@ func MessagesResponseToChat(r *anthropic.Response, p *Plan, created int64) (*ope
 		Choices: []openai.Choice{{Index: 0, Message: m, Logprobs: jsontext.Value("null"), FinishReason: &finish}},
 		Usage:   usage,
 	}, u
+}
+
+// compactInput is a tool_use block's input as compact JSON ({} when
+// absent), a copy of it.
+func compactInput(in jsontext.Value) jsontext.Value {
+	v := in.Clone()
+	if len(v) == 0 {
+		return jsontext.Value("{}")
+	}
+	v.Compact()
+	return v
 }
 
 // chatID derives a stable chat completion id from a message id.

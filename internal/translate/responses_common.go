@@ -1,9 +1,14 @@
 package translate
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tollgate/tollgate/internal/api/responses"
+	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
 
@@ -126,4 +131,153 @@ func (p *Plan) responseObject(id string, created int64, status string) responses
 func newResponseID() string { return "resp_" + randomHex(24) }
 func newItemID(prefix string) string {
 	return prefix + "_" + randomHex(24)
+}
+
+// rDef is a client's function or custom tool as offered upstream.
+type rDef struct {
+	name        string // the upstream name
+	description string
+	params      jsontext.Value // a JSON schema, never empty
+	strict      *bool
+}
+
+// responsesToolDefs flattens the request's function and custom tools,
+// those inside namespaces too, into the definitions offered upstream. A
+// custom tool becomes a function with one string member. Hosted tools run
+// on OpenAI's side: they are reported (dropped; refused under strict), and
+// hosted names the dropped types, for tool_choice.
+func responsesToolDefs(in *responses.Request, p *Plan) (defs []rDef, hosted map[string]bool, err error) {
+	add := func(t responses.Tool, namespace string) {
+		rt := rTool{namespace: namespace, name: t.Name, custom: t.Type == "custom"}
+		d := rDef{name: p.responsesToolName(rt), description: t.Description, params: t.Parameters, strict: t.Strict}
+		if rt.custom {
+			d.params, d.strict = customSchema, nil
+			if d.description == "" {
+				d.description = "Takes free-text input."
+			}
+		}
+		if len(d.params) == 0 || string(d.params) == "null" {
+			d.params = jsontext.Value(`{"type":"object","properties":{}}`)
+		}
+		defs = append(defs, d)
+	}
+	for i, t := range in.Tools {
+		path := fmt.Sprintf("tools[%d]", i)
+		switch t.Type {
+		case "function", "custom":
+			add(t, "")
+		case "namespace":
+			for j, nt := range t.Tools {
+				if nt.Type != "function" && nt.Type != "custom" {
+					if err := p.advisory(fmt.Sprintf("%s.tools[%d]", path, j), fmt.Sprintf("tools of type %q inside a namespace cannot be offered to this model's upstream", nt.Type)); err != nil {
+						return nil, nil, err
+					}
+					continue
+				}
+				add(nt, t.Name)
+			}
+		default:
+			if hosted == nil {
+				hosted = map[string]bool{}
+			}
+			hosted[t.Type] = true
+			if err := p.advisory("tools."+t.Type, "hosted tools run on OpenAI's side; this model's upstream cannot call them"); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return defs, hosted, nil
+}
+
+// rChoice is a tool_choice: mode auto, none or required, or tool (name
+// is then the upstream name of the forced tool).
+type rChoice struct {
+	mode, name string
+	restricted bool // allowed_tools: the client meant only some tools
+}
+
+// responsesToolChoice reads tool_choice; nil when the request has none.
+func responsesToolChoice(tc jsontext.Value, p *Plan) (*rChoice, error) {
+	if len(tc) == 0 || string(tc) == "null" {
+		return nil, nil
+	}
+	if tc.Kind() == '"' {
+		var s string
+		jsonx.Unmarshal(tc, &s)
+		switch s {
+		case "auto", "none", "required":
+			return &rChoice{mode: s}, nil
+		}
+		return nil, badRequest("tool_choice", "tool_choice: unknown value %q", s)
+	}
+	var c struct {
+		Type      string `json:"type"`
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+		Mode      string `json:"mode"`
+	}
+	if err := jsonx.Unmarshal(tc, &c); err != nil {
+		return nil, badRequest("tool_choice", "tool_choice: %v", err)
+	}
+	switch c.Type {
+	case "function", "custom":
+		if c.Name == "" {
+			return nil, badRequest("tool_choice.name", "tool_choice.name: required")
+		}
+		return &rChoice{mode: "tool", name: p.responsesToolName(rTool{namespace: c.Namespace, name: c.Name, custom: c.Type == "custom"})}, nil
+	case "allowed_tools":
+		// The restriction has no counterpart upstream: every tool is offered.
+		if err := p.advisory("tool_choice.tools", "the upstream cannot restrict a request to some of its tools"); err != nil {
+			return nil, err
+		}
+		mode := "auto"
+		if c.Mode == "required" {
+			mode = "required"
+		}
+		return &rChoice{mode: mode, restricted: true}, nil
+	case "":
+		return nil, badRequest("tool_choice.type", "tool_choice.type: required")
+	}
+	return nil, p.contract("tool_choice", fmt.Sprintf("the forced tool %q runs on OpenAI's side and cannot be used with this model's upstream", c.Type))
+}
+
+// responsesAdvisoryMembers reports the members no translated upstream
+// carries (dropped; refused under strict), then unknown ones. keep names
+// members the caller translates itself.
+func responsesAdvisoryMembers(in *responses.Request, p *Plan, keep ...string) error {
+	for _, a := range []struct {
+		param   string
+		present bool
+	}{
+		{"max_tool_calls", in.MaxToolCalls != nil}, {"top_logprobs", in.TopLogprobs != nil && *in.TopLogprobs > 0},
+		{"service_tier", in.ServiceTier != "" && in.ServiceTier != "auto" && in.ServiceTier != "default"},
+		{"truncation", in.Truncation == "auto"}, {"metadata", !emptyJSON(in.Metadata)},
+		{"prompt_cache_key", in.PromptCacheKey != ""}, {"stream_options", !emptyJSON(in.StreamOptions)},
+	} {
+		if a.present && !slices.Contains(keep, a.param) {
+			why, ok := responsesAdvisories[a.param]
+			if !ok {
+				why = "not supported by this model's upstream"
+			}
+			if err := p.advisory(a.param, why); err != nil {
+				return err
+			}
+		}
+	}
+	return responsesUnknown(in.Extra, p)
+}
+
+// responsesOtherItem handles the input items neither translator converts:
+// an item_reference needs a stored conversation (400); a hosted tool's
+// call and result ran on OpenAI's side and are left out (reported); any
+// other type is a contract the upstream cannot keep.
+func responsesOtherItem(path string, it responses.Item, p *Plan) error {
+	switch {
+	case it.Type == "item_reference":
+		return badRequest(path, "%s: item references need a stored conversation, which this model's upstream does not keep; send the items themselves", path)
+	case strings.HasSuffix(it.Type, "_call") || strings.HasSuffix(it.Type, "_call_output") || strings.HasPrefix(it.Type, "mcp_"):
+		p.drop(it.Type)
+		return nil
+	}
+	return p.contract(path, fmt.Sprintf("input items of type %q cannot be sent to this model's upstream", it.Type))
 }

@@ -113,21 +113,44 @@ func (w *rsOut) openType() string {
 	return w.open.Type
 }
 
-// reasoning streams summary text (quoted: a JSON string as it came).
-func (w *rsOut) reasoning(delta string, quoted []byte) {
+// openReasoning starts a reasoning item, unless one is open.
+func (w *rsOut) openReasoning() {
 	if w.openType() != "reasoning" {
 		w.start(responses.Item{Type: "reasoning", ID: newItemID("rs"), Summary: []responses.Part{}})
 		w.event("response.reasoning_summary_part.added", append(w.ids(nil, "summary_index", 0), `,"part":{"type":"summary_text","text":""}`...))
+	}
+}
+
+// reasoning streams summary text (quoted: a JSON string as it came).
+func (w *rsOut) reasoning(delta string, quoted []byte) {
+	w.openReasoning()
+	if delta == "" {
+		return
 	}
 	w.text = append(w.text, delta...)
 	w.event("response.reasoning_summary_text.delta", append(append(w.ids(nil, "summary_index", 0), `,"delta":`...), quoted...))
 }
 
-// outputText streams answer text.
-func (w *rsOut) outputText(delta string, quoted []byte) {
+// seal sets the encrypted_content of the open reasoning item.
+func (w *rsOut) seal(v string) {
+	if w.openType() == "reasoning" {
+		w.open.EncryptedContent = &v
+	}
+}
+
+// openMessage starts an assistant message item, unless one is open.
+func (w *rsOut) openMessage() {
 	if w.openType() != "message" {
 		w.start(responses.Item{Type: "message", ID: newItemID("msg"), Role: "assistant", Content: responses.Content{Parts: []responses.Part{}}})
 		w.event("response.content_part.added", append(w.ids(nil, "content_index", 0), `,"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}`...))
+	}
+}
+
+// outputText streams answer text.
+func (w *rsOut) outputText(delta string, quoted []byte) {
+	w.openMessage()
+	if delta == "" {
+		return
 	}
 	w.text = append(w.text, delta...)
 	b := append(w.ids(nil, "content_index", 0), `,"delta":`...)
@@ -167,7 +190,7 @@ func (w *rsOut) closeOpen() {
 		b := append(w.ids(nil, "summary_index", 0), `,"part":{"type":"summary_text","text":`...)
 		w.event("response.reasoning_summary_part.done", append(append(b, q...), '}'))
 		it.Summary = []responses.Part{{Type: "summary_text", Text: text}}
-		if it.EncryptedContent == nil {
+		if it.EncryptedContent == nil && w.p.signer != nil {
 			enc := w.p.signer.encodeReasoning(text)
 			it.EncryptedContent = &enc
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/sse"
 )
 
 // responsesGrammar checks a Responses client stream:
@@ -24,7 +26,12 @@ func responsesGrammar(b []byte) error {
 	if err := validData(b); err != nil {
 		return err
 	}
-	evs := events(b)
+	var evs []sse.Fields
+	for _, e := range events(b) {
+		if e.Data != nil { // comments (keep-alive pings) are not events
+			evs = append(evs, e)
+		}
+	}
 	if len(evs) < 3 {
 		return fmt.Errorf("%d events, want at least created, in_progress and a terminal event", len(evs))
 	}

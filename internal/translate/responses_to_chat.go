@@ -8,7 +8,6 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/api/responses"
-	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
 // ResponsesToChat translates a Responses request into a Chat Completions
@@ -118,26 +117,7 @@ func r2cTopLevel(in *responses.Request, out *openai.ChatRequest, p *Plan) error 
 			}
 		}
 	}
-	for _, a := range []struct {
-		param   string
-		present bool
-	}{
-		{"max_tool_calls", in.MaxToolCalls != nil}, {"top_logprobs", in.TopLogprobs != nil && *in.TopLogprobs > 0},
-		{"service_tier", in.ServiceTier != "" && in.ServiceTier != "auto" && in.ServiceTier != "default"},
-		{"truncation", in.Truncation == "auto"}, {"metadata", !emptyJSON(in.Metadata)},
-		{"prompt_cache_key", in.PromptCacheKey != ""}, {"stream_options", !emptyJSON(in.StreamOptions)},
-	} {
-		if a.present {
-			why, ok := responsesAdvisories[a.param]
-			if !ok {
-				why = "not supported by this model's upstream"
-			}
-			if err := p.advisory(a.param, why); err != nil {
-				return err
-			}
-		}
-	}
-	return responsesUnknown(in.Extra, p)
+	return responsesAdvisoryMembers(in, p)
 }
 
 // responsesUnknown reports request members the translator does not name.
@@ -226,14 +206,8 @@ func r2cInput(in *responses.Request, p *Plan) ([]openai.ChatMessage, error) {
 				}
 				reasoning.WriteString(s.Text)
 			}
-		case it.Type == "item_reference":
-			return nil, badRequest(path, "%s: item references need a stored conversation, which this model's upstream does not keep; send the items themselves", path)
-		case strings.HasSuffix(it.Type, "_call") || strings.HasSuffix(it.Type, "_call_output") || strings.HasPrefix(it.Type, "mcp_"):
-			// A hosted tool's call and result ran on OpenAI's side; this
-			// upstream can neither see nor repeat it.
-			p.drop(it.Type)
 		default:
-			if err := p.contract(path, fmt.Sprintf("input items of type %q cannot be sent to this model's upstream", it.Type)); err != nil {
+			if err := responsesOtherItem(path, it, p); err != nil {
 				return nil, err
 			}
 		}
@@ -397,94 +371,29 @@ func r2cOutput(path string, c responses.Content, p *Plan) (string, []openai.Part
 // r2cTools converts tools (function and custom ones, namespaces flattened)
 // and tool_choice.
 func r2cTools(in *responses.Request, out *openai.ChatRequest, p *Plan) error {
-	unsent := map[string]bool{}
-	add := func(t responses.Tool, namespace string) {
-		ct := rTool{namespace: namespace, name: t.Name, custom: t.Type == "custom"}
-		f := openai.Function{Name: p.responsesToolName(ct), Description: t.Description, Parameters: t.Parameters, Strict: t.Strict}
-		if ct.custom {
-			f.Parameters, f.Strict = customSchema, nil
-			if f.Description == "" {
-				f.Description = "Takes free-text input."
-			}
-		}
-		if len(f.Parameters) == 0 || string(f.Parameters) == "null" {
-			f.Parameters = jsontext.Value(`{"type":"object","properties":{}}`)
-		}
+	defs, _, err := responsesToolDefs(in, p)
+	if err != nil {
+		return err
+	}
+	for _, d := range defs {
+		f := openai.Function{Name: d.name, Description: d.description, Parameters: d.params, Strict: d.strict}
 		if f.Strict != nil && *f.Strict && !p.Caps.StrictTools {
 			f.Strict = nil // schemas are still sent; strictness is the upstream's business
 		}
 		out.Tools = append(out.Tools, openai.Tool{Type: "function", Function: f})
 	}
-	for i, t := range in.Tools {
-		path := fmt.Sprintf("tools[%d]", i)
-		switch t.Type {
-		case "function", "custom":
-			add(t, "")
-		case "namespace":
-			for j, nt := range t.Tools {
-				if nt.Type != "function" && nt.Type != "custom" {
-					if err := p.advisory(fmt.Sprintf("%s.tools[%d]", path, j), fmt.Sprintf("tools of type %q inside a namespace cannot be offered to this model's upstream", nt.Type)); err != nil {
-						return err
-					}
-					continue
-				}
-				add(nt, t.Name)
-			}
-		default:
-			unsent[t.Type] = true
-			if err := p.advisory("tools."+t.Type, "hosted tools run on OpenAI's side; this model's upstream cannot call them"); err != nil {
-				return err
-			}
-		}
+	c, err := responsesToolChoice(in.ToolChoice, p)
+	if c == nil || err != nil {
+		return err
 	}
-	return r2cToolChoice(in.ToolChoice, unsent, out, p)
-}
-
-func r2cToolChoice(tc jsontext.Value, unsent map[string]bool, out *openai.ChatRequest, p *Plan) error {
-	if len(tc) == 0 || string(tc) == "null" {
-		return nil
-	}
-	var choice jsontext.Value
-	if tc.Kind() == '"' {
-		var s string
-		jsonx.Unmarshal(tc, &s)
-		switch s {
-		case "auto", "none", "required":
-			choice = tc
-		default:
-			return badRequest("tool_choice", "tool_choice: unknown value %q", s)
-		}
-	} else {
-		var c struct {
-			Type string `json:"type"`
-			Name string `json:"name"`
-			Mode string `json:"mode"`
-		}
-		if err := jsonx.Unmarshal(tc, &c); err != nil {
-			return badRequest("tool_choice", "tool_choice: %v", err)
-		}
-		switch {
-		case c.Type == "function" || c.Type == "custom":
-			name := p.responsesToolName(rTool{name: c.Name, custom: c.Type == "custom"})
-			choice = mustJSON(map[string]any{"type": "function", "function": map[string]string{"name": name}})
-		case c.Type == "allowed_tools":
-			// The restriction itself has no Chat counterpart: every tool is offered.
-			if err := p.advisory("tool_choice.tools", "the upstream cannot restrict a request to some of its tools"); err != nil {
-				return err
-			}
-			choice = jsontext.Value(`"auto"`)
-			if c.Mode == "required" {
-				choice = jsontext.Value(`"required"`)
-			}
-		case unsent[c.Type] || c.Type != "":
-			return p.contract("tool_choice", fmt.Sprintf("the forced tool %q runs on OpenAI's side and cannot be used with this model's upstream", c.Type))
-		default:
-			return badRequest("tool_choice.type", "tool_choice.type: required")
-		}
-	}
-	if len(out.Tools) == 0 && string(choice) != `"none"` {
+	if len(out.Tools) == 0 && c.mode != "none" {
 		return nil // OpenAI rejects a tool_choice without tools
 	}
-	out.ToolChoice = choice
+	switch c.mode {
+	case "tool":
+		out.ToolChoice = mustJSON(map[string]any{"type": "function", "function": map[string]string{"name": c.name}})
+	default:
+		out.ToolChoice = mustJSON(c.mode)
+	}
 	return nil
 }

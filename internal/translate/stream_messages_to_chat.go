@@ -62,11 +62,18 @@ func (s *MessagesToChatStream) Usage() meter.Usage { return s.usage }
 // StartError reports whether ev, the upstream's first event, is an error
 // event; if so it returns the status and OpenAI error body to answer with.
 func (s *MessagesToChatStream) StartError(ev []byte) (int, []byte, bool) {
-	s.f.Parse(ev)
-	if string(s.f.Name) != "error" {
+	return anthropicStartError(&s.f, ev)
+}
+
+// anthropicStartError reports whether ev, an Anthropic stream's first
+// event (parsed into f), is an error event, with the status and OpenAI
+// error body to answer with.
+func anthropicStartError(f *sse.Fields, ev []byte) (int, []byte, bool) {
+	f.Parse(ev)
+	if string(f.Name) != "error" {
 		return 0, nil, false
 	}
-	status, body, _ := AnthropicErrorToOpenAI(0, s.f.Data)
+	status, body, _ := AnthropicErrorToOpenAI(0, f.Data)
 	return status, body, true
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -172,35 +173,15 @@ func TestResponsesSDKOnChatUpstream(t *testing.T) {
 		up := staticUpstream(t, upstreamtest.Reply{Events: upstreamtest.Events("openai_stream.sse"), Gap: eventGap})
 		client := openAIClient(startResponsesGateway(t, nil, nil, up))
 		stream := client.Responses.NewStreaming(callContext(t), responsesParams("gpt-test"))
-		var text, args strings.Builder
-		var final *responses.Response
-		seq := int64(0)
-		for stream.Next() {
-			ev := stream.Current()
-			if ev.SequenceNumber != seq {
-				t.Errorf("event %s has sequence number %d, want %d", ev.Type, ev.SequenceNumber, seq)
-			}
-			seq++
-			switch ev.Type {
-			case "response.output_text.delta":
-				text.WriteString(ev.Delta)
-			case "response.function_call_arguments.delta":
-				args.WriteString(ev.Delta)
-			case "response.completed":
-				r := ev.Response
-				final = &r
-			}
-		}
-		if err := stream.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if text.String() != "Checking <&> ünïcödé 🌦" || args.String() != `{"location":"Paris"}` {
-			t.Errorf("streamed text %q, arguments %q", text.String(), args.String())
+		got := readResponsesStream(t, stream)
+		text, args, final := got.text, got.args, got.final
+		if text != "Checking <&> ünïcödé 🌦" || args != `{"location":"Paris"}` {
+			t.Errorf("streamed text %q, arguments %q", text, args)
 		}
 		if final == nil {
 			t.Fatal("no response.completed")
 		}
-		if len(final.Output) != 2 || final.OutputText() != text.String() {
+		if len(final.Output) != 2 || final.OutputText() != text {
 			t.Fatalf("final output: %s", final.RawJSON())
 		}
 		fc := final.Output[1].AsFunctionCall()
@@ -250,4 +231,123 @@ func TestResponsesSDKOnChatUpstream(t *testing.T) {
 			t.Fatalf("error: %v", err)
 		}
 	})
+}
+
+// openai-go's Responses client on a Claude model: the request becomes a
+// Messages request and the answer, whole or streamed, a response with
+// Claude's thinking as a reasoning item; sent back, the item gives Claude
+// its own block again.
+func TestResponsesSDKOnClaude(t *testing.T) {
+	t.Parallel()
+	t.Run("whole, reasoning round trip", func(t *testing.T) {
+		t.Parallel()
+		up := staticUpstream(t, upstreamtest.Reply{Body: upstreamtest.File("anthropic_message.json")})
+		client := openAIClient(startResponsesGateway(t, nil, up, nil))
+		params := responsesParams("claude-test")
+		params.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+		params.Store = openai.Bool(false)
+		res, err := client.Responses.New(callContext(t), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Output) != 2 || res.Output[0].Type != "reasoning" || res.OutputText() != "Hi! <b>&</b> How can I help?" {
+			t.Fatalf("output: %s", res.RawJSON())
+		}
+		rs := res.Output[0].AsReasoning()
+		if len(rs.Summary) != 1 || rs.Summary[0].Text != "Simple greeting." || rs.EncryptedContent == "" {
+			t.Errorf("reasoning item: %s", rs.RawJSON())
+		}
+		if u := res.Usage; u.InputTokens != 2060 || u.InputTokensDetails.CachedTokens != 2048 || u.OutputTokens != 25 || u.TotalTokens != 2085 {
+			t.Errorf("usage: %s", u.RawJSON())
+		}
+		first := onlyRequest(t, up)
+		if first.Path != "/v1/messages" || !strings.Contains(string(first.Body), `"system":[{"type":"text","text":"Be brief."}]`) {
+			t.Errorf("upstream request %s %s", first.Path, first.Body)
+		}
+		// The next turn sends the output back as input.
+		next := responsesParams("claude-test")
+		reasoning := res.Output[0].AsReasoning().ToParam()
+		message := res.Output[1].AsMessage().ToParam()
+		next.Input.OfInputItemList = append(next.Input.OfInputItemList,
+			responses.ResponseInputItemUnionParam{OfReasoning: &reasoning}, responses.ResponseInputItemUnionParam{OfOutputMessage: &message})
+		next.Input.OfInputItemList = append(next.Input.OfInputItemList, responses.ResponseInputItemParamOfMessage("thanks", responses.EasyInputMessageRoleUser))
+		if _, err := client.Responses.New(callContext(t), next); err != nil {
+			t.Fatal(err)
+		}
+		reqs := up.Requests()
+		want := `{"role":"assistant","content":[{"type":"thinking","thinking":"Simple greeting.","signature":"EqQBCgIYAhIMsig=="},{"type":"text","text":"Hi! <b>&</b> How can I help?"}]}`
+		if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), want) {
+			t.Errorf("second upstream request lacks %s:\n%s", want, reqs[len(reqs)-1].Body)
+		}
+	})
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		up := staticUpstream(t, upstreamtest.Reply{Events: upstreamtest.Events("anthropic_stream.sse"), Gap: eventGap})
+		client := openAIClient(startResponsesGateway(t, nil, up, nil))
+		stream := client.Responses.NewStreaming(callContext(t), responsesParams("claude-test"))
+		got := readResponsesStream(t, stream)
+		text, args, summary, final := got.text, got.args, got.summary, got.final
+		if text != "Let me check — ünïcödé ✓ 🌦" || args != `{"location": "Paris", "unit": "celsius"}` ||
+			summary != `The user wants the weather in Paris <& "quoted">.` {
+			t.Errorf("streamed text %q, summary %q, arguments %q", text, summary, args)
+		}
+		if final == nil {
+			t.Fatal("no response.completed")
+		}
+		if len(final.Output) != 3 || final.Output[2].AsFunctionCall().CallID != "toolu_01T1x1fJ34qAmk2tNTrN7Up6" {
+			t.Fatalf("final output: %s", final.RawJSON())
+		}
+		if u := final.Usage; u.InputTokens != 4672 || u.InputTokensDetails.CachedTokens != 3000 || u.OutputTokens != 89 {
+			t.Errorf("usage: %s", u.RawJSON())
+		}
+	})
+	t.Run("upstream error", func(t *testing.T) {
+		t.Parallel()
+		up := staticUpstream(t, upstreamtest.Reply{Status: 529, Body: []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)})
+		client := openAIClient(startResponsesGateway(t, nil, up, nil))
+		_, err := client.Responses.New(callContext(t), responsesParams("claude-test"))
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 503 || apiErr.Type != "service_unavailable_error" {
+			t.Fatalf("error: %v", err)
+		}
+	})
+}
+
+// streamed is what a Responses stream said: its deltas, and the response
+// of response.completed (nil without one).
+type streamed struct {
+	text, args, summary string
+	final               *responses.Response
+}
+
+// readResponsesStream reads a stream to its end, checking that sequence
+// numbers count from 0.
+func readResponsesStream(t *testing.T, stream *ssestream.Stream[responses.ResponseStreamEventUnion]) *streamed {
+	t.Helper()
+	got := new(streamed)
+	var text, args, summary strings.Builder
+	seq := int64(0)
+	for stream.Next() {
+		ev := stream.Current()
+		if ev.SequenceNumber != seq {
+			t.Errorf("event %s has sequence number %d, want %d", ev.Type, ev.SequenceNumber, seq)
+		}
+		seq++
+		switch ev.Type {
+		case "response.output_text.delta":
+			text.WriteString(ev.Delta)
+		case "response.reasoning_summary_text.delta":
+			summary.WriteString(ev.Delta)
+		case "response.function_call_arguments.delta":
+			args.WriteString(ev.Delta)
+		case "response.completed":
+			r := ev.Response
+			got.final = &r
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	got.text, got.args, got.summary = text.String(), args.String(), summary.String()
+	return got
 }
