@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"strings"
@@ -16,8 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tollgate/tollgate/internal/cli"
-	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/gatewaytest"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
@@ -63,26 +60,7 @@ func startGateway(t *testing.T, ant, oai *upstreamtest.Server) string {
 	if oai != nil {
 		oaiURL = oai.URL + "/v1"
 	}
-	yaml := fmt.Sprintf(configTemplate, antURL, upstreamKey, oaiURL, upstreamKey, anthropicUpstreamModel, openAIUpstreamModel)
-	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatalf("config.Parse: %v\n%s", err, yaml)
-	}
-	logs := new(syncBuffer)
-	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatalf("cli.Build: %v", err)
-	}
-	handler, closeIdle := built.Handler, built.Close
-	srv := httptest.NewServer(handler)
-	t.Cleanup(func() {
-		srv.Close() // waits for in-flight handlers, so the log is complete
-		closeIdle()
-		if t.Failed() {
-			t.Logf("gateway log:\n%s", logs.String())
-		}
-	})
-	return srv.URL
+	return gatewaytest.Start(t, fmt.Sprintf(configTemplate, antURL, upstreamKey, oaiURL, upstreamKey, anthropicUpstreamModel, openAIUpstreamModel), masterKey)
 }
 
 // newUpstream starts a fake upstream closed when the test ends.
@@ -227,24 +205,6 @@ func assertSameJSON(t *testing.T, what string, got, want []byte) {
 	if !reflect.DeepEqual(g, w) {
 		t.Errorf("%s: got %s, want %s", what, got, want)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the gateway's concurrent logging.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // sseEventNames lists the "event:" names of a transcript's events, minus skip.

@@ -3,8 +3,6 @@ package sdk_test
 import (
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -14,8 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/tollgate/tollgate/internal/cli"
-	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/gatewaytest"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
@@ -32,7 +29,7 @@ func startResponsesGateway(t *testing.T, oair, ant, oai *upstreamtest.Server) st
 		}
 		return s.URL + suffix
 	}
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+	return gatewaytest.Start(t, fmt.Sprintf(`
 providers:
   - { name: oair, type: openai-responses, base_url: %q, api_key: %q }
   - { name: ant, type: anthropic, base_url: %q, api_key: %q }
@@ -42,24 +39,7 @@ models:
   - { name: claude-test, targets: [ { provider: ant, model: %s } ] }
   - { name: gpt-test, targets: [ { provider: oai, model: %s } ] }
 `, url(oair, "/v1"), upstreamKey, url(ant, ""), upstreamKey, url(oai, "/v1"), upstreamKey,
-		responsesUpstreamModel, anthropicUpstreamModel, openAIUpstreamModel)), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := new(syncBuffer)
-	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(built.Handler)
-	t.Cleanup(func() {
-		srv.Close()
-		built.Close()
-		if t.Failed() {
-			t.Logf("gateway log:\n%s", logs.String())
-		}
-	})
-	return srv.URL
+		responsesUpstreamModel, anthropicUpstreamModel, openAIUpstreamModel), masterKey)
 }
 
 func responsesParams(model string) responses.ResponseNewParams {

@@ -1,0 +1,58 @@
+// Package gatewaytest runs the whole gateway in process for tests that
+// drive it from outside: official SDKs, real CLIs.
+package gatewaytest
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/tollgate/tollgate/internal/cli"
+	"github.com/tollgate/tollgate/internal/config"
+)
+
+// Start builds the gateway from a YAML configuration (no environment
+// variables are read), serves it on a loopback listener and returns its
+// URL. masterKey is the only client key. The gateway's log is printed
+// when the test fails.
+func Start(t testing.TB, yaml, masterKey string) string {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("config.Parse: %v\n%s", err, yaml)
+	}
+	logs := new(LogBuffer)
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatalf("cli.Build: %v", err)
+	}
+	srv := httptest.NewServer(built.Handler)
+	t.Cleanup(func() {
+		srv.Close() // waits for in-flight handlers, so the log is complete
+		built.Close()
+		if t.Failed() {
+			t.Logf("gateway log:\n%s", logs.String())
+		}
+	})
+	return srv.URL
+}
+
+// LogBuffer is a bytes.Buffer safe for the gateway's concurrent logging.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *LogBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *LogBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
