@@ -16,8 +16,12 @@ import (
 // Value is raw, already-encoded JSON kept as it is.
 type Value = jsontext.Value
 
-// Marshal encodes v compactly, with map keys in sorted order.
-func Marshal(v any) ([]byte, error) { return json.Marshal(v, json.Deterministic(true)) }
+// Marshal encodes v compactly, with map keys in sorted order. Invalid
+// UTF-8 in a string (text an upstream sent, say) becomes U+FFFD: what
+// tollgate writes is always valid JSON, and an encoding never fails on it.
+func Marshal(v any) ([]byte, error) {
+	return json.Marshal(v, json.Deterministic(true), jsontext.AllowInvalidUTF8(true))
+}
 
 // Unmarshal decodes data into v, rejecting duplicate names and invalid UTF-8.
 func Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
