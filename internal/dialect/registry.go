@@ -23,10 +23,16 @@ var builtinPairs = map[[2]*Dialect]*Translator{
 		Error:  translate.AnthropicErrorToOpenAI},
 	{Responses, OpenAI}: {Request: translate.ResponsesBodyToChat, Response: translate.ChatAnswerToResponses,
 		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewChatToResponsesStream(p, created) },
-		Error:  translate.OpenAIErrorToResponses},
+		Error:  translate.OpenAIErrorToOpenAI},
 	{Responses, Anthropic}: {Request: translate.ResponsesBodyToMessages, Response: translate.MessagesAnswerToResponses,
 		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewMessagesToResponsesStream(p, created) },
 		Error:  translate.AnthropicErrorToOpenAI},
+	{OpenAI, Responses}: {Request: translate.ChatBodyToResponses, Response: translate.ResponsesAnswerToChat,
+		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewResponsesToChatStream(p, created) },
+		Error:  translate.OpenAIErrorToOpenAI},
+	{Anthropic, Responses}: {Request: translate.MessagesBodyToResponses, Response: translate.ResponsesAnswerToMessages,
+		Stream: func(p *translate.Plan, _ int64) Tap { return translate.NewResponsesToMessagesStream(p) },
+		Error:  translate.OpenAIErrorToAnthropicRetry},
 }
 
 // Default answers requests to shared routes that no dialect claims.

@@ -8,11 +8,11 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
 	"github.com/tollgate/tollgate/internal/tokens"
+	"github.com/tollgate/tollgate/internal/translate"
 )
 
 // Responses is the OpenAI Responses API: POST /v1/responses, SSE events
@@ -88,25 +88,7 @@ func (t *responsesTap) Feed(ev []byte) []byte {
 
 func (t *responsesTap) StartError(ev []byte) (int, []byte, bool) {
 	t.f.Parse(ev)
-	d := unsafeString(t.f.Data)
-	switch gjson.Get(d, "type").Str {
-	case "error":
-		// The documented shape is flat; the live API nests it under "error".
-		e := gjson.Get(d, "error")
-		if !e.IsObject() {
-			e = gjson.Parse(d)
-		}
-		typ, code := e.Get("type").Str, e.Get("code").Str
-		if typ == "" || typ == "error" {
-			typ = openai.ErrServer
-		}
-		return openai.StatusForError(typ, code), openai.MarshalError(typ, e.Get("message").Str, e.Get("param").Str, code), true
-	case "response.failed":
-		e := gjson.Get(d, "response.error")
-		code := e.Get("code").Str
-		return openai.StatusForError("", code), openai.MarshalError(openai.ErrServer, e.Get("message").Str, "", code), true
-	}
-	return 0, nil, false
+	return translate.ResponsesErrorEvent(t.f.Data)
 }
 
 func (t *responsesTap) Close(eof bool, msg string) ([]byte, bool) {

@@ -165,10 +165,15 @@ func opaqueUserID(id string) string {
 		}
 	}
 	if strings.Contains(id, "@") || (digits >= 7 && strings.Trim(id, "+0123456789 -()") == "") {
-		sum := sha256.Sum256([]byte(id))
-		return hex.EncodeToString(sum[:])
+		return hashID(id)
 	}
 	return id
+}
+
+// hashID is an opaque, stable stand-in for an id: 64 hex digits.
+func hashID(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
 }
 
 // o2aMessages hoists system/developer messages into system and converts

@@ -108,7 +108,7 @@ func (s *ChatToResponsesStream) StartError(ev []byte) (int, []byte, bool) {
 	if !isErrorChunk(s.f.Data) {
 		return 0, nil, false
 	}
-	status, body, _ := OpenAIErrorToResponses(0, s.f.Data)
+	status, body, _ := OpenAIErrorToOpenAI(0, s.f.Data)
 	return status, bytes.Clone(body), true
 }
 

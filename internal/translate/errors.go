@@ -119,13 +119,14 @@ func errorMessage(body []byte, path string) string {
 	return s
 }
 
-// OpenAIErrorToResponses maps an OpenAI-compatible upstream error to what a
-// Responses client gets: the same envelope, so a well-formed error keeps
+// OpenAIErrorToOpenAI maps an error of an upstream with the OpenAI error
+// envelope (a chat or a Responses upstream) to what a client of the other
+// OpenAI protocol gets: the same envelope, so a well-formed error keeps
 // its body and status; a body that is not one (a proxy's HTML page) is
 // wrapped in it. Upstream credential and billing failures become 502, as
 // for the other pairs. A zero status (an error chunk inside a stream) is
 // inferred from the body.
-func OpenAIErrorToResponses(status int, body []byte) (int, []byte, bool) {
+func OpenAIErrorToOpenAI(status int, body []byte) (int, []byte, bool) {
 	e := gjson.GetBytes(body, "error")
 	otype, code := e.Get("type").String(), e.Get("code").String()
 	if status == 0 {

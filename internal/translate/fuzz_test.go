@@ -97,6 +97,49 @@ func FuzzStreamMessagesToResponses(f *testing.F) {
 	})
 }
 
+// FuzzStreamResponsesToChat: whatever a Responses upstream sends, the
+// OpenAI client's stream obeys the grammar and nothing panics.
+func FuzzStreamResponsesToChat(f *testing.F) {
+	seedStreams(f, "c2r_")
+	seedStreams(f, "m2r_")
+	f.Fuzz(func(t *testing.T, up []byte, piece uint8, usage bool) {
+		p := &Plan{ClientModel: "m", Stream: true, IncludeUsage: usage, signer: goldenSigner}
+		out := translateStream(t, goldenPairs["c2r"], up, p, int(piece%32)+1)
+		if len(out) > 0 && string(out[:5]) != "HTTP " {
+			if err := openAIGrammar(out, usage); err != nil {
+				t.Fatalf("grammar: %v\nupstream %q\nclient %q", err, up, out)
+			}
+		}
+	})
+}
+
+// FuzzStreamResponsesToMessages: whatever a Responses upstream sends, the
+// Anthropic client's stream obeys the grammar and nothing panics.
+func FuzzStreamResponsesToMessages(f *testing.F) {
+	seedStreams(f, "m2r_")
+	seedStreams(f, "c2r_")
+	f.Fuzz(func(t *testing.T, up []byte, piece uint8, _ bool) {
+		p := &Plan{ClientModel: "m", Stream: true, signer: goldenSigner}
+		out := translateStream(t, goldenPairs["m2r"], up, p, int(piece%32)+1)
+		if len(out) > 0 && string(out[:5]) != "HTTP " {
+			if err := anthropicGrammar(out); err != nil {
+				t.Fatalf("grammar: %v\nupstream %q\nclient %q", err, up, out)
+			}
+		}
+	})
+}
+
+// FuzzChatRequestToResponses fuzzes chat requests for Responses upstreams.
+func FuzzChatRequestToResponses(f *testing.F) {
+	fuzzRequests(f, "c2r_", ChatRequestToResponses, nil, Caps{})
+}
+
+// FuzzMessagesRequestToResponses fuzzes Anthropic requests for Responses
+// upstreams.
+func FuzzMessagesRequestToResponses(f *testing.F) {
+	fuzzRequests(f, "m2r_", MessagesRequestToResponses, nil, Caps{})
+}
+
 // fuzzRequests fuzzes a request translator: any decodable request,
 // seeded from the golden files with prefix, translates under each of caps
 // or is refused with a RequestError, and what it produces encodes; check,

@@ -17,6 +17,7 @@ import (
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
 )
 
@@ -227,6 +228,19 @@ func decodeAnswer[In, Out any](f func(*In, *Plan) (Out, error)) func(*testing.T,
 	}
 }
 
+// bytesAnswer adapts a byte-level answer translator (a pair's Response).
+func bytesAnswer(f func([]byte, *Plan, int64) ([]byte, []byte, meter.Usage, error)) func(*testing.T, []byte, *Plan) []byte {
+	return func(t *testing.T, up []byte, p *Plan) []byte {
+		whole := *p
+		whole.Stream = false
+		out, _, _, err := f(up, &whole, goldenCreated)
+		if err != nil {
+			return []byte(`{"translation_error":` + string(jsonx.AppendQuote(nil, err.Error())) + `}`)
+		}
+		return out
+	}
+}
+
 var goldenPairs = map[string]goldenPair{
 	"a2o": { // Anthropic client, OpenAI upstream
 		request: decodeRequest(MessagesToChat),
@@ -254,6 +268,18 @@ var goldenPairs = map[string]goldenPair{
 		}),
 		stream:  func(p *Plan) stream { return NewChatToResponsesStream(p, goldenCreated) },
 		grammar: func(t *testing.T, got []byte, _ *Plan) { checkResponsesGrammar(t, got) },
+	},
+	"c2r": { // OpenAI client, Responses upstream
+		request:  decodeRequest(ChatRequestToResponses),
+		response: bytesAnswer(ResponsesAnswerToChat),
+		stream:   func(p *Plan) stream { return NewResponsesToChatStream(p, goldenCreated) },
+		grammar:  func(t *testing.T, got []byte, p *Plan) { checkOpenAIGrammar(t, got, p.IncludeUsage) },
+	},
+	"m2r": { // Anthropic client, Responses upstream
+		request:  decodeRequest(MessagesRequestToResponses),
+		response: bytesAnswer(ResponsesAnswerToMessages),
+		stream:   func(p *Plan) stream { return NewResponsesToMessagesStream(p) },
+		grammar:  func(t *testing.T, got []byte, _ *Plan) { checkAnthropicGrammar(t, got) },
 	},
 	"r2m": { // Responses client, Anthropic upstream
 		request: decodeRequest(ResponsesToMessages),

@@ -43,6 +43,18 @@ func ResponsesBodyToMessages(body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, ResponsesToMessages)
 }
 
+// ChatBodyToResponses translates a Chat Completions request body into a
+// Responses body. A body that cannot be translated is a *RequestError.
+func ChatBodyToResponses(body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, ChatRequestToResponses)
+}
+
+// MessagesBodyToResponses translates a Messages request body into a
+// Responses body. A body that cannot be translated is a *RequestError.
+func MessagesBodyToResponses(body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, MessagesRequestToResponses)
+}
+
 // bodyToBody decodes a client body into In, translates it with f and
 // encodes the result.
 func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error)) ([]byte, *Plan, error) {

@@ -198,10 +198,12 @@ func compactInput(in jsontext.Value) jsontext.Value {
 	return v
 }
 
-// chatID derives a stable chat completion id from a message id.
+// chatID derives a stable chat completion id from a message or response id.
 func chatID(msgID string) string {
-	if rest, ok := strings.CutPrefix(msgID, "msg_"); ok && rest != "" {
-		return "chatcmpl-" + rest
+	for _, prefix := range [...]string{"msg_", "resp_"} { // a message's or a response's id
+		if rest, ok := strings.CutPrefix(msgID, prefix); ok && rest != "" {
+			return "chatcmpl-" + rest
+		}
 	}
 	if msgID == "" {
 		return "chatcmpl-" + base62(24)

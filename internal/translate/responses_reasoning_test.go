@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -96,5 +97,59 @@ func TestResponsesReasoningRoundTrip(t *testing.T) {
 				t.Error("a value sealed with one key unseals with another")
 			}
 		})
+	}
+}
+
+// A Responses upstream's reasoning reaches an Anthropic client as a
+// thinking block whose signature seals the reasoning item; when the client
+// sends the block back, the upstream gets its item again, encrypted
+// content intact.
+func TestAnthropicClientReasoningRoundTrip(t *testing.T) {
+	body := []byte(`{"id":"resp_1","object":"response","status":"completed","output":[
+		{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Plan."}],"encrypted_content":"gAAAA-opaque=="},
+		{"id":"rs_2","type":"reasoning","summary":[],"encrypted_content":"gAAAA-hidden=="},
+		{"id":"fc_1","type":"function_call","call_id":"call_1","name":"Bash","arguments":"{\"command\":\"ls\"}"}],
+		"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15}}`)
+	in := &anthropic.MessagesRequest{Model: "m", MaxTokens: 100, Messages: []anthropic.Message{{Role: "user", Content: anthropic.Content{Blocks: []anthropic.Block{{Type: "text", Text: "hi"}}}}}}
+	_, p, err := MessagesRequestToResponses(in, "u", Caps{}, PolicyDefault, goldenSigner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, _, err := ResponsesAnswerToMessages(body, p, goldenCreated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg anthropic.Response
+	if err := jsonx.Unmarshal(out, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if len(msg.Content) != 3 || msg.Content[0].Type != "thinking" || msg.Content[0].Thinking != "Plan." || msg.Content[1].Type != "redacted_thinking" {
+		t.Fatalf("content: %s", out)
+	}
+	next := *in
+	next.Messages = append(next.Messages, anthropic.Message{Role: "assistant", Content: anthropic.Content{Blocks: msg.Content}},
+		anthropic.Message{Role: "user", Content: anthropic.Content{Blocks: []anthropic.Block{{Type: "tool_result", ToolUseID: "call_1", Content: &anthropic.Content{FromString: true, Blocks: []anthropic.Block{{Type: "text", Text: "a b"}}}}}}})
+	req, _, err := MessagesRequestToResponses(&next, "u", Caps{}, PolicyDefault, goldenSigner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(mustJSON(req.Input.Items[1:]))
+	want := `[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Plan."}],"encrypted_content":"gAAAA-opaque=="},` +
+		`{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gAAAA-hidden=="},` +
+		`{"type":"function_call","call_id":"call_1","name":"Bash","arguments":"{\"command\":\"ls\"}"},` +
+		`{"type":"function_call_output","call_id":"call_1","output":"a b"}]`
+	if got != want {
+		t.Errorf("items sent back:\n got %s\nwant %s", got, want)
+	}
+	// A thinking block Claude made (or a forged one) is not the upstream's.
+	forged := next
+	forged.Messages = append([]anthropic.Message(nil), next.Messages...)
+	forged.Messages[1] = anthropic.Message{Role: "assistant", Content: anthropic.Content{Blocks: []anthropic.Block{{Type: "thinking", Thinking: "x", Signature: "EqQBCgIYAhIM"}, msg.Content[2]}}}
+	req, _, err = MessagesRequestToResponses(&forged, "u", Caps{}, PolicyDefault, goldenSigner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(mustJSON(req.Input.Items)); strings.Contains(s, `"reasoning"`) {
+		t.Errorf("a thinking block not sealed by tollgate reached the upstream: %s", s)
 	}
 }
