@@ -33,7 +33,7 @@ func TestQuickRunDirectAndReverseProxy(t *testing.T) {
 		t.Skip("needs /proc")
 	}
 	cfg, err := parseFlags([]string{"-quick", "-targets", "direct,reverseproxy",
-		"-workloads", "small,large,stream,stream-anthropic", "-c", "8"})
+		"-workloads", "small,large,stream,stream-anthropic,responses,stream-responses", "-c", "8"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +46,8 @@ func TestQuickRunDirectAndReverseProxy(t *testing.T) {
 	}
 	t.Log("\n" + log.String())
 
-	if len(rep.Results) != 2*4 {
-		t.Fatalf("got %d results, want 8", len(rep.Results))
+	if len(rep.Results) != 2*6 {
+		t.Fatalf("got %d results, want 12", len(rep.Results))
 	}
 	for _, r := range rep.Results {
 		name := r.Workload + "/" + r.Target

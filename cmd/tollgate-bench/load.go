@@ -21,6 +21,7 @@ import (
 const (
 	apiOpenAI    = "openai"
 	apiAnthropic = "anthropic"
+	apiResponses = "responses"
 )
 
 // workload is one kind of request sent to every target.
@@ -44,6 +45,10 @@ var allWorkloads = []workload{
 	{Name: "stream-anthropic", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text deltas"},
 	{Name: "small-translated", API: apiOpenAI, BodySize: 1 << 10, NFactor: 1, Translated: true, Desc: "OpenAI chat, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
 	{Name: "stream-translated", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Desc: "OpenAI chat, ~1 KB body, stream:true, 50 events, to a model with an Anthropic upstream (translation lane)"},
+	{Name: "responses", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Desc: "OpenAI Responses, ~1 KB body, non-streaming"},
+	{Name: "stream-responses", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 text deltas"},
+	{Name: "responses-translated", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Translated: true, Desc: "OpenAI Responses, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
+	{Name: "stream-responses-translated", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 events, to a model with an Anthropic upstream (translation lane)"},
 }
 
 func workloadByName(name string) (workload, bool) {
@@ -56,8 +61,11 @@ func workloadByName(name string) (workload, bool) {
 }
 
 func (w workload) path() string {
-	if w.API == apiAnthropic {
+	switch w.API {
+	case apiAnthropic:
 		return "/v1/messages"
+	case apiResponses:
+		return "/v1/responses"
 	}
 	return "/v1/chat/completions"
 }
@@ -93,6 +101,15 @@ func (w workload) body(model string) []byte {
 				Messages  []chatMessage `json:"messages"`
 				Stream    bool          `json:"stream,omitempty"`
 			}{model, 256, system, []chatMessage{{"user", fillerText(fill)}}, w.Stream}
+		case apiResponses:
+			v = struct {
+				Model           string        `json:"model"`
+				Instructions    string        `json:"instructions"`
+				Input           []chatMessage `json:"input"`
+				MaxOutputTokens int           `json:"max_output_tokens"`
+				Stream          bool          `json:"stream,omitempty"`
+				Store           bool          `json:"store"`
+			}{model, system, []chatMessage{{"user", fillerText(fill)}}, 256, w.Stream, false}
 		default:
 			msgs := []chatMessage{{"system", system}, {"user", fillerText(fill)}}
 			if w.BodySize > 8<<10 {
@@ -143,13 +160,18 @@ func newReqSpec(t *target, w workload) *reqSpec {
 		}
 	} else {
 		h.Set("Authorization", "Bearer "+key)
-		if t.gateway {
+		switch {
+		case w.API == apiResponses && t.gateway:
+			model = tollgateModelResp
+		case w.API == apiResponses:
+			model = upstreamModelResp
+		case t.gateway:
 			model = tollgateModelOpenAI
 		}
 	}
 	if w.Translated && t.gateway {
-		// The other protocol's model: the gateway translates both ways.
-		model = map[string]string{apiOpenAI: tollgateModelAnthr, apiAnthropic: tollgateModelOpenAI}[w.API]
+		// Another protocol's model: the gateway translates both ways.
+		model = map[string]string{apiOpenAI: tollgateModelAnthr, apiAnthropic: tollgateModelOpenAI, apiResponses: tollgateModelAnthr}[w.API]
 	}
 	return &reqSpec{url: t.BaseURL + w.path(), header: h, body: w.body(model), stream: w.Stream, sent: &t.sent}
 }
@@ -337,8 +359,14 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 	}
 	if !w.Stream {
 		var v struct {
-			Object  string `json:"object"`
-			Type    string `json:"type"`
+			Object string `json:"object"`
+			Type   string `json:"type"`
+			Status string `json:"status"`
+			Output []struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"output"`
 			Choices []struct {
 				Message struct {
 					Content string `json:"content"`
@@ -356,6 +384,9 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 		}
 		if w.API == apiAnthropic && (v.Type != "message" || len(v.Content) == 0) {
 			return "", fmt.Errorf("not an Anthropic message: %s", truncate(string(body), 200))
+		}
+		if w.API == apiResponses && (v.Object != "response" || v.Status != "completed" || len(v.Output) == 0 || len(v.Output[0].Content) == 0) {
+			return "", fmt.Errorf("not a completed response: %s", truncate(string(body), 200))
 		}
 		return "", nil
 	}
@@ -384,10 +415,7 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 				} `json:"delta"`
 			} `json:"choices"`
 			Usage json.RawMessage `json:"usage"`
-			Delta struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"delta"`
+			Delta json.RawMessage `json:"delta"` // Anthropic: an object; Responses: a string
 		}
 		if err := json.Unmarshal([]byte(data), &ev); err != nil {
 			return "", fmt.Errorf("bad SSE data line %q: %v", truncate(data, 120), err)
@@ -401,10 +429,20 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 				usageChunks++
 			}
 		case apiAnthropic:
-			if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" {
+			var d struct {
+				Type string `json:"type"`
+			}
+			if ev.Type == "content_block_delta" && json.Unmarshal(ev.Delta, &d) == nil && d.Type == "text_delta" {
 				contentEvents++
 			}
 			if ev.Type == "message_stop" {
+				terminated = true
+			}
+		case apiResponses:
+			if ev.Type == "response.output_text.delta" {
+				contentEvents++
+			}
+			if ev.Type == "response.completed" {
 				terminated = true
 			}
 		}

@@ -39,6 +39,10 @@
 //   - small-translated, stream-translated (optional): OpenAI requests to a
 //     tollgate model whose upstream speaks the Anthropic API, so they take
 //     the translation lane; compare them with tollgate's small and stream.
+//   - responses, stream-responses (optional): the same over /v1/responses,
+//     to a Responses upstream (tollgate's pass-through lane).
+//   - responses-translated, stream-responses-translated (optional):
+//     Responses requests to the model with an Anthropic upstream.
 //
 // # Measurements, per target and workload
 //
@@ -167,7 +171,7 @@ func main() {
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("tollgate-bench", flag.ContinueOnError)
 	targets := fs.String("targets", strings.Join(defaultTargets, ","), "comma-separated targets: "+strings.Join(knownTargets, ", "))
-	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, stream-anthropic, small-translated, stream-translated")
+	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, stream-anthropic, small-translated, stream-translated, responses, stream-responses, responses-translated, stream-responses-translated")
 	n := fs.Int("n", 2000, "timed requests at concurrency 1 for small (large and stream use half)")
 	c := fs.Int("c", 32, "concurrency of the throughput / CPU phase")
 	d := fs.Duration("d", 5*time.Second, "duration of the throughput / CPU phase, per target and workload")

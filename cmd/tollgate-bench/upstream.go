@@ -80,6 +80,8 @@ type fakeUpstream struct {
 	openaiChunks      [][]byte // role chunk, content chunks, finish chunk
 	openaiChunksUsage [][]byte // same with "usage":null, as sent when include_usage is on
 	anthropicMiddle   [][]byte // content_block_start, deltas, content_block_stop
+	responsesEvents   [][]byte // created … output_item.done: all but the terminal event
+	responsesText     string   // the streamed text, as a JSON string
 }
 
 var benchWords = strings.Fields(`The gateway forwards each request to the provider and relays
@@ -118,7 +120,36 @@ func newFakeUpstream() *fakeUpstream {
 	}
 	u.anthropicMiddle = append(u.anthropicMiddle, []byte("event: content_block_stop\n"+
 		`data: {"type":"content_block_stop","index":0}`+"\n\n"))
+
+	seq := 0
+	rev := func(typ, rest string) {
+		u.responsesEvents = append(u.responsesEvents, fmt.Appendf(nil, "event: %s\ndata: {\"type\":%q,\"sequence_number\":%d%s}\n\n", typ, typ, seq, rest))
+		seq++
+	}
+	resp := `,"response":{"id":"resp_bench0001","object":"response","created_at":1700000000,"status":"in_progress","model":"gpt-bench-codex","output":[],"usage":null}`
+	rev("response.created", resp)
+	rev("response.in_progress", resp)
+	rev("response.output_item.added", `,"output_index":0,"item":{"id":"msg_bench0001","type":"message","status":"in_progress","role":"assistant","content":[]}`)
+	rev("response.content_part.added", `,"item_id":"msg_bench0001","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}`)
+	var text strings.Builder
+	for i := 0; i < streamContentEvents; i++ {
+		w := benchWords[i%len(benchWords)] + " "
+		text.WriteString(w)
+		rev("response.output_text.delta", `,"item_id":"msg_bench0001","output_index":0,"content_index":0,"delta":`+strconv.Quote(w)+`,"logprobs":[]`)
+	}
+	all := strconv.Quote(text.String())
+	rev("response.output_text.done", `,"item_id":"msg_bench0001","output_index":0,"content_index":0,"text":`+all+`,"logprobs":[]`)
+	rev("response.content_part.done", `,"item_id":"msg_bench0001","output_index":0,"content_index":0,"part":{"type":"output_text","text":`+all+`,"annotations":[],"logprobs":[]}`)
+	rev("response.output_item.done", `,"output_index":0,"item":{"id":"msg_bench0001","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":`+all+`,"annotations":[],"logprobs":[]}]}`)
+	u.responsesText = all
 	return u
+}
+
+// responseJSON is a completed response with one message of text (a JSON
+// string) and the given usage.
+func responseJSON(text string, input, output int) []byte {
+	return fmt.Appendf(nil, `{"id":"resp_bench0001","object":"response","created_at":1700000000,"status":"completed","model":"gpt-bench-codex","output":[{"id":"msg_bench0001","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":%s,"annotations":[],"logprobs":[]}]}],"usage":{"input_tokens":%d,"input_tokens_details":{"cached_tokens":0},"output_tokens":%d,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":%d}}`,
+		text, input, output, input+output)
 }
 
 // answerText is the ~300 byte assistant message of non-streaming answers,
@@ -137,6 +168,8 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		api = apiOpenAI
 	case strings.HasSuffix(r.URL.Path, "/v1/messages"):
 		api = apiAnthropic
+	case strings.HasSuffix(r.URL.Path, "/v1/responses"):
+		api = apiResponses
 	default:
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 		return
@@ -165,6 +198,15 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out := fmt.Appendf(nil, `{"id":"msg_bench0001","type":"message","role":"assistant","model":"claude-bench","content":[{"type":"text","text":%s}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":64}}`,
 			answerText, promptTokens)
 		writeJSON(w, out)
+	case api == apiResponses && !stream:
+		writeJSON(w, responseJSON(answerText, promptTokens, 64))
+	case api == apiResponses:
+		sw := startSSE(w)
+		for _, e := range u.responsesEvents {
+			sw.event(e)
+		}
+		done := responseJSON(u.responsesText, promptTokens, streamContentEvents)
+		sw.event(fmt.Appendf(nil, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":%d,\"response\":%s}\n\n", len(u.responsesEvents), done))
 	case api == apiOpenAI:
 		includeUsage := jsonTrueField(body, "include_usage")
 		chunks := u.openaiChunks

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -22,6 +23,13 @@ import (
 func chatBody(size int, stream bool) []byte {
 	head := `{"model":"bench","stream":` + strconv.FormatBool(stream) + `,"temperature":0.2,"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"`
 	tail := `"}],"max_tokens":256}`
+	return []byte(head + strings.Repeat("lorem ipsum ", max(0, size-len(head)-len(tail))/12) + tail)
+}
+
+// responsesBody is a Responses request of about size bytes.
+func responsesBody(size int, stream bool) []byte {
+	head := `{"model":"bench","stream":` + strconv.FormatBool(stream) + `,"temperature":0.2,"instructions":"You are terse.","input":[{"role":"user","content":"`
+	tail := `"}],"max_output_tokens":256,"store":false}`
 	return []byte(head + strings.Repeat("lorem ipsum ", max(0, size-len(head)-len(tail))/12) + tail)
 }
 
@@ -152,24 +160,30 @@ var anthropicMessage = []byte(`{"id":"msg_1","type":"message","role":"assistant"
 // read, scan, splice, relay with tap, log (to a discarding logger).
 func BenchmarkHandler(b *testing.B) {
 	completion := []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, how can I help?"},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":8,"total_tokens":28}}`)
+	response := []byte(`{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt","output":[{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hello there, how can I help?","annotations":[]}]}],"usage":{"input_tokens":20,"input_tokens_details":{"cached_tokens":0},"output_tokens":8,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":28}}`)
 	for _, tc := range []struct {
 		name string
 		body []byte
 		p    provider.Provider
+		path string // default /v1/chat/completions
 	}{
-		{"small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", completion, nil}},
-		{"large-100KB", chatBody(100<<10, false), &cannedProvider{"application/json", completion, nil}},
-		{"stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", openAIStream(), nil}},
+		{"small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", completion, nil}, ""},
+		{"large-100KB", chatBody(100<<10, false), &cannedProvider{"application/json", completion, nil}, ""},
+		{"stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", openAIStream(), nil}, ""},
 		// The same OpenAI requests to an Anthropic-only upstream: the translation lane.
-		{"translated-small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", anthropicMessage, dialect.Anthropic}},
-		{"translated-stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", anthropicStream(), dialect.Anthropic}},
+		{"translated-small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", anthropicMessage, dialect.Anthropic}, ""},
+		{"translated-stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", anthropicStream(), dialect.Anthropic}, ""},
+		// Responses requests, to a Responses upstream and to an Anthropic one.
+		{"responses-1KB", responsesBody(1<<10, false), &cannedProvider{"application/json", response, dialect.Responses}, "/v1/responses"},
+		{"responses-translated-1KB", responsesBody(1<<10, false), &cannedProvider{"application/json", anthropicMessage, dialect.Anthropic}, "/v1/responses"},
+		{"responses-translated-stream-50", responsesBody(1<<10, true), &cannedProvider{"text/event-stream", anthropicStream(), dialect.Anthropic}, "/v1/responses"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := benchGateway(b, tc.p)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(tc.body)))
 			for b.Loop() {
-				req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(tc.body))
+				req := httptest.NewRequest("POST", cmp.Or(tc.path, "/v1/chat/completions"), bytes.NewReader(tc.body))
 				req.Header.Set("Authorization", "Bearer sk-bench")
 				w := &nopWriter{h: make(http.Header)}
 				h.ServeHTTP(w, req)

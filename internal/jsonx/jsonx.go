@@ -7,8 +7,6 @@
 package jsonx
 
 import (
-	"strings"
-
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -26,12 +24,11 @@ func Marshal(v any) ([]byte, error) {
 // Unmarshal decodes data into v, rejecting duplicate names and invalid UTF-8.
 func Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 
-// AppendQuote appends s as a JSON string.
+// AppendQuote appends s as a JSON string. Invalid UTF-8 bytes become
+// U+FFFD, one for each byte, as Marshal does: the same text quoted either
+// way reads the same.
 func AppendQuote(dst []byte, s string) []byte {
-	out, err := jsontext.AppendQuote(dst, s)
-	if err != nil { // invalid UTF-8: quote the repaired string instead
-		out, _ = jsontext.AppendQuote(dst, strings.ToValidUTF8(s, "\uFFFD"))
-	}
+	out, _ := jsontext.AppendQuote(dst, s) // invalid UTF-8 is replaced, and reported
 	return out
 }
 

@@ -10,3 +10,13 @@ func TestMarshalRepairsInvalidUTF8(t *testing.T) {
 		t.Fatalf("Marshal: %q, %v", b, err)
 	}
 }
+
+// AppendQuote and Marshal repair invalid UTF-8 alike.
+func TestAppendQuoteAgreesWithMarshal(t *testing.T) {
+	for _, s := range []string{"a\xff\x80b", "\xe2\x82", "ok ✓"} {
+		m, _ := Marshal(s)
+		if q := AppendQuote(nil, s); string(q) != string(m) {
+			t.Errorf("%q: AppendQuote %q, Marshal %q", s, q, m)
+		}
+	}
+}

@@ -8,7 +8,9 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
 )
 
@@ -137,4 +139,92 @@ func BenchmarkStreamMessagesToChat(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+}
+
+// anthropicTextStream is a 50-delta Anthropic text stream.
+func anthropicTextStream() [][]byte {
+	var up bytes.Buffer
+	up.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude\",\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":472,\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":3000,\"output_tokens\":2}}}\n\n")
+	up.WriteString("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&up, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"word%d \"}}\n\n", i)
+	}
+	up.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
+	up.WriteString("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":51}}\n\n")
+	up.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	return splitEvents(up.Bytes())
+}
+
+// BenchmarkStreamMessagesToResponses reports the cost per upstream event
+// of translating a 50-delta Anthropic stream for a Responses client.
+func BenchmarkStreamMessagesToResponses(b *testing.B) {
+	events := anthropicTextStream()
+	req := &responses.Request{Model: "m", Stream: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := NewMessagesToResponsesStream(&Plan{ClientModel: "m", signer: goldenSigner, rp: &responsesPlan{req: req}}, 1)
+		for _, ev := range events {
+			s.Feed(ev)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+}
+
+// BenchmarkStreamResponsesToMessages reports the cost per upstream event
+// of translating a 50-delta Responses stream for an Anthropic client.
+func BenchmarkStreamResponsesToMessages(b *testing.B) {
+	var up []byte
+	ev := func(typ, rest string) {
+		up = fmt.Appendf(up, "event: %s\ndata: {\"type\":%q%s}\n\n", typ, typ, rest)
+	}
+	ev("response.created", `,"sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}`)
+	ev("response.output_item.added", `,"sequence_number":1,"output_index":0,"item":{"id":"msg_1","type":"message","status":"in_progress","role":"assistant","content":[]}`)
+	for i := 0; i < 50; i++ {
+		ev("response.output_text.delta", fmt.Sprintf(`,"sequence_number":%d,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"word%d ","logprobs":[]`, i+2, i))
+	}
+	ev("response.output_item.done", `,"sequence_number":52,"output_index":0,"item":{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[]}`)
+	ev("response.completed", `,"sequence_number":53,"response":{"id":"resp_1","object":"response","status":"completed","output":[],"usage":{"input_tokens":20,"output_tokens":50,"total_tokens":70}}`)
+	events := splitEvents(up)
+	b.ReportAllocs()
+	for b.Loop() {
+		s := NewResponsesToMessagesStream(&Plan{ClientModel: "m", signer: goldenSigner})
+		for _, ev := range events {
+			s.Feed(ev)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+}
+
+// BenchmarkWholeExchange is a non-streaming translated exchange: the
+// client's ~1 KB request to an Anthropic body, and the answer back, for an
+// OpenAI chat client and for a Responses client.
+func BenchmarkWholeExchange(b *testing.B) {
+	text := strings.Repeat("Please review the service description. ", 22)
+	answer := []byte(`{"id":"msg_bench0001","type":"message","role":"assistant","model":"claude-bench","content":[{"type":"text","text":"` +
+		strings.Repeat("A gateway adds routing, auth and accounting in front of a model. ", 5) + `"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":300,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":64}}`)
+	for _, c := range []struct {
+		name     string
+		body     []byte
+		request  func([]byte, Target) ([]byte, *Plan, error)
+		response func([]byte, *Plan, int64) ([]byte, []byte, meter.Usage, error)
+	}{
+		{"chat", []byte(`{"model":"m","messages":[{"role":"system","content":"You are careful."},{"role":"user","content":"` + text + `"}],"temperature":0.7,"max_tokens":256,"user":"u1"}`),
+			ChatBodyToMessages, MessagesAnswerToChat},
+		{"responses", []byte(`{"model":"m","instructions":"You are careful.","input":[{"role":"user","content":"` + text + `"}],"max_output_tokens":256,"store":false}`),
+			ResponsesBodyToMessages, MessagesAnswerToResponses},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			t := Target{Model: "u", Signer: goldenSigner}
+			for b.Loop() {
+				_, p, err := c.request(c.body, t)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, _, _, err := c.response(answer, p, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

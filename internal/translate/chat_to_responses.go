@@ -10,7 +10,6 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/api/responses"
-	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
 )
@@ -38,13 +37,13 @@ func chatAnswerItems(c *openai.Completion, p *Plan, created int64, quiet bool) (
 	ch := c.Choices[0]
 	m := ch.Message
 	if r := cmpOr(m.ReasoningContent, m.Reasoning); r != "" {
-		w.reasoning(r, jsonx.AppendQuote(nil, r))
+		w.reasoning(r, quote(r))
 	}
 	if text := messageText(m.Content); text != "" {
-		w.outputText(text, jsonx.AppendQuote(nil, text))
+		w.outputText(text, quote(text))
 	}
 	if m.Refusal != nil && *m.Refusal != "" {
-		w.outputText(*m.Refusal, jsonx.AppendQuote(nil, *m.Refusal))
+		w.outputText(*m.Refusal, quote(*m.Refusal))
 	}
 	for _, tc := range m.ToolCalls {
 		if tc.Function.Name == "" {
@@ -52,7 +51,7 @@ func chatAnswerItems(c *openai.Completion, p *Plan, created int64, quiet bool) (
 		}
 		w.call(cmpOr(tc.ID, "call_"+randomHex(12)), p.responsesTool(tc.Function.Name))
 		if a := tc.Function.Arguments; a != "" {
-			w.arguments(a, jsonx.AppendQuote(nil, a))
+			w.arguments(a, quote(a))
 		}
 	}
 	finish := ""
@@ -146,14 +145,14 @@ func (s *ChatToResponsesStream) Feed(ev []byte) []byte {
 		for _, k := range [...]string{"reasoning_content", "reasoning"} {
 			if r := delta.Get(k); r.Type == gjson.String && r.Str != "" {
 				s.closeTools()
-				w.reasoning(r.Str, []byte(quotedRaw(r)))
+				w.reasoning(r.Str, quotedRaw(r))
 				break
 			}
 		}
 		for _, k := range [...]string{"content", "refusal"} {
 			if t := delta.Get(k); t.Type == gjson.String && t.Str != "" {
 				s.closeTools()
-				w.outputText(t.Str, []byte(quotedRaw(t)))
+				w.outputText(t.Str, quotedRaw(t))
 			}
 		}
 		if tcs := delta.Get("tool_calls"); tcs.IsArray() {
@@ -203,13 +202,13 @@ func (s *ChatToResponsesStream) toolCalls(tcs gjson.Result) {
 		case t == s.live:
 			t.args = append(t.args, frag...)
 			if frag != "" {
-				s.w.arguments(frag, []byte(quotedRaw(args)))
+				s.w.arguments(frag, quotedRaw(args))
 			}
 		case s.live == nil && t.state == toolNew && t.name != "":
 			s.startTool(t)
 			t.args = append(t.args, frag...)
 			if frag != "" {
-				s.w.arguments(frag, []byte(quotedRaw(args)))
+				s.w.arguments(frag, quotedRaw(args))
 			}
 		default: // another call is streaming: buffered, replayed in order
 			t.args = append(t.args, frag...)
@@ -248,7 +247,7 @@ func (s *ChatToResponsesStream) closeTools() {
 			}
 			s.startTool(t)
 			if len(t.args) > 0 {
-				s.w.arguments(string(t.args), jsonx.AppendQuote(nil, string(t.args)))
+				s.w.arguments(string(t.args), quote(string(t.args)))
 			}
 			s.w.closeOpen()
 			t.state = toolClosed

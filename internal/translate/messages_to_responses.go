@@ -7,7 +7,6 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/responses"
-	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
 )
@@ -34,21 +33,21 @@ func messagesAnswerItems(r *anthropic.Response, p *Plan, created int64, quiet bo
 		switch b.Type {
 		case "thinking", "redacted_thinking":
 			w.closeOpen() // one reasoning item per block
-			w.reasoning(b.Thinking, jsonx.AppendQuote(nil, b.Thinking))
+			w.reasoning(b.Thinking, quote(b.Thinking))
 			w.seal(p.sealBlock(b))
 			w.closeOpen()
 		case "text":
 			w.closeOpen()
-			w.outputText(b.Text, jsonx.AppendQuote(nil, b.Text))
+			w.outputText(b.Text, quote(b.Text))
 			w.closeOpen()
 		case "tool_use":
 			input := compactInput(b.Input)
 			if p.JSONTool && b.Name == jsonToolName {
-				w.outputText(string(input), jsonx.AppendQuote(nil, string(input))) // the structured answer
+				w.outputText(string(input), quote(string(input))) // the structured answer
 				continue
 			}
 			w.call(b.ID, p.responsesTool(b.Name))
-			w.arguments(string(input), jsonx.AppendQuote(nil, string(input)))
+			w.arguments(string(input), quote(string(input)))
 		}
 	}
 	stop := ""
@@ -190,12 +189,12 @@ func (s *MessagesToResponsesStream) blockStart(index, block gjson.Result) {
 		s.kind = ublockText
 		w.closeOpen()
 		t := block.Get("text")
-		w.outputText(t.Str, []byte(quotedRaw(t)))
+		w.outputText(t.Str, quotedRaw(t))
 	case "thinking":
 		s.kind = ublockThinking
 		w.closeOpen() // one reasoning item per block
 		t := block.Get("thinking")
-		w.reasoning(t.Str, []byte(quotedRaw(t)))
+		w.reasoning(t.Str, quotedRaw(t))
 		s.sig = append(s.sig, block.Get("signature").Str...)
 	case "redacted_thinking":
 		s.kind = ublockThinking
@@ -216,7 +215,7 @@ func (s *MessagesToResponsesStream) blockStart(index, block gjson.Result) {
 		w.call(cmpOr(strings.Clone(block.Get("id").Str), "toolu_"+randomHex(12)), s.p.responsesTool(name))
 		// Synthetic upstreams may put the whole input in the start event.
 		if in := block.Get("input"); in.IsObject() && len(in.Map()) > 0 {
-			w.arguments(in.Raw, jsonx.AppendQuote(nil, in.Raw))
+			w.arguments(in.Raw, quote(in.Raw))
 		}
 	}
 }
@@ -226,11 +225,11 @@ func (s *MessagesToResponsesStream) blockDelta(d gjson.Result) {
 	switch d.Get("type").Str {
 	case "text_delta":
 		if t := d.Get("text"); s.kind == ublockText && t.Type == gjson.String {
-			w.outputText(t.Str, []byte(quotedRaw(t)))
+			w.outputText(t.Str, quotedRaw(t))
 		}
 	case "thinking_delta":
 		if t := d.Get("thinking"); s.kind == ublockThinking && t.Type == gjson.String {
-			w.reasoning(t.Str, []byte(quotedRaw(t)))
+			w.reasoning(t.Str, quotedRaw(t))
 		}
 	case "signature_delta":
 		if s.kind == ublockThinking {
@@ -243,9 +242,9 @@ func (s *MessagesToResponsesStream) blockDelta(d gjson.Result) {
 		}
 		switch s.kind {
 		case ublockTool:
-			w.arguments(pj.Str, []byte(quotedRaw(pj)))
+			w.arguments(pj.Str, quotedRaw(pj))
 		case ublockJSON:
-			w.outputText(pj.Str, []byte(quotedRaw(pj)))
+			w.outputText(pj.Str, quotedRaw(pj))
 		}
 	}
 	// citations_delta and unknown deltas carry nothing the client reads.

@@ -6,7 +6,6 @@ import (
 	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
-	"github.com/tollgate/tollgate/internal/sse"
 )
 
 // rsOut writes a Responses event stream for a Responses client, whatever
@@ -32,6 +31,8 @@ type rsOut struct {
 	items []responses.Item // finished output items
 	open  *responses.Item  // the item being streamed
 	text  []byte           // its text, reasoning summary, arguments or input so far
+
+	deltaPrefix []byte // the open item's ids in its delta events, up to "delta":
 }
 
 func newRSOut(p *Plan, created int64) *rsOut {
@@ -42,18 +43,45 @@ func newRSOut(p *Plan, created int64) *rsOut {
 // fields (already encoded, starting with a comma).
 func (w *rsOut) event(typ string, fields []byte) {
 	if w.quiet || w.ended { // nothing follows the terminal event
-
 		return
 	}
-	b := make([]byte, 0, 64+len(fields))
-	b = append(b, `{"type":"`...)
+	w.eventStart(typ)
+	w.out = append(w.out, fields...)
+	w.eventEnd()
+}
+
+// emit reports whether events are being written: not for a whole answer,
+// and nothing after the terminal event.
+func (w *rsOut) emit() bool { return !w.quiet && !w.ended }
+
+// eventStart appends an event's name and its data up to the sequence
+// number; eventEnd closes it. The data is JSON, which holds no raw line
+// break, so it is one data line.
+func (w *rsOut) eventStart(typ string) {
+	b := append(w.out, "event: "...)
+	b = append(b, typ...)
+	b = append(b, "\ndata: {\"type\":\""...)
 	b = append(b, typ...)
 	b = append(b, `","sequence_number":`...)
-	b = strconv.AppendInt(b, w.seq, 10)
-	b = append(b, fields...)
-	b = append(b, '}')
+	w.out = strconv.AppendInt(b, w.seq, 10)
+}
+
+func (w *rsOut) eventEnd() {
+	w.out = append(w.out, "}\n\n"...)
 	w.seq++
-	w.out = sse.AppendEvent(w.out, typ, b)
+}
+
+// delta appends a delta event of the open item: its ids, then "delta"
+// with quoted (a JSON string), then tail.
+func (w *rsOut) delta(typ, quoted, tail string) {
+	if w.quiet || w.ended {
+		return
+	}
+	w.eventStart(typ)
+	w.out = append(w.out, w.deltaPrefix...)
+	w.out = append(w.out, quoted...)
+	w.out = append(w.out, tail...)
+	w.eventEnd()
 }
 
 // lifecycle appends an event that carries the whole response.
@@ -67,9 +95,9 @@ func (w *rsOut) begin() {
 		return
 	}
 	w.started = true
-	r := w.p.responseObject(w.id, w.created, responses.StatusInProgress)
-	w.lifecycle("response.created", r)
-	w.lifecycle("response.in_progress", r)
+	fields := append([]byte(`,"response":`), mustJSON(w.p.responseObject(w.id, w.created, responses.StatusInProgress))...)
+	w.event("response.created", fields)
+	w.event("response.in_progress", fields)
 }
 
 func (w *rsOut) index() int64 { return int64(len(w.items)) }
@@ -102,7 +130,9 @@ func (w *rsOut) start(it responses.Item) {
 	w.closeOpen()
 	it.Status = "in_progress"
 	w.open, w.text = &it, w.text[:0]
-	w.event("response.output_item.added", w.itemFields(w.open))
+	if w.emit() {
+		w.event("response.output_item.added", w.itemFields(w.open))
+	}
 }
 
 // Kinds of open items, by their type.
@@ -117,18 +147,21 @@ func (w *rsOut) openType() string {
 func (w *rsOut) openReasoning() {
 	if w.openType() != "reasoning" {
 		w.start(responses.Item{Type: "reasoning", ID: newItemID("rs"), Summary: []responses.Part{}})
-		w.event("response.reasoning_summary_part.added", append(w.ids(nil, "summary_index", 0), `,"part":{"type":"summary_text","text":""}`...))
+		w.deltaPrefix = append(w.ids(w.deltaPrefix[:0], "summary_index", 0), `,"delta":`...)
+		if w.emit() {
+			w.event("response.reasoning_summary_part.added", append(w.ids(nil, "summary_index", 0), `,"part":{"type":"summary_text","text":""}`...))
+		}
 	}
 }
 
 // reasoning streams summary text (quoted: a JSON string as it came).
-func (w *rsOut) reasoning(delta string, quoted []byte) {
+func (w *rsOut) reasoning(delta, quoted string) {
 	w.openReasoning()
 	if delta == "" {
 		return
 	}
 	w.text = append(w.text, delta...)
-	w.event("response.reasoning_summary_text.delta", append(append(w.ids(nil, "summary_index", 0), `,"delta":`...), quoted...))
+	w.delta("response.reasoning_summary_text.delta", quoted, "")
 }
 
 // seal sets the encrypted_content of the open reasoning item.
@@ -142,20 +175,21 @@ func (w *rsOut) seal(v string) {
 func (w *rsOut) openMessage() {
 	if w.openType() != "message" {
 		w.start(responses.Item{Type: "message", ID: newItemID("msg"), Role: "assistant", Content: responses.Content{Parts: []responses.Part{}}})
-		w.event("response.content_part.added", append(w.ids(nil, "content_index", 0), `,"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}`...))
+		w.deltaPrefix = append(w.ids(w.deltaPrefix[:0], "content_index", 0), `,"delta":`...)
+		if w.emit() {
+			w.event("response.content_part.added", append(w.ids(nil, "content_index", 0), `,"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}`...))
+		}
 	}
 }
 
 // outputText streams answer text.
-func (w *rsOut) outputText(delta string, quoted []byte) {
+func (w *rsOut) outputText(delta, quoted string) {
 	w.openMessage()
 	if delta == "" {
 		return
 	}
 	w.text = append(w.text, delta...)
-	b := append(w.ids(nil, "content_index", 0), `,"delta":`...)
-	b = append(b, quoted...)
-	w.event("response.output_text.delta", append(b, `,"logprobs":[]`...))
+	w.delta("response.output_text.delta", quoted, `,"logprobs":[]`)
 }
 
 // call opens a function call (or a custom tool call) to the client's tool.
@@ -165,14 +199,15 @@ func (w *rsOut) call(callID string, t rTool) {
 		it = responses.Item{Type: "custom_tool_call", ID: newItemID("ctc"), CallID: callID, Name: t.name, Namespace: t.namespace, Input: new(string)}
 	}
 	w.start(it)
+	w.deltaPrefix = append(w.ids(w.deltaPrefix[:0], "", 0), `,"delta":`...)
 }
 
 // arguments streams a function call's arguments. A custom tool's input
 // is sent whole when the call ends (it is inside the arguments' JSON).
-func (w *rsOut) arguments(frag string, quoted []byte) {
+func (w *rsOut) arguments(frag, quoted string) {
 	w.text = append(w.text, frag...)
 	if w.openType() == "function_call" {
-		w.event("response.function_call_arguments.delta", append(append(w.ids(nil, "", 0), `,"delta":`...), quoted...))
+		w.delta("response.function_call_arguments.delta", quoted, "")
 	}
 }
 
@@ -183,40 +218,54 @@ func (w *rsOut) closeOpen() {
 		return
 	}
 	text := string(w.text)
+	emit := w.emit()
+	// done appends an item's .done event: name, its ids (sub, as ids
+	// takes it), then member with value quoted, then tail.
+	done := func(name, sub, member, value, tail string) {
+		w.eventStart(name)
+		w.out = w.ids(w.out, sub, 0)
+		w.out = append(w.out, member...)
+		w.out = jsonx.AppendQuote(w.out, value)
+		w.out = append(w.out, tail...)
+		w.eventEnd()
+	}
 	switch it.Type {
 	case "reasoning":
-		q := jsonx.AppendQuote(nil, text)
-		w.event("response.reasoning_summary_text.done", append(append(w.ids(nil, "summary_index", 0), `,"text":`...), q...))
-		b := append(w.ids(nil, "summary_index", 0), `,"part":{"type":"summary_text","text":`...)
-		w.event("response.reasoning_summary_part.done", append(append(b, q...), '}'))
+		if emit {
+			done("response.reasoning_summary_text.done", "summary_index", `,"text":`, text, "")
+			done("response.reasoning_summary_part.done", "summary_index", `,"part":{"type":"summary_text","text":`, text, "}")
+		}
 		it.Summary = []responses.Part{{Type: "summary_text", Text: text}}
 		if it.EncryptedContent == nil && w.p.signer != nil {
 			enc := w.p.signer.encodeReasoning(text)
 			it.EncryptedContent = &enc
 		}
 	case "message":
-		q := jsonx.AppendQuote(nil, text)
-		w.event("response.output_text.done", append(append(append(w.ids(nil, "content_index", 0), `,"text":`...), q...), `,"logprobs":[]`...))
-		b := append(w.ids(nil, "content_index", 0), `,"part":{"type":"output_text","text":`...)
-		w.event("response.content_part.done", append(append(b, q...), `,"annotations":[],"logprobs":[]}`...))
+		if emit {
+			done("response.output_text.done", "content_index", `,"text":`, text, `,"logprobs":[]`)
+			done("response.content_part.done", "content_index", `,"part":{"type":"output_text","text":`, text, `,"annotations":[],"logprobs":[]}`)
+		}
 		it.Content = responses.Content{Parts: []responses.Part{{Type: "output_text", Text: text, Annot: emptyArray}}}
 	case "function_call":
 		if text == "" {
 			text = "{}"
 		}
-		b := append(w.ids(nil, "", 0), `,"name":`...)
-		b = jsonx.AppendQuote(b, it.Name)
-		w.event("response.function_call_arguments.done", append(append(b, `,"arguments":`...), jsonx.AppendQuote(nil, text)...))
+		if emit {
+			done("response.function_call_arguments.done", "", `,"name":`+quote(it.Name)+`,"arguments":`, text, "")
+		}
 		it.Arguments = &text
 	case "custom_tool_call":
 		input := customInput(text)
-		q := jsonx.AppendQuote(nil, input)
-		w.event("response.custom_tool_call_input.delta", append(append(w.ids(nil, "", 0), `,"delta":`...), q...))
-		w.event("response.custom_tool_call_input.done", append(append(w.ids(nil, "", 0), `,"input":`...), q...))
+		if emit {
+			done("response.custom_tool_call_input.delta", "", `,"delta":`, input, "")
+			done("response.custom_tool_call_input.done", "", `,"input":`, input, "")
+		}
 		it.Input = &input
 	}
 	it.Status = cmpOr(w.lastStatus, "completed")
-	w.event("response.output_item.done", w.itemFields(it))
+	if emit {
+		w.event("response.output_item.done", w.itemFields(it))
+	}
 	w.items = append(w.items, *it)
 	w.open, w.text = nil, w.text[:0]
 }
@@ -234,9 +283,11 @@ func (w *rsOut) finish(reason string, u meter.Usage, usageKnown bool) {
 	w.closeOpen()
 	r := w.final(reason, u, usageKnown)
 	w.response = r
-	if reason != "" {
+	switch {
+	case !w.emit():
+	case reason != "":
 		w.lifecycle("response.incomplete", r)
-	} else {
+	default:
 		w.lifecycle("response.completed", r)
 	}
 	w.ended = true
@@ -290,7 +341,9 @@ func (w *rsOut) fail(code, msg string) {
 		r.Output = append(r.Output, cut)
 	}
 	w.response = r
-	w.lifecycle("response.failed", r)
+	if w.emit() {
+		w.lifecycle("response.failed", r)
+	}
 	w.ended = true
 }
 
