@@ -236,6 +236,15 @@ func Build(cfg *config.Config, o Options) (*Server, error) {
 	return build(cfg, o.MasterKey, o.Logger, o.RequestLog, o.Ledger, o.Store)
 }
 
+// responseStore is where Responses API responses are kept: the database,
+// when there is one.
+func responseStore(db *store.Store) gateway.ResponseStore {
+	if db == nil {
+		return nil // not a nil *store.Store in a non-nil interface
+	}
+	return db
+}
+
 // newAuthenticator checks the master key and db's virtual keys, and
 // throttles failed authentications as auth configures.
 func newAuthenticator(cfg *config.Config, masterKey string, keys *auth.Cache) *auth.Authenticator {
@@ -284,7 +293,9 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog io.
 		NoTargetHeader:   cfg.Server.TargetHeader != nil && !*cfg.Server.TargetHeader,
 		NoOverheadHeader: cfg.Server.OverheadHeader != nil && !*cfg.Server.OverheadHeader,
 		// Derived from the master key so that replicas sharing it agree.
-		Signer: translate.NewSigner(signingKey(masterKey)),
+		Signer:            translate.NewSigner(signingKey(masterKey)),
+		Responses:         responseStore(db),
+		ResponseRetention: cfg.Database.ResponseRetention,
 	})
 	closeIdle := func() {
 		for _, c := range closers {

@@ -53,6 +53,10 @@ const (
 	DefaultConnectTimeout   = 10 * time.Second
 	DefaultFirstByteTimeout = 10 * time.Minute // non-streaming answers arrive only when generation ends
 	DefaultIdleTimeout      = 5 * time.Minute
+
+	// DefaultResponseRetention keeps stored responses for 30 days, as
+	// OpenAI does.
+	DefaultResponseRetention = 30 * 24 * time.Hour
 )
 
 // Config is the whole configuration. It is immutable once loaded.
@@ -137,6 +141,10 @@ type Database struct {
 	// completed request; without it the records of the last half second
 	// or so, still in memory, are lost to kill -9.
 	LedgerSync bool `yaml:"ledger_sync"`
+	// ResponseRetention is how long responses stored for Responses API
+	// clients (store: true) are kept: previous_response_id and
+	// GET /v1/responses/{id} find them until then.
+	ResponseRetention time.Duration `yaml:"response_retention"`
 }
 
 // NoDatabase as database.url runs without one: the master key only, no
@@ -424,6 +432,9 @@ func (c *Config) applyDefaults() {
 	if c.Auth.FailureWindow == 0 {
 		c.Auth.FailureWindow = DefaultFailureWindow
 	}
+	if c.Database.ResponseRetention == 0 {
+		c.Database.ResponseRetention = DefaultResponseRetention
+	}
 	if c.Metrics.Auth == "" {
 		c.Metrics.Auth = MetricsAuthMasterKey
 	}
@@ -488,6 +499,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Auth.FailureWindow < 0 {
 		bad("auth.failure_window", "must not be negative")
+	}
+	if c.Database.ResponseRetention < 0 {
+		bad("database.response_retention", "must not be negative")
 	}
 	for i, p := range c.Auth.TrustedProxies {
 		if _, err := parsePrefix(p); err != nil {

@@ -10,6 +10,7 @@
 package gateway
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -60,6 +62,10 @@ type Options struct {
 	Metrics *metrics.Requests
 	// Tracer, when set, receives a span per request.
 	Tracer trace.Tracer
+	// Responses, when set, keeps the responses of Responses API clients
+	// for ResponseRetention (30 days when 0).
+	Responses         ResponseStore
+	ResponseRetention time.Duration
 }
 
 // Ledger takes the record of each request's outcome. It must not keep o,
@@ -85,6 +91,10 @@ type Gateway struct {
 	metrics                      *metrics.Requests
 	tracer                       trace.Tracer
 	started                      time.Time
+
+	responses ResponseStore // stored responses; nil without a database
+	retention time.Duration
+	lastPurge atomic.Int64 // when expired responses were last deleted (unix ns)
 }
 
 // New returns a Gateway.
@@ -99,7 +109,8 @@ func New(o Options) *Gateway {
 		o.MaxBufferedBytes = DefaultMaxBufferedBytes(o.MaxBodyBytes)
 	}
 	return &Gateway{buffered: &bufferBudget{limit: o.MaxBufferedBytes}, routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, limits: o.Limits, signer: o.Signer,
-		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, tracer: o.Tracer, started: clock.Now()}
+		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, tracer: o.Tracer, started: clock.Now(),
+		responses: o.Responses, retention: cmp.Or(o.ResponseRetention, 30*24*time.Hour)}
 }
 
 // handlerFunc is a data-plane handler: it returns an error instead of
@@ -115,6 +126,9 @@ func (g *Gateway) Handler() http.Handler {
 			mux.Handle(ep.Path, g.endpoint(d, http.MethodPost, g.modelEndpoint(ep)))
 		}
 	}
+	// Stored responses (the POST endpoints under /v1/responses/ are more specific).
+	mux.Handle("/v1/responses/{id}", g.endpoint(dialect.Responses, "", g.storedResponse))
+	mux.Handle("/v1/responses/{id}/input_items", g.endpoint(dialect.Responses, "", g.inputItemList))
 	mux.Handle("/v1/models", g.endpoint(nil, http.MethodGet, g.listModels))
 	mux.Handle("/v1/models/{id...}", g.endpoint(nil, http.MethodGet, g.getModel))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -25,6 +25,8 @@ type call struct {
 	s    dialect.Scanned
 	op   dialect.Op
 	pick route.Picker // the choice of targets
+	// state is a Responses request's stored state (responses_state.go).
+	state *responsesState
 }
 
 // modelEndpoint serves an endpoint that names a model: it reads and checks
@@ -40,6 +42,11 @@ func (g *Gateway) modelEndpoint(ep dialect.Endpoint) handlerFunc {
 		if ep.RequireMaxOutput && !c.s.HasMaxOutput {
 			f := d.Fields.MaxOutput[0]
 			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: f, Message: f + ": field required"}
+		}
+		if d == dialect.Responses && ep.Op == dialect.Generate {
+			if err := g.prepareResponsesState(&c); err != nil {
+				return err
+			}
 		}
 		var err error
 		if ep.Op == dialect.CountTokens {

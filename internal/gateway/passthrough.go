@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"io"
 	"net/http"
 
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 )
@@ -55,10 +57,27 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return g.relayBody(c.w, x, resp, nil) // upstream errors are relayed as they are
 	case c.op != dialect.CountTokens && isEventStream(resp.Header):
-		return g.relayStream(c.w, c.r, x, resp, d.NewTap(hideUsage))
+		return g.relayStream(c.w, c.r, x, resp, g.storing(c, d.NewTap(hideUsage)))
 	case c.op == dialect.CountTokens:
 		return g.relayBody(c.w, x, resp, nil)
+	case c.state != nil && c.state.store:
+		return g.relayKept(c, resp, d.Usage)
 	default:
 		return g.relayBody(c.w, x, resp, d.Usage)
 	}
+}
+
+// relayKept relays a whole answer that is to be stored: read whole, kept,
+// then written, so that a client continuing at once finds it.
+func (g *Gateway) relayKept(c *call, resp *http.Response, usage func(*meter.Usage, []byte)) error {
+	x := c.x
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
+	if err != nil {
+		return &failure{err: g.upstreamFailureAfterStatus(x, err)}
+	}
+	usage(&x.usage, body)
+	g.keepResponse(c, body)
+	h := c.w.Header()
+	copyResponseHeader(h, resp.Header, x.limitHeaders)
+	return g.writeBody(c.w, x, resp.StatusCode, body)
 }

@@ -74,7 +74,7 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 		return g.translatedError(c, resp, tr)
 	case isEventStream(resp.Header):
 		resp.Header = http.Header{"Content-Type": {"text/event-stream"}}
-		tap := tr.Stream(plan, clock.Now().Unix())
+		tap := g.storing(c, tr.Stream(plan, clock.Now().Unix()))
 		if ping := x.dialect.Ping; ping != nil {
 			// The client expects keep-alive events the upstream may not send.
 			tap = &pingingTap{tap, ping}
@@ -128,6 +128,7 @@ func (g *Gateway) translatedBody(c *call, resp *http.Response, plan *translate.P
 		return err
 	}
 	if plan.Stream {
+		g.keepResponse(c, terminalResponse(stream))
 		// The upstream answered a stream request with one object: the
 		// client still gets the stream it asked for.
 		h := w.Header()
@@ -141,6 +142,7 @@ func (g *Gateway) translatedBody(c *call, resp *http.Response, plan *translate.P
 		}
 		return nil
 	}
+	g.keepResponse(c, out)
 	return g.writeBody(w, x, http.StatusOK, out)
 }
 

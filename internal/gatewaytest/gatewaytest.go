@@ -4,13 +4,16 @@ package gatewaytest
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net/http/httptest"
+	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/store"
 )
 
 // Start builds the gateway from a YAML configuration (no environment
@@ -19,12 +22,33 @@ import (
 // when the test fails.
 func Start(t testing.TB, yaml, masterKey string) string {
 	t.Helper()
+	return start(t, yaml, masterKey, nil)
+}
+
+// StartDB is Start with an embedded SQLite database (in a temporary
+// directory): virtual keys, the admin API and stored responses.
+func StartDB(t testing.TB, yaml, masterKey string) string {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "tollgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return start(t, yaml, masterKey, db)
+}
+
+func start(t testing.TB, yaml, masterKey string, db *store.Store) string {
+	t.Helper()
 	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatalf("config.Parse: %v\n%s", err, yaml)
 	}
 	logs := new(LogBuffer)
-	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewTextHandler(logs, nil)), Store: db})
 	if err != nil {
 		t.Fatalf("cli.Build: %v", err)
 	}

@@ -23,13 +23,18 @@ const responsesUpstreamModel = "gpt-5-codex-2025-09-15"
 // chat one (gpt-test); nil upstreams point nowhere.
 func startResponsesGateway(t *testing.T, oair, ant, oai *upstreamtest.Server) string {
 	t.Helper()
+	return gatewaytest.Start(t, responsesConfig(oair, ant, oai), masterKey)
+}
+
+// responsesConfig is startResponsesGateway's configuration.
+func responsesConfig(oair, ant, oai *upstreamtest.Server) string {
 	url := func(s *upstreamtest.Server, suffix string) string {
 		if s == nil {
 			return unreachable + suffix
 		}
 		return s.URL + suffix
 	}
-	return gatewaytest.Start(t, fmt.Sprintf(`
+	return fmt.Sprintf(`
 providers:
   - { name: oair, type: openai-responses, base_url: %q, api_key: %q }
   - { name: ant, type: anthropic, base_url: %q, api_key: %q }
@@ -39,7 +44,7 @@ models:
   - { name: claude-test, targets: [ { provider: ant, model: %s } ] }
   - { name: gpt-test, targets: [ { provider: oai, model: %s } ] }
 `, url(oair, "/v1"), upstreamKey, url(ant, ""), upstreamKey, url(oai, "/v1"), upstreamKey,
-		responsesUpstreamModel, anthropicUpstreamModel, openAIUpstreamModel), masterKey)
+		responsesUpstreamModel, anthropicUpstreamModel, openAIUpstreamModel)
 }
 
 func responsesParams(model string) responses.ResponseNewParams {
