@@ -32,6 +32,10 @@ type Caps struct {
 	// then stay in the conversation, which keeps the cached prefix,
 	// instead of joining the top-level system prompt.
 	SystemMessages bool `yaml:"system_messages"`
+	// WebSearch: the upstream runs Anthropic's web search server tool
+	// (web_search_20250305). A Responses client's web_search tool is then
+	// offered as it, and its searches come back as web_search_call items.
+	WebSearch bool `yaml:"web_search"`
 
 	// OpenAI-compatible upstreams.
 	LegacyMaxTokens      TokensField      `yaml:"max_tokens_field"` // takes max_tokens instead of max_completion_tokens

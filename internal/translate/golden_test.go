@@ -52,7 +52,7 @@ func TestGolden(t *testing.T) {
 var (
 	randomMsgID  = regexp.MustCompile(`"msg_[0-9A-Za-z]{24}"`)
 	randomToolID = regexp.MustCompile(`"toolu_[0-9a-f]{24}"`)
-	randomItemID = regexp.MustCompile(`"(resp|rs|msg|fc|ctc)_[0-9a-f]{48}"`)
+	randomItemID = regexp.MustCompile(`"(resp|rs|msg|fc|ctc|ws)_[0-9a-f]{48}"`)
 	randomCallID = regexp.MustCompile(`"call_[0-9a-f]{24}"`)
 )
 

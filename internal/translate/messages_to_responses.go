@@ -40,6 +40,10 @@ func messagesAnswerItems(r *anthropic.Response, p *Plan, created int64, quiet bo
 			w.closeOpen()
 			w.outputText(b.Text, quote(b.Text))
 			w.closeOpen()
+		case "server_tool_use":
+			if b.Name == "web_search" {
+				w.webSearch(gjson.GetBytes(b.Input, "query").Str)
+			}
 		case "tool_use":
 			input := compactInput(b.Input)
 			if p.JSONTool && b.Name == jsonToolName {
@@ -201,6 +205,12 @@ func (s *MessagesToResponsesStream) blockStart(index, block gjson.Result) {
 		w.closeOpen()
 		w.openReasoning()
 		s.block = append(s.block, block.Get("data").Str...)
+	case "server_tool_use":
+		if block.Get("name").Str == "web_search" {
+			s.kind = ublockSearch
+			w.closeOpen()
+			s.block = append(s.block, block.Get("input.query").Str...) // complete when sent whole
+		}
 	case "tool_use":
 		name := strings.Clone(block.Get("name").Str) // the event's bytes are reused after Feed
 		if s.p.JSONTool && name == jsonToolName {
@@ -241,6 +251,8 @@ func (s *MessagesToResponsesStream) blockDelta(d gjson.Result) {
 			return
 		}
 		switch s.kind {
+		case ublockSearch:
+			s.block = append(s.block, pj.Str...) // the input's JSON, in pieces
 		case ublockTool:
 			w.arguments(pj.Str, quotedRaw(pj))
 		case ublockJSON:
@@ -267,6 +279,12 @@ func (s *MessagesToResponsesStream) blockStop() {
 		w.closeOpen()
 	case ublockText, ublockTool:
 		w.closeOpen()
+	case ublockSearch:
+		query := string(s.block)
+		if q := gjson.Get(query, "query"); q.Type == gjson.String {
+			query = q.Str // the input came as JSON deltas
+		}
+		w.webSearch(query)
 	}
 	// The structured-output message stays open: message_stop ends it.
 	s.index, s.kind = -1, ublockIgnored

@@ -144,9 +144,10 @@ type rDef struct {
 // responsesToolDefs flattens the request's function and custom tools,
 // those inside namespaces too, into the definitions offered upstream. A
 // custom tool becomes a function with one string member. Hosted tools run
-// on OpenAI's side: they are reported (dropped; refused under strict), and
-// hosted names the dropped types, for tool_choice.
-func responsesToolDefs(in *responses.Request, p *Plan) (defs []rDef, hosted map[string]bool, err error) {
+// on OpenAI's side: unless mapped (not nil) takes one, giving it an
+// equivalent upstream, they are reported (dropped; refused under strict),
+// and hosted names the dropped types, for tool_choice.
+func responsesToolDefs(in *responses.Request, p *Plan, mapped func(responses.Tool) bool) (defs []rDef, hosted map[string]bool, err error) {
 	add := func(t responses.Tool, namespace string) {
 		rt := rTool{namespace: namespace, name: t.Name, custom: t.Type == "custom"}
 		d := rDef{name: p.responsesToolName(rt), description: t.Description, params: t.Parameters, strict: t.Strict}
@@ -177,6 +178,9 @@ func responsesToolDefs(in *responses.Request, p *Plan) (defs []rDef, hosted map[
 				add(nt, t.Name)
 			}
 		default:
+			if mapped != nil && mapped(t) {
+				continue
+			}
 			if hosted == nil {
 				hosted = map[string]bool{}
 			}

@@ -202,6 +202,19 @@ func (w *rsOut) call(callID string, t rTool) {
 	w.deltaPrefix = append(w.ids(w.deltaPrefix[:0], "", 0), `,"delta":`...)
 }
 
+// webSearch sends a web search the upstream ran (Claude's web search
+// server tool) as a whole web_search_call item.
+func (w *rsOut) webSearch(query string) {
+	action := mustJSON(map[string]any{"action": map[string]string{"type": "search", "query": query}})
+	w.start(responses.Item{Type: "web_search_call", ID: newItemID("ws"), Extra: action})
+	if w.emit() {
+		for _, e := range [...]string{"in_progress", "searching", "completed"} {
+			w.event("response.web_search_call."+e, w.ids(nil, "", 0))
+		}
+	}
+	w.closeOpen()
+}
+
 // arguments streams a function call's arguments. A custom tool's input
 // is sent whole when the call ends (it is inside the arguments' JSON).
 func (w *rsOut) arguments(frag, quoted string) {

@@ -136,6 +136,8 @@ func responsesGrammar(b []byte) error {
 			"response.reasoning_summary_text.done": "reasoning", "response.reasoning_summary_part.done": "reasoning",
 			"response.function_call_arguments.delta": "function_call", "response.function_call_arguments.done": "function_call",
 			"response.custom_tool_call_input.delta": "custom_tool_call", "response.custom_tool_call_input.done": "custom_tool_call",
+			"response.web_search_call.in_progress": "web_search_call", "response.web_search_call.searching": "web_search_call",
+			"response.web_search_call.completed": "web_search_call",
 		}
 		if name == "response.output_item.done" {
 			it := d.Get("item")

@@ -371,7 +371,7 @@ func r2cOutput(path string, c responses.Content, p *Plan) (string, []openai.Part
 // r2cTools converts tools (function and custom ones, namespaces flattened)
 // and tool_choice.
 func r2cTools(in *responses.Request, out *openai.ChatRequest, p *Plan) error {
-	defs, _, err := responsesToolDefs(in, p)
+	defs, _, err := responsesToolDefs(in, p, nil)
 	if err != nil {
 		return err
 	}

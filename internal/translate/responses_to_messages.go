@@ -309,7 +309,13 @@ func r2mToolResult(path string, it responses.Item, p *Plan) (anthropic.Block, er
 
 // r2mTools converts tools, tool_choice and parallel_tool_calls.
 func r2mTools(in *responses.Request, out *anthropic.MessagesRequest, p *Plan) error {
-	defs, _, err := responsesToolDefs(in, p)
+	defs, _, err := responsesToolDefs(in, p, func(t responses.Tool) bool {
+		if !p.Caps.WebSearch || !isWebSearch(t.Type) {
+			return false
+		}
+		out.Tools = append(out.Tools, webSearchTool(t))
+		return true
+	})
 	if err != nil {
 		return err
 	}
@@ -384,4 +390,34 @@ func r2mText(t *responses.Text, out *anthropic.MessagesRequest, p *Plan) error {
 		return badRequest("text.format.type", "text.format.type: unknown value %q", f.Type)
 	}
 	return nil
+}
+
+// isWebSearch reports whether a Responses tool type is the hosted web search.
+func isWebSearch(typ string) bool {
+	return typ == "web_search" || strings.HasPrefix(typ, "web_search_preview") || strings.HasPrefix(typ, "web_search_2")
+}
+
+// webSearchTool is Anthropic's web search server tool for a Responses
+// client's web_search tool: its allowed domains and approximate user
+// location carry over.
+func webSearchTool(t responses.Tool) anthropic.Tool {
+	var opts struct {
+		Filters struct {
+			AllowedDomains []string `json:"allowed_domains"`
+		} `json:"filters"`
+		UserLocation jsontext.Value `json:"user_location"`
+	}
+	jsonx.Unmarshal(t.Extra, &opts)
+	extra := map[string]any{}
+	if d := opts.Filters.AllowedDomains; len(d) > 0 {
+		extra["allowed_domains"] = d
+	}
+	if l := opts.UserLocation; len(l) > 0 && string(l) != "null" {
+		extra["user_location"] = l
+	}
+	at := anthropic.Tool{Type: "web_search_20250305", Name: "web_search"}
+	if len(extra) > 0 {
+		at.Extra = mustJSON(extra)
+	}
+	return at
 }

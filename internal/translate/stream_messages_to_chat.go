@@ -24,6 +24,7 @@ const (
 	ublockThinking                      // thinking → delta.reasoning_content
 	ublockTool                          // tool_use → delta.tool_calls
 	ublockJSON                          // the structured-output tool → delta.content
+	ublockSearch                        // a web search the upstream ran → a web_search_call item
 )
 
 // MessagesToChatStream turns an Anthropic upstream's event stream into
