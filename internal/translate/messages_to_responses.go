@@ -157,8 +157,20 @@ func (s *MessagesToResponsesStream) Feed(ev []byte) []byte {
 	case "content_block_start":
 		s.blockStart(gjson.Get(data, "index"), gjson.Get(data, "content_block"))
 	case "content_block_delta":
-		if gjson.Get(data, "index").Int() == s.index {
-			s.blockDelta(gjson.Get(data, "delta"))
+		// One pass over the event and one over its delta: these are most
+		// of a stream.
+		var index, delta gjson.Result
+		gjson.Parse(data).ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "index":
+				index = v
+			case "delta":
+				delta = v
+			}
+			return true
+		})
+		if index.Int() == s.index && delta.IsObject() {
+			s.blockDelta(delta)
 		}
 	case "content_block_stop":
 		if gjson.Get(data, "index").Int() == s.index {
@@ -232,21 +244,31 @@ func (s *MessagesToResponsesStream) blockStart(index, block gjson.Result) {
 
 func (s *MessagesToResponsesStream) blockDelta(d gjson.Result) {
 	w := s.w
-	switch d.Get("type").Str {
+	var typ, value gjson.Result // the delta's type and its one payload member
+	d.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			typ = v
+		case "text", "thinking", "signature", "partial_json":
+			value = v
+		}
+		return true
+	})
+	switch typ.Str {
 	case "text_delta":
-		if t := d.Get("text"); s.kind == ublockText && t.Type == gjson.String {
+		if t := value; s.kind == ublockText && t.Type == gjson.String {
 			w.outputText(t.Str, quotedRaw(t))
 		}
 	case "thinking_delta":
-		if t := d.Get("thinking"); s.kind == ublockThinking && t.Type == gjson.String {
+		if t := value; s.kind == ublockThinking && t.Type == gjson.String {
 			w.reasoning(t.Str, quotedRaw(t))
 		}
 	case "signature_delta":
 		if s.kind == ublockThinking {
-			s.sig = append(s.sig, d.Get("signature").Str...)
+			s.sig = append(s.sig, value.Str...)
 		}
 	case "input_json_delta":
-		pj := d.Get("partial_json")
+		pj := value
 		if pj.Type != gjson.String || pj.Str == "" {
 			return
 		}
