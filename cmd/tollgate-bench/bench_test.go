@@ -202,3 +202,15 @@ func TestBaselineFlag(t *testing.T) {
 		t.Fatalf("-targets chosen: %v (%v)", cfg.targets, err)
 	}
 }
+
+func TestMedianRound(t *testing.T) {
+	r := func(w string, cpu float64) Result { return Result{Workload: w, Target: "tollgate", CPUPerReqUS: cpu} }
+	got := medianRound([][]Result{
+		{r("a", 30), r("b", 5)},
+		{r("a", 10), r("b", 7)},
+		{r("a", 20), r("b", 6)},
+	})
+	if len(got) != 2 || got[0].CPUPerReqUS != 20 || got[1].CPUPerReqUS != 6 {
+		t.Fatalf("medianRound = %+v, want a: 20, b: 6", got)
+	}
+}

@@ -83,6 +83,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -116,6 +117,7 @@ type config struct {
 	mdPath      string
 	keepTmp     bool
 	gomaxprocs  int // GOMAXPROCS for the Go proxies; 0 keeps Go's default
+	rounds      int // times the workload list is measured; the median round is reported
 }
 
 var (
@@ -181,6 +183,7 @@ func parseFlags(args []string) (config, error) {
 	jsonPath := fs.String("json", "", "also write results as JSON to this file")
 	mdPath := fs.String("md", "", "also write results as Markdown to this file")
 	keep := fs.Bool("keep", false, "keep the temp dir (configs, logs) and print its path")
+	rounds := fs.Int("rounds", 1, "measure the workload list this many times, in turn, and report each result's median round by CPU per request (steadier ratios on a noisy machine)")
 	gmp := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the Go proxies (reverseproxy, tollgate); 0 keeps Go's default (all cores), 1 matches nginx's single worker")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: tollgate-bench [flags]\n\nMeasures latency, throughput, CPU and memory that a proxy adds in front of a fake LLM upstream.\n\nflags:")
@@ -196,7 +199,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	cfg := config{n: *n, minN: 50, c: *c, d: *d, idleWarm: 10, quick: *quick,
-		tollgateBin: *tg, baselineBin: *baseline, jsonPath: *jsonPath, mdPath: *mdPath, keepTmp: *keep, gomaxprocs: *gmp}
+		tollgateBin: *tg, baselineBin: *baseline, jsonPath: *jsonPath, mdPath: *mdPath, keepTmp: *keep, gomaxprocs: *gmp, rounds: *rounds}
 	if cfg.quick {
 		if !set["n"] {
 			cfg.n = 60
@@ -241,8 +244,8 @@ func parseFlags(args []string) (config, error) {
 		return config{}, errors.New("no targets")
 	case len(cfg.workloads) == 0:
 		return config{}, errors.New("no workloads")
-	case cfg.n < 1 || cfg.c < 1 || cfg.d <= 0 || cfg.gomaxprocs < 0:
-		return config{}, errors.New("-n, -c and -d must be positive, -gomaxprocs not negative")
+	case cfg.n < 1 || cfg.c < 1 || cfg.d <= 0 || cfg.rounds < 1 || cfg.gomaxprocs < 0:
+		return config{}, errors.New("-n, -c, -d and -rounds must be positive, -gomaxprocs not negative")
 	case cfg.d > 2*time.Minute:
 		return config{}, errors.New("-d is capped at 2m to keep the run bounded")
 	}
@@ -384,14 +387,20 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 		}
 	}
 
-	for _, w := range cfg.workloads {
-		logf("== %s: %s", w.Name, w.Desc)
-		res, err := measureWorkload(ctx, cfg, targets, w, up.pid(), logf)
-		if err != nil {
-			return nil, err
+	// Rounds take turns workload by workload, so that a slow drift of the
+	// machine is shared by the workloads compared with one another.
+	rounds := make([][]Result, cfg.rounds)
+	for i := range rounds {
+		for _, w := range cfg.workloads {
+			logf("== %s: %s (round %d of %d)", w.Name, w.Desc, i+1, cfg.rounds)
+			res, err := measureWorkload(ctx, cfg, targets, w, up.pid(), logf)
+			if err != nil {
+				return nil, err
+			}
+			rounds[i] = append(rounds[i], res...)
 		}
-		rep.Results = append(rep.Results, res...)
 	}
+	rep.Results = medianRound(rounds)
 
 	for _, t := range targets {
 		if t.proc == nil || t.proc.exited() {
@@ -409,6 +418,23 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 	}
 	rep.finish()
 	return rep, nil
+}
+
+// medianRound keeps, for each result, the round whose CPU per request is
+// the median of the rounds'.
+func medianRound(rounds [][]Result) []Result {
+	out := slices.Clone(rounds[0])
+	for i := range out {
+		var all []Result
+		for _, r := range rounds {
+			if i < len(r) && r[i].Workload == out[i].Workload && r[i].Target == out[i].Target {
+				all = append(all, r[i])
+			}
+		}
+		slices.SortStableFunc(all, func(a, b Result) int { return cmp.Compare(a.CPUPerReqUS, b.CPUPerReqUS) })
+		out[i] = all[len(all)/2]
+	}
+	return out
 }
 
 // latencyRounds is how many slices the concurrency-1 phase is cut into.

@@ -122,7 +122,7 @@ func ChatAnswerToResponses(body []byte, p *Plan, created int64) (out, stream []b
 	if p.Stream {
 		return nil, w.out, u, nil
 	}
-	out, err = jsonx.Marshal(w.response)
+	out = w.response.AppendJSON(nil)
 	return out, nil, u, err
 }
 
@@ -139,7 +139,7 @@ func MessagesAnswerToResponses(body []byte, p *Plan, created int64) (out, stream
 	if p.Stream {
 		return nil, w.out, u, nil
 	}
-	out, err = jsonx.Marshal(w.response)
+	out = w.response.AppendJSON(nil)
 	return out, nil, u, err
 }
 

@@ -85,8 +85,13 @@ func (w *rsOut) delta(typ, quoted, tail string) {
 }
 
 // lifecycle appends an event that carries the whole response.
-func (w *rsOut) lifecycle(typ string, r responses.Response) {
-	w.event(typ, append([]byte(`,"response":`), mustJSON(r)...))
+func (w *rsOut) lifecycle(typ string, r *responses.Response) {
+	if !w.emit() {
+		return
+	}
+	w.eventStart(typ)
+	w.out = r.AppendJSON(append(w.out, `,"response":`...))
+	w.eventEnd()
 }
 
 // begin sends response.created and response.in_progress, once.
@@ -95,17 +100,24 @@ func (w *rsOut) begin() {
 		return
 	}
 	w.started = true
-	fields := append([]byte(`,"response":`), mustJSON(w.p.responseObject(w.id, w.created, responses.StatusInProgress))...)
-	w.event("response.created", fields)
-	w.event("response.in_progress", fields)
+	r := w.p.responseObject(w.id, w.created, responses.StatusInProgress)
+	w.lifecycle("response.created", &r)
+	w.lifecycle("response.in_progress", &r)
 }
 
 func (w *rsOut) index() int64 { return int64(len(w.items)) }
 
-func (w *rsOut) itemFields(it *responses.Item) []byte {
-	b := append([]byte(`,"output_index":`), strconv.FormatInt(w.index(), 10)...)
-	b = append(b, `,"item":`...)
-	return append(b, mustJSON(it)...)
+// itemEvent appends an event that carries a whole item: output_item.added
+// or output_item.done.
+func (w *rsOut) itemEvent(typ string, it *responses.Item) {
+	if !w.emit() {
+		return
+	}
+	w.eventStart(typ)
+	w.out = append(w.out, `,"output_index":`...)
+	w.out = strconv.AppendInt(w.out, w.index(), 10)
+	w.out = it.AppendJSON(append(w.out, `,"item":`...))
+	w.eventEnd()
 }
 
 // ids appends item_id, output_index and, when content is non-negative,
@@ -131,7 +143,7 @@ func (w *rsOut) start(it responses.Item) {
 	it.Status = "in_progress"
 	w.open, w.text = &it, w.text[:0]
 	if w.emit() {
-		w.event("response.output_item.added", w.itemFields(w.open))
+		w.itemEvent("response.output_item.added", w.open)
 	}
 }
 
@@ -277,7 +289,7 @@ func (w *rsOut) closeOpen() {
 	}
 	it.Status = cmpOr(w.lastStatus, "completed")
 	if emit {
-		w.event("response.output_item.done", w.itemFields(it))
+		w.itemEvent("response.output_item.done", it)
 	}
 	w.items = append(w.items, *it)
 	w.open, w.text = nil, w.text[:0]
@@ -299,9 +311,9 @@ func (w *rsOut) finish(reason string, u meter.Usage, usageKnown bool) {
 	switch {
 	case !w.emit():
 	case reason != "":
-		w.lifecycle("response.incomplete", r)
+		w.lifecycle("response.incomplete", &r)
 	default:
-		w.lifecycle("response.completed", r)
+		w.lifecycle("response.completed", &r)
 	}
 	w.ended = true
 }
@@ -355,7 +367,7 @@ func (w *rsOut) fail(code, msg string) {
 	}
 	w.response = r
 	if w.emit() {
-		w.lifecycle("response.failed", r)
+		w.lifecycle("response.failed", &r)
 	}
 	w.ended = true
 }
