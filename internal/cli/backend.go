@@ -66,11 +66,11 @@ func (f backendFlags) open() (backend, func(), error) {
 		}
 		return &remote{base: strings.TrimSuffix(base, "/"), key: key, client: &http.Client{Timeout: time.Minute}}, func() {}, nil
 	}
-	cfg, err := loadConfig(*f.config)
+	cfg, path, err := loadDatabaseConfig(*f.config)
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := openDatabase(cfg)
+	db, err := openExistingDatabase(cfg, path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,6 +91,17 @@ func loadConfig(flagValue string) (*config.Config, error) {
 		return config.Default(), nil
 	}
 	return config.Load(path)
+}
+
+// loadDatabaseConfig is loadConfig for the commands that use only the
+// database; it also returns the file read ("" for the default).
+func loadDatabaseConfig(flagValue string) (*config.Config, string, error) {
+	path := configPath(flagValue)
+	if path == "" {
+		return config.Default(), "", nil
+	}
+	cfg, err := config.LoadDatabase(path)
+	return cfg, path, err
 }
 
 // remote calls a running gateway's admin API.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,12 +12,15 @@ import (
 func checkConfig(args []string, stdout io.Writer) error {
 	fs := newFlagSet("check-config", stdout)
 	cfgFlag := fs.String("config", "", "configuration file to check (default $TOLLGATE_CONFIG)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
 	path := configPath(*cfgFlag)
 	if path == "" {
-		return errors.New("check-config: --config FILE is required")
+		return usageError(fs, "--config FILE is required (or set $TOLLGATE_CONFIG)")
 	}
 	cfg, err := config.Load(path)
 	if err != nil {

@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,18 +15,24 @@ import (
 // Version is set at build time with -ldflags "-X github.com/tollgate/tollgate/internal/cli.Version=…".
 var Version = "dev"
 
-const usage = `tollgate: an LLM API gateway speaking the Anthropic Messages and OpenAI Chat Completions APIs.
+const usage = `tollgate: an LLM API gateway speaking the Anthropic Messages, OpenAI Chat Completions
+and OpenAI Responses APIs.
 
 Usage:
   tollgate serve [--config FILE] [--addr HOST:PORT]   run the gateway
-  tollgate check-config --config FILE                 validate a config and print its routes
+  tollgate check-config [--config FILE]               validate a config and print its routes
   tollgate migrate [--config FILE]                    apply database migrations and exit
-  tollgate keys create|list|revoke …                  manage virtual keys (tollgate keys help)
-  tollgate usage [--since 24h] [--by model|key|day|provider] [--format table|json|csv]
+  tollgate keys create|update|list|revoke …           manage virtual keys (tollgate keys help)
+  tollgate usage [--since 24h] [--by model|key|day|provider] [--key NAME] [--format table|json|csv]
                                                       sum tokens and cost from the usage ledger
-  tollgate version                                    print the version
+  tollgate version                                    print the version and build
 
-Without --config (or TOLLGATE_CONFIG) serve runs the built-in echo model.
+keys and usage act on the database of --config FILE (default $TOLLGATE_CONFIG, else
+./tollgate.db), or on a running gateway with --url URL --admin-key KEY
+(default $TOLLGATE_URL and $TOLLGATE_MASTER_KEY).
+
+Without --config (or $TOLLGATE_CONFIG) serve runs the built-in echo model.
+Run 'tollgate COMMAND --help' for a command's flags.
 `
 
 // Main runs the command line args (without the program name) and returns
@@ -48,33 +55,88 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "usage":
 		err = usageCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "tollgate", Version)
+		fmt.Fprintln(stdout, versionString())
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:
 		fmt.Fprintf(stderr, "tollgate: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	if err != nil {
-		if errors.Is(err, errUsage) {
-			return 2
-		}
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, "tollgate:", err)
-		}
-		return 1
-	}
-	return 0
+	return exitCode(err, stdout, stderr)
 }
 
-func newFlagSet(name string, out io.Writer) *flag.FlagSet {
+// exitCode prints what err says and returns the exit code: 0 for none or
+// for a help request (the help goes to stdout), 2 for a usage mistake
+// (printed once, with where to find help), 1 for any other failure.
+func exitCode(err error, stdout, stderr io.Writer) int {
+	var he *helpRequest
+	var ue *usageErr
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &he):
+		he.fs.SetOutput(stdout)
+		he.fs.Usage()
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "tollgate %s: %s\nRun 'tollgate %s --help' for usage.\n", ue.cmd, ue.msg, ue.cmd)
+		return 2
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintln(stderr, "tollgate:", err)
+	return 1
+}
+
+// synopses head each command's help.
+var synopses = map[string]string{
+	"serve":        "tollgate serve [--config FILE] [--addr HOST:PORT]\n\nRun the gateway until SIGINT or SIGTERM, then drain in-flight requests.",
+	"check-config": "tollgate check-config [--config FILE]\n\nValidate a configuration and print its models, targets and limits (secrets masked).",
+	"migrate":      "tollgate migrate [--config FILE]\n\nApply the database migrations and exit (serve applies them too).",
+	"keys create":  "tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [LIMITS] [--json]\n\nCreate a virtual key and print it (once: only its hash is stored).",
+	"keys update":  "tollgate keys update ID [--name NAME] [--models a,b] [--expires 720h|never] [LIMITS] [--json]\n\nChange a virtual key; flags not given are left as they are.",
+	"keys list":    "tollgate keys list [--json]\n\nList the virtual keys.",
+	"keys revoke":  "tollgate keys revoke ID\n\nRevoke a virtual key: it is refused from then on (gateways notice within a few seconds).",
+	"usage":        "tollgate usage [--since 24h] [--by model|key|day|provider] [--key NAME] [--format table|json|csv]\n\nSum tokens and cost from the usage ledger.",
+}
+
+// newFlagSet is a command's flag set. It prints nothing itself: parse
+// errors and help requests come back as errors for exitCode.
+func newFlagSet(name string, _ io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(out)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\nFlags:\n", cmp.Or(synopses[name], "tollgate "+name+" [flags]"))
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
 // errUsage is a usage mistake whose explanation is already printed.
 var errUsage = errors.New("usage")
+
+// usageErr is a usage mistake in a command: exit code 2.
+type usageErr struct{ cmd, msg string }
+
+func (e *usageErr) Error() string { return e.cmd + ": " + e.msg }
+
+// usageError reports a usage mistake in fs's command.
+func usageError(fs *flag.FlagSet, format string, args ...any) error {
+	return &usageErr{cmd: fs.Name(), msg: fmt.Sprintf(format, args...)}
+}
+
+// helpRequest is -h or --help: the command's help, exit code 0.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (h *helpRequest) Error() string { return "help requested" }
+
+// flagError turns a parse error into a help request or a usage mistake.
+func flagError(fs *flag.FlagSet, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return &helpRequest{fs}
+	}
+	return &usageErr{cmd: fs.Name(), msg: err.Error()}
+}
 
 // parseFlags parses args, allowing flags after positional arguments
 // ("keys revoke ID --config f.yaml").
@@ -82,7 +144,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return err
+			return flagError(fs, err)
 		}
 		if fs.NArg() == 0 {
 			break
@@ -90,7 +152,10 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	return fs.Parse(append([]string{"--"}, pos...))
+	if err := fs.Parse(append([]string{"--"}, pos...)); err != nil {
+		return flagError(fs, err)
+	}
+	return nil
 }
 
 // configPath is --config, else $TOLLGATE_CONFIG, else "" (zero-config).

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,7 +19,7 @@ import (
 
 const keysUsage = `Usage:
   tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [LIMITS] [--json]
-  tollgate keys update ID [--name NAME] [--models a,b] [LIMITS] [--json]
+  tollgate keys update ID [--name NAME] [--models a,b] [--expires 720h|never] [--metadata JSON] [LIMITS] [--json]
   tollgate keys list [--json]
   tollgate keys revoke ID
 
@@ -66,7 +65,7 @@ func keysCreate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *name == "" {
-		return errors.New("keys create: --name is required")
+		return usageError(fs, "--name is required")
 	}
 	req := admin.CreateKey{Name: *name}
 	if lf.any(fs) {
@@ -83,17 +82,16 @@ func keysCreate(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *expires != "" {
-		d, err := units.ParseDuration(*expires)
-		if err != nil || d == 0 {
-			return fmt.Errorf("keys create: --expires %q: want a positive duration such as 720h or 30d", *expires)
+		t, err := expiryFromNow(*expires)
+		if err != nil {
+			return usageError(fs, "%v", err)
 		}
-		t := clock.Now().Add(d).UTC().Truncate(time.Millisecond)
 		req.ExpiresAt = &t
 	}
 	if *metadata != "" {
 		req.Metadata = jsonx.Value(*metadata)
 		if !req.Metadata.IsValid() {
-			return fmt.Errorf("keys create: --metadata is not valid JSON")
+			return usageError(fs, "--metadata is not valid JSON")
 		}
 	}
 	b, closeB, err := bf.open()
@@ -117,13 +115,15 @@ func keysUpdate(args []string, stdout, stderr io.Writer) error {
 	bf := addBackendFlags(fs)
 	name := fs.String("name", "", "a new name")
 	models := fs.String("models", "", "comma-separated models or aliases the key may use (\"*\": all)")
+	expires := fs.String("expires", "", "a new lifetime from now, such as 720h or 30d, or \"never\"")
+	metadata := fs.String("metadata", "", "a JSON object stored with the key, replacing its metadata")
 	lf := addLimitFlags(fs)
 	asJSON := fs.Bool("json", false, "print the key as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("keys update: give one key ID (tollgate keys list shows them)")
+		return usageError(fs, "give one key ID (tollgate keys list shows them)")
 	}
 	b, closeB, err := bf.open()
 	if err != nil {
@@ -146,6 +146,22 @@ func keysUpdate(args []string, stdout, stderr io.Writer) error {
 		}
 		p.Models = &list
 	}
+	if set["expires"] {
+		var at *time.Time
+		if *expires != "never" {
+			t, err := expiryFromNow(*expires)
+			if err != nil {
+				return usageError(fs, "%v", err)
+			}
+			at = &t
+		}
+		p.ExpiresAt = &at
+	}
+	if set["metadata"] {
+		if p.Metadata = jsonx.Value(*metadata); !p.Metadata.IsValid() {
+			return usageError(fs, "--metadata is not valid JSON")
+		}
+	}
 	if lf.any(fs) {
 		// Limits are replaced as a whole: start from the key's own.
 		k, err := b.Key(ctx, fs.Arg(0))
@@ -165,8 +181,8 @@ func keysUpdate(args []string, stdout, stderr io.Writer) error {
 			p.ModelLimits = &per
 		}
 	}
-	if p.Name == nil && p.Models == nil && p.Limits == nil && p.ModelLimits == nil {
-		return errors.New("keys update: nothing to change; give --name, --models or a limit")
+	if p.Name == nil && p.Models == nil && p.Limits == nil && p.ModelLimits == nil && p.ExpiresAt == nil && p.Metadata == nil {
+		return usageError(fs, "nothing to change; give --name, --models, --expires, --metadata or a limit")
 	}
 	k, err := b.UpdateKey(ctx, fs.Arg(0), p)
 	if err != nil {
@@ -175,7 +191,11 @@ func keysUpdate(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return printJSON(stdout, k)
 	}
-	fmt.Fprintf(stdout, "Updated key %s (%q): limits %s.\n", k.ID, k.Name, describeLimits(k))
+	expiry := "never expires"
+	if k.ExpiresAt != nil {
+		expiry = "expires " + k.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	fmt.Fprintf(stdout, "Updated key %s (%q): %s; limits %s.\n", k.ID, k.Name, expiry, describeLimits(k))
 	return nil
 }
 
@@ -228,19 +248,34 @@ func keysRevoke(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("keys revoke: give one key ID (tollgate keys list shows them)")
+		return usageError(fs, "give one key ID (tollgate keys list shows them)")
 	}
 	b, closeB, err := bf.open()
 	if err != nil {
 		return err
 	}
 	defer closeB()
-	k, err := b.RevokeKey(context.Background(), fs.Arg(0))
+	ctx := context.Background()
+	if k, err := b.Key(ctx, fs.Arg(0)); err != nil {
+		return err
+	} else if k.Revoked {
+		return fmt.Errorf("key %s (%q) is already revoked", k.ID, printable(k.Name))
+	}
+	k, err := b.RevokeKey(ctx, fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Revoked key %s (%q). Gateways refuse it within %s.\n", k.ID, k.Name, auth.HardTTL)
 	return nil
+}
+
+// expiryFromNow is the time a lifetime such as 720h or 30d ends.
+func expiryFromNow(lifetime string) (time.Time, error) {
+	d, err := units.ParseDuration(lifetime)
+	if err != nil || d <= 0 {
+		return time.Time{}, fmt.Errorf("--expires %q: want a positive duration such as 720h or 30d", lifetime)
+	}
+	return clock.Now().Add(d).UTC().Truncate(time.Millisecond), nil
 }
 
 func shortTime(t *time.Time) string {

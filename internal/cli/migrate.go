@@ -11,8 +11,11 @@ import (
 func migrate(args []string, stdout io.Writer) error {
 	fs := newFlagSet("migrate", stdout)
 	cfgFlag := fs.String("config", "", "configuration file (default $TOLLGATE_CONFIG; none: the default database)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
 	cfg, err := loadConfig(*cfgFlag)
 	if err != nil {

@@ -34,20 +34,32 @@ import (
 )
 
 func serve(args []string, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runServe(ctx, stop, args, stderr, nil)
+}
+
+// runServe runs the gateway until ctx ends (stop, called then, lets a
+// second signal kill the process at once); started, when set, receives
+// the address it listens on.
+func runServe(ctx context.Context, stop func(), args []string, stderr io.Writer, started func(addr string)) error {
 	fs := newFlagSet("serve", stderr)
 	cfgFlag := fs.String("config", "", "configuration file (default $TOLLGATE_CONFIG; none: the built-in echo model)")
 	addrFlag := fs.String("addr", "", "listen address HOST:PORT (overrides server.addr; default "+config.DefaultAddr+")")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
 	cfg, err := loadConfig(*cfgFlag)
 	if err != nil {
 		return err
 	}
 	if *addrFlag != "" {
+		if err := config.CheckAddr(*addrFlag); err != nil {
+			return usageError(fs, "--addr %s", err)
+		}
 		cfg.Server.Addr = *addrFlag
 	}
 	logger := newLogger(cfg, stderr)
@@ -61,16 +73,20 @@ func serve(args []string, stderr io.Writer) error {
 			}
 		}
 	}
+	var keyFile *masterKeyFile
 	if masterKey == "" {
-		// Nobody chose a key: make one, show it once, and stay on loopback
-		// so a forgotten test instance is not an open relay.
-		masterKey = generateKey()
+		// Nobody chose a key: use the one kept next to the database (made
+		// on the first run), and stay on loopback so that a forgotten
+		// test instance is not an open relay.
+		if keyFile, err = loadOrCreateMasterKey(cfg); err != nil {
+			return err
+		}
+		masterKey = keyFile.key
 		host, port, _ := net.SplitHostPort(cfg.Server.Addr)
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 			logger.Warn("no master key configured: binding to loopback only", "requested_addr", cfg.Server.Addr)
 			cfg.Server.Addr = net.JoinHostPort("127.0.0.1", port)
 		}
-		fmt.Fprintf(stderr, "\n  No master key configured; generated one for this run:\n\n    %s\n\n  Set auth.master_key or TOLLGATE_MASTER_KEY to choose your own.\n\n", masterKey)
 	}
 
 	var reqLog *accesslog.Writer
@@ -121,9 +137,14 @@ func serve(args []string, stderr io.Writer) error {
 		logger.Info("metrics listening", "addr", metricsLn.Addr().String(), "auth", cfg.Metrics.Auth)
 	}
 	logger.Info("tollgate listening", "addr", ln.Addr().String(), "version", Version, "models", len(cfg.Models))
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if keyFile != nil {
+		// Where the key is, never the key: stderr goes to log shippers.
+		logger.Info("no master key configured: using the generated one in "+keyFile.path, "master_key_file", keyFile.path, "created", keyFile.created)
+		fmt.Fprintf(stderr, "\n  No master key configured. The generated one is in %s (readable only by you):\n\n    KEY=$(cat %s)\n\n  Set auth.master_key or TOLLGATE_MASTER_KEY to choose your own.\n\n", keyFile.path, shellQuote(keyFile.path))
+	}
+	if started != nil {
+		started(ln.Addr().String())
+	}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	if metricsSrv != nil {
@@ -179,24 +200,6 @@ func newServer(cfg *config.Config, h http.Handler, logger *slog.Logger) *http.Se
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-}
-
-// openDatabase opens the configured database and applies migrations.
-func openDatabase(cfg *config.Config) (*store.Store, error) {
-	if cfg.Database.URL == config.NoDatabase {
-		return nil, errors.New("the configuration has no database (database.url: none)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	db, err := store.Open(ctx, cfg.Database.URL)
-	if err != nil {
-		return nil, scrubError(secretReplacer(cfg), fmt.Errorf("database: %w", err))
-	}
-	if err := db.Migrate(ctx); err != nil {
-		db.Close()
-		return nil, scrubError(secretReplacer(cfg), err)
-	}
-	return db, nil
 }
 
 // Options are what Build needs besides the configuration.

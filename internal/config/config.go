@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -365,12 +366,24 @@ func Default() *Config {
 }
 
 // Load reads, interpolates, decodes and validates the file at path.
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return load(path, nil) }
+
+// LoadDatabase is Load for the commands that use only the database (keys,
+// usage): a ${VAR} that is not set is an error in database and redis, and
+// is left as written everywhere else, so that the upstreams' API keys need
+// not be in the environment of someone creating a virtual key.
+func LoadDatabase(path string) (*Config, error) {
+	return load(path, func(p string) bool {
+		return !strings.HasPrefix(p, "database") && !strings.HasPrefix(p, "redis")
+	})
+}
+
+func load(path string, keepUnset func(string) bool) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	c, err := Parse(data, os.LookupEnv)
+	c, err := parse(data, os.LookupEnv, keepUnset)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -379,6 +392,10 @@ func Load(path string) (*Config, error) {
 
 // Parse decodes and validates YAML text; lookup resolves ${ENV} references.
 func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	return parse(data, lookup, nil)
+}
+
+func parse(data []byte, lookup func(string) (string, bool), keepUnset func(string) bool) (*Config, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
@@ -387,7 +404,7 @@ func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 		}
 		return nil, fmt.Errorf("parsing YAML: %w", err)
 	}
-	if err := interpolateNode(&root, "", lookup); err != nil {
+	if err := interpolateNode(&root, "", lookup, keepUnset); err != nil {
 		return nil, err
 	}
 	if err := checkKnownFields(&root, configType); err != nil {
@@ -462,14 +479,29 @@ func (c *Config) applyDefaults() {
 	}
 }
 
+// CheckAddr checks a listen address: HOST:PORT with a port number (0 for
+// any free port), or :PORT for every interface.
+func CheckAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		if _, perr := strconv.ParseUint(port, 10, 16); perr != nil {
+			err = errors.New("bad port")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%q is not HOST:PORT with a port number (e.g. 127.0.0.1:8080, 0.0.0.0:8080 or :8080)", addr)
+	}
+	return nil
+}
+
 // Validate checks cross-field rules. Errors name the field path.
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(path, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
 	}
-	if _, _, err := net.SplitHostPort(c.Server.Addr); err != nil {
-		bad("server.addr", "%q is not HOST:PORT", c.Server.Addr)
+	if err := CheckAddr(c.Server.Addr); err != nil {
+		bad("server.addr", "%s", err)
 	}
 	if c.Server.MaxBodyBytes < 0 {
 		bad("server.max_body_bytes", "must be positive")
@@ -510,8 +542,8 @@ func (c *Config) Validate() error {
 	}
 	checkEnum(bad, "metrics.auth", c.Metrics.Auth, MetricsAuthMasterKey, MetricsAuthNone)
 	if a := c.Metrics.Addr; a != "" {
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			bad("metrics.addr", "%q is not HOST:PORT", a)
+		if err := CheckAddr(a); err != nil {
+			bad("metrics.addr", "%s", err)
 		} else if a == c.Server.Addr {
 			bad("metrics.addr", "%q is server.addr; leave metrics.addr empty to serve the metrics there", a)
 		}

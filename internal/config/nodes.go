@@ -17,29 +17,35 @@ var (
 
 // interpolateNode expands ${ENV} references in every scalar value below n.
 // Keys and comments are left alone, so a commented-out ${VAR} never fails.
-func interpolateNode(n *yaml.Node, path string, lookup func(string) (string, bool)) error {
+//
+// With keepUnset, a value whose reference cannot be expanded is left as
+// written when keepUnset(path) says so.
+func interpolateNode(n *yaml.Node, path string, lookup func(string) (string, bool), keepUnset func(path string) bool) error {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if err := interpolateNode(c, path, lookup); err != nil {
+			if err := interpolateNode(c, path, lookup, keepUnset); err != nil {
 				return err
 			}
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if err := interpolateNode(n.Content[i+1], joinPath(path, n.Content[i].Value), lookup); err != nil {
+			if err := interpolateNode(n.Content[i+1], joinPath(path, n.Content[i].Value), lookup, keepUnset); err != nil {
 				return err
 			}
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			if err := interpolateNode(c, fmt.Sprintf("%s[%d]", path, i), lookup); err != nil {
+			if err := interpolateNode(c, fmt.Sprintf("%s[%d]", path, i), lookup, keepUnset); err != nil {
 				return err
 			}
 		}
 	case yaml.ScalarNode:
 		v, err := Interpolate(n.Value, lookup)
 		if err != nil {
+			if keepUnset != nil && keepUnset(path) {
+				return nil
+			}
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if v != n.Value {
