@@ -80,7 +80,21 @@ func printConfig(w io.Writer, cfg *config.Config) {
 			if upstream == "" {
 				upstream = m.Name
 			}
-			fmt.Fprintf(w, "    %d. %s/%s (%s)\n", i+1, t.Provider, upstream, p.Type)
+			var notes []string
+			if t.Weight > 0 {
+				notes = append(notes, fmt.Sprintf("weight %d", t.Weight))
+			}
+			if t.Priority != 0 {
+				notes = append(notes, fmt.Sprintf("priority %d", t.Priority))
+			}
+			if t.Fallback {
+				notes = append(notes, "fallback: only when the others fail")
+			}
+			note := ""
+			if len(notes) > 0 {
+				note = " [" + strings.Join(notes, ", ") + "]"
+			}
+			fmt.Fprintf(w, "    %d. %s/%s (%s)%s\n", i+1, t.Provider, upstream, p.Type, note)
 		}
 	}
 }
@@ -98,10 +112,10 @@ func mask(s string) string {
 	switch {
 	case s == "":
 		return "(none)"
-	case len(s) <= 8:
+	case len(s) < 16: // four characters of a short key are too much of it
 		return "****"
 	default:
-		return s[:4] + "…" + s[len(s)-4:]
+		return "…" + s[len(s)-4:]
 	}
 }
 

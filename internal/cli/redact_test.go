@@ -66,7 +66,28 @@ func TestPrintConfigHidesSecrets(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"https://svc:****@llm-proxy.internal/v1", "postgres://tollgate:****@db.internal:5432/tollgate?sslmode=require",
-		"redis://:****@cache:6379/0", "read_timeout=1m0s", "metrics: addr=127.0.0.1:8080 (server.addr) auth=master_key", "20 failures per 1m0s"} {
+		"redis://:****@cache:6379/0", "read_timeout=1m0s", "api_key=…7a8b", "[…-111,…-222]", "metrics: addr=127.0.0.1:8080 (server.addr) auth=master_key", "20 failures per 1m0s"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("check-config lacks %q:\n%s", want, &out)
+		}
+	}
+}
+
+func TestMask(t *testing.T) {
+	for in, want := range map[string]string{"": "(none)", "short-key": "****", "sk-0123456789abcdef": "…cdef", "123456789012345": "****"} {
+		if got := mask(in); got != want {
+			t.Errorf("mask(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestPrintConfigMarksFallbacks(t *testing.T) {
+	var out bytes.Buffer
+	printConfig(&out, testConfig(t, `
+providers: [ { name: a, type: echo }, { name: b, type: echo } ]
+models: [ { name: m, targets: [ { provider: a, weight: 3 }, { provider: b, fallback: true } ] } ]
+`))
+	for _, want := range []string{"1. a/m (echo) [weight 3]", "2. b/m (echo) [fallback: only when the others fail]"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("check-config lacks %q:\n%s", want, &out)
 		}

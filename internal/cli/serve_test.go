@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/config"
 )
 
 // syncBuffer is a bytes.Buffer the gateway's goroutines may write to
@@ -287,5 +290,36 @@ func TestKeysUpdateExpiryAndRevokeTwice(t *testing.T) {
 	}
 	if _, e, code = main("keys", "revoke", created.ID); code != 1 || !strings.Contains(e, "already revoked") {
 		t.Errorf("revoking a revoked key: exit %d %s", code, e)
+	}
+}
+
+// TestZeroConfigEcho: the built-in echo model is free (so a USD budget
+// never refuses it) and its token counts say they are estimates.
+func TestZeroConfigEcho(t *testing.T) {
+	cfg := config.Default()
+	cfg.Database.URL = config.NoDatabase
+	routes, _, err := newRoutes(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := routes.Lookup([]byte("echo"))
+	if m == nil || !m.Priced() {
+		t.Fatalf("echo is not priced")
+	}
+	if c, err := m.Targets[0].Prices.WorstCase(1000, 1000); err != nil || c != 0 {
+		t.Errorf("echo costs %v (%v), want 0", c, err)
+	}
+	srv, err := Build(cfg, Options{MasterKey: "0123456789abcdef0123456789abcdef"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	req := httptest.NewRequest("POST", "/v1/messages/count_tokens", strings.NewReader(`{"model":"echo","messages":[{"role":"user","content":"hello there"}]}`))
+	req.Header.Set("x-api-key", "0123456789abcdef0123456789abcdef")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	rec := httptest.NewRecorder()
+	srv.Handler.ServeHTTP(rec, req)
+	if rec.Code != 200 || rec.Header().Get("Tollgate-Token-Count") != "estimate" {
+		t.Errorf("count_tokens on echo: %d, tollgate-token-count %q, body %s", rec.Code, rec.Header().Get("Tollgate-Token-Count"), rec.Body)
 	}
 }

@@ -58,6 +58,7 @@ var relayedResponseHeaders = map[string]bool{
 	"Request-Id": true, "X-Request-Id": true,
 	"Retry-After": true, "Retry-After-Ms": true, "X-Should-Retry": true,
 	"Openai-Processing-Ms": true, "Openai-Version": true,
+	"Tollgate-Token-Count": true, // the built-in echo provider's estimate
 }
 
 // copyResponseHeader relays the allowed upstream response headers to the

@@ -63,7 +63,9 @@ func (e *Echo) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	out := estimateTokens([]byte(text))
 	switch {
 	case r.Op == dialect.CountTokens:
-		return jsonResponse(fmt.Appendf(nil, `{"input_tokens":%d}`, in)), nil
+		resp := jsonResponse(fmt.Appendf(nil, `{"input_tokens":%d}`, in))
+		resp.Header.Set("Tollgate-Token-Count", "estimate") // counted from the text's length, as translated counts are
+		return resp, nil
 	case r.Dialect == dialect.Anthropic && r.Stream:
 		return streamResponse(anthropicEvents(model, text, in, out)), nil
 	case r.Dialect == dialect.Anthropic:

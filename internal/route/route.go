@@ -167,6 +167,9 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			if err != nil {
 				return nil, err
 			}
+			if prices == nil && cfg.ProviderByName(tc.Provider).Type == config.TypeEcho {
+				prices = freePrices // echo costs nothing, so a USD budget never refuses it
+			}
 			weight, priority := tc.Weight, tc.Priority
 			if weight == 0 {
 				weight = 1
@@ -263,6 +266,14 @@ func targetPrices(mc config.Model, upstream string, catalogue *pricing.Catalogue
 	}
 	return catalogue.Lookup(mc.Name), nil
 }
+
+var freePrices = func() *pricing.Prices {
+	p, err := pricing.Parse("0", "0", "0", "0", "0", "")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
 
 func parsePrices(c config.Prices) (*pricing.Prices, error) {
 	return pricing.Parse(string(c.Input), string(c.Output), string(c.CacheRead),
