@@ -6,6 +6,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -125,8 +126,30 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 		if (t.Kind() == reflect.Struct || t.Kind() == reflect.Slice) && n.Tag != "!!null" {
 			return fmt.Errorf("%s: expected %s, found %q (line %d)", nonEmpty(path), kindName(t), n.Value, n.Line)
 		}
+		// The decoder's own message names Go types and no path: decode the
+		// value alone to say which member is wrong, in the file's terms.
+		if n.Tag != "!!null" && n.Decode(reflect.New(t).Interface()) != nil {
+			return fmt.Errorf("%s: expected %s, found %q (line %d)", nonEmpty(path), scalarName(t), n.Value, n.Line)
+		}
 	}
 	return nil
+}
+
+// scalarName says what a scalar of type t is written as.
+func scalarName(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[time.Duration]():
+		return "a duration with a unit, such as 30s, 5m or 1h"
+	case t.Kind() == reflect.Bool:
+		return "true or false"
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		return "a whole number"
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		return "a number"
+	case t.Kind() == reflect.String:
+		return "a string"
+	}
+	return kindName(t)
 }
 
 // fieldByTag finds the field for a YAML key, looking into ",inline"

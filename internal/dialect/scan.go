@@ -258,6 +258,9 @@ func syntaxError(body []byte, err error) error {
 	if errors.As(err, &se) {
 		offset = int(se.ByteOffset)
 		msg = se.Err.Error()
+		if errors.Is(se.Err, io.ErrUnexpectedEOF) || se.Err == io.EOF {
+			msg = "unexpected end of input" // not Go's "unexpected EOF"
+		}
 	} else if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
 		offset = len(body)
 		msg = "unexpected end of input"

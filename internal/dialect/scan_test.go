@@ -34,6 +34,7 @@ func TestScanBody(t *testing.T) {
 		{name: "trailing comma", body: `{"model":"m",}`, wantErr: "line 1, column 13"},
 		{name: "second value", body: `{} {}`, wantErr: "malformed JSON"},
 		{name: "bad nested value", body: `{"model":"m","messages":[tru]}`, wantErr: "malformed JSON"},
+		{name: "truncated", body: `{"model":"m","messages":[`, wantErr: "at line 1, column 26 (byte 25): unexpected end of input"},
 		{name: "messages not an array", body: `{"messages":{}}`, wantErr: "messages: expected an array"},
 		{name: "model not a string", body: `{"model":null}`, wantErr: "model: expected a string"},
 		{name: "stream not a bool", body: `{"stream":1}`, wantErr: "stream: expected a boolean"},

@@ -167,7 +167,7 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			if err != nil {
 				return nil, err
 			}
-			if prices == nil && cfg.ProviderByName(tc.Provider).Type == config.TypeEcho {
+			if pc := cfg.ProviderByName(tc.Provider); prices == nil && pc != nil && pc.Type == config.TypeEcho {
 				prices = freePrices // echo costs nothing, so a USD budget never refuses it
 			}
 			weight, priority := tc.Weight, tc.Priority
