@@ -162,7 +162,8 @@ func (h *handler) patchKey(w http.ResponseWriter, r *http.Request) error {
 			return invalid("unknown field %q; a key's name, models, metadata, expires_at, limits and model_limits can be changed", name)
 		}
 		if err != nil {
-			return invalid("%s: %v", name, err)
+			_, msg := jsonx.ExplainAt(name, err)
+			return invalid("%s", msg)
 		}
 	}
 	k, err := h.s.UpdateKey(r.Context(), r.PathValue("id"), p)
@@ -271,13 +272,14 @@ func readJSON(r *http.Request, v any) error {
 		if errors.As(err, &mbe) {
 			return &Error{Status: http.StatusRequestEntityTooLarge, Type: "request_too_large", Message: "request body is larger than 1 MiB"}
 		}
-		return invalid("reading request body: %v", err)
+		return invalid("the request body could not be read")
 	}
 	if len(body) == 0 {
 		return invalid("%v", errNoBody)
 	}
 	if err := jsonx.UnmarshalStrict(body, v); err != nil {
-		return invalid("invalid request body: %v", err)
+		_, msg := jsonx.Explain(err) // the library's own message names Go types
+		return invalid("%s", msg)
 	}
 	return nil
 }

@@ -271,7 +271,8 @@ func checkMetadata(v jsontext.Value) ([]byte, error) {
 	}
 	c := v.Clone()
 	if err := c.Compact(); err != nil {
-		return nil, invalid("metadata: %v", err)
+		_, msg := jsonx.ExplainAt("metadata", err)
+		return nil, invalid("%s", msg)
 	}
 	if len(c) > maxMetadataLen {
 		return nil, invalid("metadata: at most 16 KiB")

@@ -62,7 +62,7 @@ func TestBadInputs(t *testing.T) {
 		{"chat: wrong method", "DELETE", "/v1/chat/completions", "", openAIAuth, 405, "invalid_request_error", "POST"},
 		{"messages→openai: n/a field refused", "POST", "/v1/messages", `{"model":"gpt-x","max_tokens":10,"mcp_servers":[{"type":"url","url":"https://x"}],"messages":[{"role":"user","content":"hi"}]}`, anthropicAuth, 400, "invalid_request_error", "mcp_servers"},
 		{"chat→anthropic: n>1 refused", "POST", "/v1/chat/completions", `{"model":"claude-x","n":2,"messages":[{"role":"user","content":"hi"}]}`, openAIAuth, 400, "invalid_request_error", "n:"},
-		{"chat→anthropic: bad message shape", "POST", "/v1/chat/completions", `{"model":"claude-x","messages":[{"role":"user","content":5}]}`, openAIAuth, 400, "invalid_request_error", "invalid request body"},
+		{"chat→anthropic: bad message shape", "POST", "/v1/chat/completions", `{"model":"claude-x","messages":[{"role":"user","content":5}]}`, openAIAuth, 400, "invalid_request_error", "messages[0].content: expected a string"},
 		{"models: wrong method", "POST", "/v1/models", "", openAIAuth, 405, "invalid_request_error", "GET"},
 		{"unknown path", "GET", "/v2/nothing", "", openAIAuth, 404, "invalid_request_error", "no such endpoint"},
 	}

@@ -89,7 +89,8 @@ func (g *Gateway) prepareResponsesState(c *call) error {
 	st.input = conv
 	var m map[string]jsontext.Value
 	if err := jsonx.Unmarshal(body, &m); err != nil {
-		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Message: "invalid request body: " + err.Error()}
+		path, msg := jsonx.Explain(err)
+		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: path, Message: msg, Err: err}
 	}
 	delete(m, "previous_response_id")
 	m["input"] = conv

@@ -72,8 +72,15 @@ func o2aTopLevel(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 			return err
 		}
 	}
+	if err := positiveBound("max_tokens", in.MaxTokens); err != nil {
+		return err
+	}
+	bound := "max_tokens"
+	if in.MaxCompletionTokens != nil {
+		bound = "max_completion_tokens"
+	}
 	var err error
-	if out.MaxTokens, err = anthropicMaxTokens(cmp.Or(in.MaxCompletionTokens, in.MaxTokens), in.Stream, p); err != nil {
+	if out.MaxTokens, err = anthropicMaxTokens(bound, cmp.Or(in.MaxCompletionTokens, in.MaxTokens), in.Stream, p); err != nil {
 		return err
 	}
 	if err := anthropicSampling(in.Temperature, in.TopP, out, p); err != nil {
@@ -107,13 +114,13 @@ func o2aTopLevel(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 	return nil
 }
 
-// anthropicMaxTokens is max_tokens for a client's output bound n (nil:
-// none, which is the model's limit for OpenAI clients; Anthropic needs a
-// number).
-func anthropicMaxTokens(n *int64, stream bool, p *Plan) (int64, error) {
+// anthropicMaxTokens is max_tokens for a client's output bound n, the
+// member param (nil: none, which is the model's limit for OpenAI clients;
+// Anthropic needs a number).
+func anthropicMaxTokens(param string, n *int64, stream bool, p *Plan) (int64, error) {
 	if n != nil {
-		if *n < 1 {
-			return 0, badRequest("max_tokens", "max_tokens: must be at least 1")
+		if err := positiveBound(param, n); err != nil {
+			return 0, err
 		}
 		return *n, nil
 	}
@@ -216,6 +223,8 @@ func o2aMessages(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 			id := m.ToolCallID
 			if m.Role == "function" {
 				id = "toolu_fc_" + strconv.Itoa(fnCalls)
+			} else if err := requiredCallID(path+".tool_call_id", id, "of the assistant tool call this message answers"); err != nil {
+				return err
 			}
 			res := anthropic.Block{Type: "tool_result", ToolUseID: sanitizeID(id)}
 			if m.Content.IsString {
@@ -319,8 +328,6 @@ func textParts(c openai.MessageContent) []openai.Part {
 	return out
 }
 
-var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
-
 func o2aUserBlocks(c openai.MessageContent, path string, p *Plan) ([]anthropic.Block, error) {
 	if c.IsString {
 		if c.Text == "" {
@@ -340,7 +347,7 @@ func o2aUserBlocks(c openai.MessageContent, path string, p *Plan) ([]anthropic.B
 			if part.ImageURL == nil {
 				return nil, badRequest(ppath, "%s: image_url part without an image_url", ppath)
 			}
-			b, err := imageBlock(part.ImageURL.URL, ppath, p)
+			b, err := imageBlock(part.ImageURL.URL, ppath, ".image_url.url", p)
 			if err != nil {
 				return nil, err
 			}
@@ -372,10 +379,17 @@ func o2aUserBlocks(c openai.MessageContent, path string, p *Plan) ([]anthropic.B
 	return out, nil
 }
 
-func imageBlock(url, path string, p *Plan) (anthropic.Block, error) {
-	if mt, data, ok := parseDataURL(url); ok {
-		if !imageTypes[mt] {
-			return anthropic.Block{}, badRequest(path, "%s: image type %q is not supported (jpeg, png, gif, webp are)", path, mt)
+// imageBlock converts an image URL into an image block; path names the
+// part, member where in it the URL is.
+func imageBlock(url, path, member string, p *Plan) (anthropic.Block, error) {
+	if strings.HasPrefix(url, "data:") {
+		upath := path + member
+		mt, data, ok := parseDataURL(url)
+		if !ok {
+			return anthropic.Block{}, badRequest(upath, "%s: a data: URL must be base64-encoded, as in data:image/png;base64,…", upath)
+		}
+		if mt = imageMediaType(mt); !anthropicImageTypes[mt] {
+			return anthropic.Block{}, badRequest(upath, "%s: image type %q cannot be sent to an Anthropic model, which takes image/jpeg, image/png, image/gif and image/webp", upath, mt)
 		}
 		return anthropic.Block{Type: "image", Source: &anthropic.Source{Type: "base64", MediaType: mt, Data: data}}, nil
 	}
@@ -385,7 +399,8 @@ func imageBlock(url, path string, p *Plan) (anthropic.Block, error) {
 		}
 		return anthropic.Block{Type: "image", Source: &anthropic.Source{Type: "url", URL: url}}, nil
 	}
-	return anthropic.Block{}, badRequest(path, "%s: image_url must be a data: URL or an http(s) URL", path)
+	upath := path + member
+	return anthropic.Block{}, badRequest(upath, "%s: must be a data: URL or an http(s) URL", upath)
 }
 
 // parseDataURL splits "data:<type>;base64,<data>".
@@ -423,7 +438,11 @@ func o2aAssistantBlocks(m openai.ChatMessage, path string, fnCalls *int, p *Plan
 		}
 	}
 	for j, tc := range m.ToolCalls {
-		input, err := toolInput(tc.Function.Arguments, fmt.Sprintf("%s.tool_calls[%d]", path, j))
+		tpath := fmt.Sprintf("%s.tool_calls[%d]", path, j)
+		if err := requiredCallID(tpath+".id", tc.ID, "that the tool message answering this call names"); err != nil {
+			return nil, err
+		}
+		input, err := toolInput(tc.Function.Arguments, tpath)
 		if err != nil {
 			return nil, err
 		}
@@ -461,11 +480,15 @@ func o2aTools(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) e
 		defs = append(defs, openai.Tool{Type: "function", Function: f})
 	}
 	for i, t := range defs {
+		path, legacy := chatToolPath(in, i)
 		if t.Type != "function" {
-			if err := p.contract(fmt.Sprintf("tools[%d]", i), fmt.Sprintf("tools of type %q cannot be used with an Anthropic model", t.Type)); err != nil {
+			if err := p.contract(path, fmt.Sprintf("tools of type %q cannot be used with an Anthropic model", t.Type)); err != nil {
 				return err
 			}
 			continue
+		}
+		if err := chatFunction(t, path, legacy); err != nil {
+			return err
 		}
 		at := anthropic.Tool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: inputSchema(t.Function.Parameters)}
 		if t.Function.Strict != nil {
@@ -550,7 +573,7 @@ func o2aToolChoice(choice jsontext.Value, out *anthropic.MessagesRequest) (*anth
 		} `json:"allowed_tools"`
 	}
 	if err := jsonx.Unmarshal(choice, &obj); err != nil {
-		return nil, badRequest("tool_choice", "tool_choice: %v", err)
+		return nil, explained("tool_choice", err)
 	}
 	switch {
 	case obj.Type == "function" && obj.Function.Name != "":
@@ -585,7 +608,7 @@ func o2aResponseFormat(in *openai.ChatRequest, out *anthropic.MessagesRequest, p
 		} `json:"json_schema"`
 	}
 	if err := jsonx.Unmarshal(in.ResponseFormat, &rf); err != nil {
-		return badRequest("response_format", "response_format: %v", err)
+		return explained("response_format", err)
 	}
 	var schema jsontext.Value
 	switch rf.Type {
@@ -631,7 +654,7 @@ func o2aThinking(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 	if len(in.Thinking) > 0 && string(in.Thinking) != "null" {
 		var t anthropic.Thinking
 		if err := jsonx.Unmarshal(in.Thinking, &t); err != nil {
-			return badRequest("thinking", "thinking: %v", err)
+			return explained("thinking", err)
 		}
 		out.Thinking = &t // explicit: forwarded as sent, parameters untouched
 		return nil

@@ -38,6 +38,9 @@ func MessagesToChat(in *anthropic.MessagesRequest, upstreamModel string, caps Ca
 }
 
 func a2oTopLevel(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
+	if err := positiveBound("max_tokens", &in.MaxTokens); err != nil {
+		return err
+	}
 	// Both sides count reasoning inside the output limit: copy as is.
 	mt := in.MaxTokens
 	if p.Caps.LegacyMaxTokens {
@@ -238,7 +241,11 @@ func a2oMessages(in *anthropic.MessagesRequest, p *Plan) ([]openai.ChatMessage, 
 		case "assistant":
 			out = append(out, held...)
 			held = nil
-			out, err = a2oAssistantMessage(out, i, m.Content.Blocks, p)
+			off := 0 // the first blocks of a compacted message were left out
+			if i == first {
+				off = firstBlock
+			}
+			out, err = a2oAssistantMessage(out, i, off, m.Content.Blocks, p)
 		case "system":
 			var sm *openai.ChatMessage
 			sm, err = a2oSystemMessage(in.Messages, i, p)
@@ -304,7 +311,11 @@ func a2oUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, h
 		if b.Type != "tool_result" {
 			continue
 		}
-		text, media, err := toolResultContent(b, fmt.Sprintf("messages[%d].content[%d]", i, j), p)
+		path := fmt.Sprintf("messages[%d].content[%d]", i, j)
+		if err := requiredCallID(path+".tool_use_id", b.ToolUseID, "of the tool_use block this result answers"); err != nil {
+			return nil, err
+		}
+		text, media, err := toolResultContent(b, path, p)
 		if err != nil {
 			return nil, err
 		}
@@ -524,15 +535,21 @@ func searchResultText(b anthropic.Block) string {
 	return strings.Join(parts, "\n\n")
 }
 
-func a2oAssistantMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, p *Plan) ([]openai.ChatMessage, error) {
+// a2oAssistantMessage converts an assistant turn whose blocks start at
+// index off of messages[i].content.
+func a2oAssistantMessage(out []openai.ChatMessage, i, off int, blocks []anthropic.Block, p *Plan) ([]openai.ChatMessage, error) {
 	var text strings.Builder
 	var reasoning strings.Builder
 	m := openai.ChatMessage{Role: "assistant"}
-	for _, b := range blocks {
+	for j, b := range blocks {
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text) // joined with "": the model's own bytes
 		case "tool_use":
+			idPath := fmt.Sprintf("messages[%d].content[%d].id", i, off+j)
+			if err := requiredCallID(idPath, b.ID, "that the tool_result answering this call names"); err != nil {
+				return nil, err
+			}
 			args := string(b.Input)
 			if strings.TrimSpace(args) == "" {
 				args = "{}"
@@ -600,6 +617,11 @@ func a2oTools(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) e
 	var unsent []string // names of tools the upstream does not get
 	for i, t := range in.Tools {
 		path := fmt.Sprintf("tools[%d]", i)
+		if t.Type == "" || t.Type == "custom" {
+			if err := requiredToolName(path+".name", t.Name); err != nil {
+				return err
+			}
+		}
 		def, why := functionFor(t)
 		if def == nil {
 			unsent = append(unsent, t.Name)
@@ -645,6 +667,9 @@ func a2oTools(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) e
 	case "none":
 		choice = `"none"`
 	case "tool":
+		if err := requiredToolName("tool_choice.name", tc.Name); err != nil {
+			return err
+		}
 		if slices.Contains(unsent, tc.Name) {
 			return p.contract("tool_choice", fmt.Sprintf("forced tool %q cannot be used with this model's upstream", tc.Name))
 		}

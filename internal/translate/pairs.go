@@ -60,7 +60,8 @@ func MessagesBodyToResponses(body []byte, t Target) ([]byte, *Plan, error) {
 func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error)) ([]byte, *Plan, error) {
 	in := new(In)
 	if err := jsonx.Unmarshal(body, in); err != nil {
-		return nil, nil, &RequestError{Message: "invalid request body: " + err.Error()}
+		path, msg := jsonx.Explain(err)
+		return nil, nil, &RequestError{Param: path, Message: msg}
 	}
 	out, p, err := f(in, t.Model, t.Caps, t.Policy, t.Signer)
 	if err != nil {

@@ -3,6 +3,8 @@ package translate
 import (
 	"fmt"
 	"slices"
+
+	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
 // Plan is what a request translation decided that the response side must
@@ -98,4 +100,11 @@ func (e *RequestError) Error() string { return e.Message }
 
 func badRequest(param, format string, args ...any) error {
 	return &RequestError{Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// explained refuses a member (at param) that does not decode, saying
+// where and what is accepted in the API's terms.
+func explained(param string, err error) error {
+	path, msg := jsonx.ExplainAt(param, err)
+	return &RequestError{Param: path, Message: msg}
 }

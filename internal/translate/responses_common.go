@@ -148,7 +148,10 @@ type rDef struct {
 // equivalent upstream, they are reported (dropped; refused under strict),
 // and hosted names the dropped types, for tool_choice.
 func responsesToolDefs(in *responses.Request, p *Plan, mapped func(responses.Tool) bool) (defs []rDef, hosted map[string]bool, err error) {
-	add := func(t responses.Tool, namespace string) {
+	add := func(t responses.Tool, namespace, path string) error {
+		if err := requiredToolName(path+".name", t.Name); err != nil {
+			return err
+		}
 		rt := rTool{namespace: namespace, name: t.Name, custom: t.Type == "custom"}
 		d := rDef{name: p.responsesToolName(rt), description: t.Description, params: t.Parameters, strict: t.Strict}
 		if rt.custom {
@@ -161,21 +164,27 @@ func responsesToolDefs(in *responses.Request, p *Plan, mapped func(responses.Too
 			d.params = jsontext.Value(`{"type":"object","properties":{}}`)
 		}
 		defs = append(defs, d)
+		return nil
 	}
 	for i, t := range in.Tools {
 		path := fmt.Sprintf("tools[%d]", i)
 		switch t.Type {
 		case "function", "custom":
-			add(t, "")
+			if err := add(t, "", path); err != nil {
+				return nil, nil, err
+			}
 		case "namespace":
 			for j, nt := range t.Tools {
+				npath := fmt.Sprintf("%s.tools[%d]", path, j)
 				if nt.Type != "function" && nt.Type != "custom" {
-					if err := p.advisory(fmt.Sprintf("%s.tools[%d]", path, j), fmt.Sprintf("tools of type %q inside a namespace cannot be offered to this model's upstream", nt.Type)); err != nil {
+					if err := p.advisory(npath, fmt.Sprintf("tools of type %q inside a namespace cannot be offered to this model's upstream", nt.Type)); err != nil {
 						return nil, nil, err
 					}
 					continue
 				}
-				add(nt, t.Name)
+				if err := add(nt, t.Name, npath); err != nil {
+					return nil, nil, err
+				}
 			}
 		default:
 			if mapped != nil && mapped(t) {
@@ -221,7 +230,7 @@ func responsesToolChoice(tc jsontext.Value, p *Plan) (*rChoice, error) {
 		Mode      string `json:"mode"`
 	}
 	if err := jsonx.Unmarshal(tc, &c); err != nil {
-		return nil, badRequest("tool_choice", "tool_choice: %v", err)
+		return nil, explained("tool_choice", err)
 	}
 	switch c.Type {
 	case "function", "custom":

@@ -68,6 +68,9 @@ var responsesAdvisories = map[string]string{
 var responsesSilent = map[string]bool{"client_metadata": true, "store": true, "include": true, "parallel_tool_calls": true}
 
 func r2cTopLevel(in *responses.Request, out *openai.ChatRequest, p *Plan) error {
+	if err := positiveBound("max_output_tokens", in.MaxOutputTokens); err != nil {
+		return err
+	}
 	if n := in.MaxOutputTokens; n != nil {
 		if p.Caps.LegacyMaxTokens {
 			out.MaxTokens = n
@@ -180,6 +183,9 @@ func r2cInput(in *responses.Request, p *Plan) ([]openai.ChatMessage, error) {
 				return nil, err
 			}
 		case it.Type == "function_call", it.Type == "custom_tool_call":
+			if err := requiredCallID(path+".call_id", it.CallID, "that the output answering this call names"); err != nil {
+				return nil, err
+			}
 			args := "{}"
 			if it.Type == "function_call" && it.Arguments != nil && strings.TrimSpace(*it.Arguments) != "" {
 				args = *it.Arguments
@@ -191,6 +197,9 @@ func r2cInput(in *responses.Request, p *Plan) ([]openai.ChatMessage, error) {
 			m := assistantFor(&out, &reasoning, p)
 			m.ToolCalls = append(m.ToolCalls, openai.ToolCall{ID: it.CallID, Type: "function", Function: openai.FunctionCall{Name: name, Arguments: args}})
 		case it.Type == "function_call_output", it.Type == "custom_tool_call_output":
+			if err := requiredCallID(path+".call_id", it.CallID, "of the call this output answers"); err != nil {
+				return nil, err
+			}
 			text, media, err := r2cOutput(path, it.Output, p)
 			if err != nil {
 				return nil, err

@@ -20,7 +20,7 @@ func ResponsesToMessages(in *responses.Request, upstreamModel string, caps Caps,
 		return nil, nil, err
 	}
 	var err error
-	if out.MaxTokens, err = anthropicMaxTokens(in.MaxOutputTokens, in.Stream, p); err != nil {
+	if out.MaxTokens, err = anthropicMaxTokens("max_output_tokens", in.MaxOutputTokens, in.Stream, p); err != nil {
 		return nil, nil, err
 	}
 	if err := anthropicSampling(in.Temperature, in.TopP, out, p); err != nil {
@@ -125,6 +125,9 @@ func r2mInput(in *responses.Request, out *anthropic.MessagesRequest, p *Plan) er
 				return badRequest(path+".role", "%s.role: must be user, assistant, system or developer, got %q", path, it.Role)
 			}
 		case it.Type == "function_call", it.Type == "custom_tool_call":
+			if err := requiredCallID(path+".call_id", it.CallID, "that the output answering this call names"); err != nil {
+				return err
+			}
 			input := jsontext.Value(`{}`)
 			switch {
 			case it.Type == "custom_tool_call" && it.Input != nil:
@@ -249,7 +252,7 @@ func r2mPart(path string, c responses.Part, p *Plan) (*anthropic.Block, error) {
 	case "input_image":
 		switch {
 		case c.ImageURL != "":
-			b, err := imageBlock(c.ImageURL, path, p)
+			b, err := imageBlock(c.ImageURL, path, ".image_url", p)
 			if c.Detail != "" && c.Detail != "auto" {
 				p.drop("detail")
 			}
@@ -283,6 +286,9 @@ func r2mPart(path string, c responses.Part, p *Plan) (*anthropic.Block, error) {
 // tool_result block: text, and images and PDFs, which tool results take.
 func r2mToolResult(path string, it responses.Item, p *Plan) (anthropic.Block, error) {
 	res := anthropic.Block{Type: "tool_result", ToolUseID: sanitizeID(it.CallID)}
+	if err := requiredCallID(path+".call_id", it.CallID, "of the call this output answers"); err != nil {
+		return res, err
+	}
 	c := it.Output
 	switch {
 	case c.IsString:

@@ -66,6 +66,14 @@ func ChatRequestToResponses(in *openai.ChatRequest, upstreamModel string, caps C
 			}
 		}
 	}
+	for _, b := range []struct {
+		param string
+		n     *int64
+	}{{"max_completion_tokens", in.MaxCompletionTokens}, {"max_tokens", in.MaxTokens}} {
+		if err := positiveBound(b.param, b.n); err != nil {
+			return nil, nil, err
+		}
+	}
 	out := newResponsesRequest(upstreamModel, in.Stream, cmpPtr(in.MaxCompletionTokens, in.MaxTokens), p)
 	out.Temperature, out.TopP, out.ParallelToolCalls = in.Temperature, in.TopP, in.ParallelToolCalls
 	out.SafetyIdentifier = cmpOr(in.SafetyIdentifier, in.User)
@@ -163,7 +171,7 @@ func c2rFormat(rf jsontext.Value, out *responses.Request) error {
 		} `json:"json_schema"`
 	}
 	if err := jsonx.Unmarshal(rf, &f); err != nil {
-		return badRequest("response_format", "response_format: %v", err)
+		return explained("response_format", err)
 	}
 	format := &responses.Format{Type: f.Type}
 	switch f.Type {
@@ -213,8 +221,12 @@ func c2rMessages(in *openai.ChatRequest, out *responses.Request, p *Plan) error 
 				items = append(items, responses.Item{Type: "message", Role: "assistant", Content: responses.Content{Parts: []responses.Part{{Type: "output_text", Text: text}}}})
 			}
 			for j, tc := range m.ToolCalls {
+				tpath := fmt.Sprintf("%s.tool_calls[%d]", path, j)
+				if err := requiredCallID(tpath+".id", tc.ID, "that the tool message answering this call names"); err != nil {
+					return err
+				}
 				args := tc.Function.Arguments
-				if _, err := toolInput(args, fmt.Sprintf("%s.tool_calls[%d].function.arguments", path, j)); err != nil {
+				if _, err := toolInput(args, tpath+".function.arguments"); err != nil {
 					return err
 				}
 				items = append(items, responses.Item{Type: "function_call", CallID: tc.ID, Name: p.upstreamToolName(tc.Function.Name), Arguments: &args})
@@ -228,6 +240,8 @@ func c2rMessages(in *openai.ChatRequest, out *responses.Request, p *Plan) error 
 			id := m.ToolCallID
 			if m.Role == "function" {
 				id = fmt.Sprintf("call_fc_%d", fnCalls)
+			} else if err := requiredCallID(path+".tool_call_id", id, "of the assistant tool call this message answers"); err != nil {
+				return err
 			}
 			items = append(items, responses.Item{Type: "function_call_output", CallID: id, Output: responses.Content{IsString: true, Text: joinText(textParts(m.Content))}})
 		default:
@@ -293,11 +307,15 @@ func c2rTools(in *openai.ChatRequest, out *responses.Request, p *Plan) error {
 		defs = append(defs, openai.Tool{Type: "function", Function: f})
 	}
 	for i, t := range defs {
+		path, legacy := chatToolPath(in, i)
 		if t.Type != "function" {
-			if err := p.contract(fmt.Sprintf("tools[%d]", i), fmt.Sprintf("tools of type %q cannot be sent to a Responses upstream", t.Type)); err != nil {
+			if err := p.contract(path, fmt.Sprintf("tools of type %q cannot be sent to a Responses upstream", t.Type)); err != nil {
 				return err
 			}
 			continue
+		}
+		if err := chatFunction(t, path, legacy); err != nil {
+			return err
 		}
 		f := t.Function
 		out.Tools = append(out.Tools, responses.Tool{Type: "function", Name: p.upstreamToolName(f.Name), Description: f.Description,
@@ -328,7 +346,7 @@ func c2rTools(in *openai.ChatRequest, out *responses.Request, p *Plan) error {
 		} `json:"function"`
 	}
 	if err := jsonx.Unmarshal(choice, &c); err != nil {
-		return badRequest("tool_choice", "tool_choice: %v", err)
+		return explained("tool_choice", err)
 	}
 	name := cmpOr(c.Function.Name, c.Name)
 	if name == "" {
@@ -342,6 +360,9 @@ func c2rTools(in *openai.ChatRequest, out *responses.Request, p *Plan) error {
 // Responses request for an upstream serving upstreamModel.
 func MessagesRequestToResponses(in *anthropic.MessagesRequest, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*responses.Request, *Plan, error) {
 	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
+	if err := positiveBound("max_tokens", &in.MaxTokens); err != nil {
+		return nil, nil, err
+	}
 	maxOut := in.MaxTokens
 	out := newResponsesRequest(upstreamModel, in.Stream, &maxOut, p)
 	out.Temperature, out.TopP = in.Temperature, in.TopP
@@ -458,6 +479,9 @@ func m2rInput(in *anthropic.MessagesRequest, out *responses.Request, p *Plan) er
 				bpath := fmt.Sprintf("%s.content[%d]", path, j)
 				if b.Type == "tool_result" {
 					flush(role)
+					if err := requiredCallID(bpath+".tool_use_id", b.ToolUseID, "of the tool_use block this result answers"); err != nil {
+						return err
+					}
 					res, err := m2rToolResult(bpath, b, p)
 					if err != nil {
 						return err
@@ -488,6 +512,9 @@ func m2rInput(in *anthropic.MessagesRequest, out *responses.Request, p *Plan) er
 					}
 				case "tool_use":
 					flush("assistant")
+					if err := requiredCallID(fmt.Sprintf("%s.content[%d].id", path, j), b.ID, "that the tool_result answering this call names"); err != nil {
+						return err
+					}
 					args := string(compactInput(b.Input))
 					items = append(items, responses.Item{Type: "function_call", CallID: b.ID, Name: p.upstreamToolName(b.Name), Arguments: &args})
 				default:
@@ -608,6 +635,9 @@ func m2rTools(in *anthropic.MessagesRequest, out *responses.Request, p *Plan) er
 			}
 			continue
 		}
+		if err := requiredToolName(fmt.Sprintf("tools[%d].name", i), t.Name); err != nil {
+			return err
+		}
 		out.Tools = append(out.Tools, responses.Tool{Type: "function", Name: p.upstreamToolName(t.Name), Description: t.Description,
 			Parameters: inputSchema(t.InputSchema), Strict: t.Strict})
 	}
@@ -623,6 +653,9 @@ func m2rTools(in *anthropic.MessagesRequest, out *responses.Request, p *Plan) er
 	case "none":
 		out.ToolChoice = jsontext.Value(`"none"`)
 	case "tool":
+		if err := requiredToolName("tool_choice.name", tc.Name); err != nil {
+			return err
+		}
 		out.ToolChoice = mustJSON(map[string]string{"type": "function", "name": p.upstreamToolName(tc.Name)})
 	default:
 		return badRequest("tool_choice.type", "tool_choice.type: unknown value %q", tc.Type)

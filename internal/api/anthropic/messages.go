@@ -1,10 +1,10 @@
 package anthropic
 
 import (
-	"fmt"
-
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
 // MessagesRequest is the body of POST /v1/messages, as far as translation
@@ -108,7 +108,7 @@ func (c *Content) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		*c = Content{Raw: v.Clone()}
 		return err
 	default:
-		return fmt.Errorf("expected a string or an array of content blocks")
+		return jsonx.Mismatch(dec.PeekKind(), "a string or an array of content blocks")
 	}
 }
 

@@ -1,10 +1,10 @@
 package openai
 
 import (
-	"fmt"
-
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
 // ChatRequest is the body of POST /chat/completions, as far as translation
@@ -116,7 +116,7 @@ func (c *MessageContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		*c = MessageContent{Null: true}
 		return err
 	default:
-		return fmt.Errorf("expected a string, an array of content parts or null")
+		return jsonx.Mismatch(dec.PeekKind(), "a string, an array of content parts or null")
 	}
 }
 

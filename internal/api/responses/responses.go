@@ -6,10 +6,10 @@
 package responses
 
 import (
-	"fmt"
-
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
 // Request is the body of POST /v1/responses.
@@ -101,7 +101,7 @@ func (in *Input) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		*in = Input{Items: []Item{}}
 		return json.UnmarshalDecode(dec, &in.Items)
 	default:
-		return fmt.Errorf("expected a string or an array of input items")
+		return jsonx.Mismatch(dec.PeekKind(), "a string or an array of input items")
 	}
 }
 
@@ -177,7 +177,7 @@ func (c *Content) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		*c = Content{Null: true}
 		return err
 	default:
-		return fmt.Errorf("expected a string, an array of content parts or null")
+		return jsonx.Mismatch(dec.PeekKind(), "a string, an array of content parts or null")
 	}
 }
 
