@@ -22,6 +22,11 @@ import (
 // this process. There is none when nothing could ever be limited: no
 // database (so no virtual keys) and no model limits.
 func newLimits(cfg *config.Config, routes *route.Table, db *store.Store, logger *slog.Logger) (gateway.Limits, error) {
+	if cfg.Redis.URL != "" {
+		// Before any client (here or for the breakers) is built: go-redis
+		// otherwise prints plain text lines on stderr.
+		limiter.RouteRedisLogs(logger)
+	}
 	defaults, err := cfg.Limits.KeyDefaults.Limit()
 	if err != nil {
 		return gateway.Limits{}, fmt.Errorf("limits.key_defaults: %w", err)
@@ -71,11 +76,10 @@ func shareBreakers(cfg *config.Config, routes *route.Table, logger *slog.Logger)
 	if cfg.Redis.URL == "" {
 		return func() {}, nil
 	}
-	opt, err := redis.ParseURL(cfg.Redis.URL)
+	opt, err := limiter.RedisOptions(cfg.Redis.URL)
 	if err != nil {
 		return nil, fmt.Errorf("redis.url: %w", err)
 	}
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, time.Second, time.Second
 	c := redis.NewClient(opt)
 	stopShare := breaker.Share(c, "tollgate:breaker:", routes.Breakers(), breakerShareInterval, logger)
 	return func() { stopShare(); c.Close() }, nil

@@ -127,6 +127,7 @@ type Options struct {
 // Limiter admits and settles requests. It is safe for concurrent use.
 type Limiter struct {
 	b        backend
+	probed   interface{ up() bool } // the back end, when it probes its store while away
 	spender  Spender
 	failOpen bool
 	log      *slog.Logger
@@ -166,7 +167,8 @@ func (l *Limiter) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Up reports whether the counters answered the last time they were asked.
+// Up reports whether the counters answered the last time they were asked,
+// or, for Redis, since a background probe found it again.
 func (l *Limiter) Up() bool { return !l.down.Load() }
 
 // backend keeps the counters. admit applies checks atomically: all or none.
@@ -230,7 +232,21 @@ func New(b backend, o Options) *Limiter {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Limiter{b: b, spender: o.Spender, failOpen: o.FailOpen, log: o.Logger}
+	l := &Limiter{b: b, spender: o.Spender, failOpen: o.FailOpen, log: o.Logger}
+	// A back end that probes its store while away (Redis) says when it is
+	// back, so that recovery is logged and acted on without waiting for a
+	// request; it may already be away (found so at start-up).
+	if w, ok := b.(interface {
+		up() bool
+		watch(func(probes int, downFor time.Duration))
+	}); ok {
+		l.probed = w
+		l.down.Store(!w.up())
+		w.watch(func(probes int, downFor time.Duration) {
+			l.recovered("probes", probes, "down_for", downFor.Round(time.Millisecond).String())
+		})
+	}
+	return l
 }
 
 // Close stops the back end.
@@ -377,7 +393,10 @@ func (l *Limiter) passUnchecked(req *Request, cs []check, now time.Time) *Ticket
 // failure applies the fail mode to an error reaching the counters.
 func (l *Limiter) failure(err error) error {
 	l.Errors.Add(1)
-	if !l.down.Swap(true) {
+	// A request turned away just before a probe found the store again
+	// does not start another outage.
+	stale := errors.Is(err, errRedisDown) && l.probed != nil && l.probed.up()
+	if !stale && !l.down.Swap(true) {
 		l.log.Error("limits: counters unreachable", "error", err, "fail_open", l.failOpen)
 	}
 	if l.failOpen {
@@ -387,9 +406,11 @@ func (l *Limiter) failure(err error) error {
 	return fmt.Errorf("%w: %v", ErrUnavailable, err)
 }
 
-func (l *Limiter) recovered() {
+// recovered ends an outage, once: it logs it, with attrs, and reloads the
+// budgets that requests passed unchecked meanwhile.
+func (l *Limiter) recovered(attrs ...any) {
 	if l.down.Load() && l.down.Swap(false) {
-		l.log.Info("limits: counters reachable again")
+		l.log.Info("limits: counters reachable again", attrs...)
 		l.uncheckedMu.Lock()
 		cs := make([]check, 0, len(l.unchecked))
 		for _, c := range l.unchecked {
@@ -438,6 +459,9 @@ func (l *Limiter) Settle(ctx context.Context, t *Ticket, used Used) {
 		}
 		if err := l.b.settle(ctx, t.member, t.settles); err != nil {
 			l.Errors.Add(1)
+			if errors.Is(err, errRedisDown) {
+				return // the outage is logged once, when it starts
+			}
 			l.log.Error("limits: settling a request failed; its spend is in the ledger and is counted when the counter is next reloaded", "error", err)
 		}
 	})

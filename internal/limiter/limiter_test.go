@@ -93,6 +93,10 @@ func TestRequestsPerMinute(t *testing.T) {
 		if !strings.Contains(r.Message, "3 requests per minute") || r.Status.Requests.Remaining != 0 {
 			t.Errorf("refusal: %q %+v", r.Message, r.Status.Requests)
 		}
+		// A refusal says when the window is whole again, as an admission does.
+		if d := r.Status.Requests.Reset.Sub(l.b.clockNow()); d <= 0 || d > 61*time.Second {
+			t.Errorf("refusal's reset in %v, want within the minute", d)
+		}
 	})
 }
 
@@ -226,7 +230,7 @@ func TestBudget(t *testing.T) {
 		l.Settle(ctx, c, Used{Cost: 5 * usd / 10}) // a request may exceed its reservation
 		// Spent: 0.1 + 0.05 + 0.3 + 0.5 = 0.95; nothing reserved.
 		_, r = admit(t, l, "d", 0, usd/10, s)
-		if r == nil || r.Status.Budget.Remaining != usd/20 {
+		if r == nil || r.Status.Budget.Remaining != usd/20 || r.Status.Budget.Reset.IsZero() {
 			t.Fatalf("after settling all: %+v", r)
 		}
 		d, r := admit(t, l, "d", 0, usd/20, s)

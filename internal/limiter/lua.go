@@ -90,7 +90,7 @@ for i = 1, n do
   if kind == 'w' then
     local cur = math.floor(now / slotms)
     local sum, nw = wsum(k, cur)
-    used[i], newest[i], slot[i] = sum, nw, cur
+    used[i], newest[i], slot[i], reset[i] = sum, nw, cur, wreset(nw, slotms)
     if clamp(sum + amount) > limit then fail = wretry(k, cur, slotms, sum, amount, limit) end
   elseif kind == 'p' then
     redis.call('ZREMRANGEBYSCORE', k, '-inf', fmt(now))
@@ -120,7 +120,8 @@ for i = 1, n do
       else
         spent = clamp(tonumber(redis.call('HGET', k, 'c') or '0'))
       end
-      used[i], newest[i], epoch[i] = clamp(spent + reserved), nw, e
+      used[i], newest[i], epoch[i], reset[i] = clamp(spent + reserved), nw, e, endms
+      if slotms > 0 then reset[i] = wreset(nw, slotms) end
       if clamp(used[i] + amount) > limit then
         if clamp(spent + amount) <= limit then
           fail = now + 1000

@@ -70,6 +70,7 @@ func (m *Memory) admit(_ context.Context, member string, cs []check) (outcome, e
 			cur := now / c.slotMS
 			sum, nw := windowSum(w, cur)
 			o.used[i], newest[i], o.slot[i] = sum, nw, cur
+			o.reset[i] = windowReset(nw, c.slotMS) // a refusal says when, too
 			if addAmounts(sum, c.amount) > c.limit {
 				refuse(i, windowRetry(w, cur, c.slotMS, sum, c.amount, c.limit))
 			}
@@ -87,8 +88,10 @@ func (m *Memory) admit(_ context.Context, member string, cs []check) (outcome, e
 			}
 			spent, nw := b.spent(c, now)
 			o.used[i], newest[i], o.epoch[i] = addAmounts(spent, b.reserved), nw, b.epoch
+			o.reset[i] = c.endMS
 			if c.slotMS > 0 {
 				o.slot[i] = now / c.slotMS
+				o.reset[i] = windowReset(nw, c.slotMS)
 			}
 			if addAmounts(o.used[i], c.amount) > c.limit {
 				refuse(i, budgetRetry(b, c, now, spent))

@@ -19,6 +19,7 @@ import (
 // expire by themselves within LeaseTTL.
 type Redis struct {
 	c      redis.UniversalClient
+	h      *health // fails calls fast while Redis is down
 	prefix string
 	lease  time.Duration
 	// moved moves this back end's clock past the process's, in tests.
@@ -51,24 +52,74 @@ var _ backend = (*Redis)(nil)
 // or rediss:// for TLS). It does not connect until first used.
 func NewRedis(url string) (*Redis, error) { return newRedis(url, "tollgate:", LeaseTTL, 0) }
 
-func newRedis(url, prefix string, lease, moved time.Duration) (*Redis, error) {
+// Bounds on one call to Redis. A request waits on Redis before anything
+// else, and counters answer in well under a millisecond, so a Redis that
+// takes longer than this is treated as away and the fail mode decides.
+const (
+	redisDialTimeout = 200 * time.Millisecond
+	redisIOTimeout   = 200 * time.Millisecond
+)
+
+// RedisOptions are the go-redis options for the Redis at url: timeouts
+// short enough that a request never waits near a second on it, and no
+// retries (a limit script must not run twice; the back end's probe does
+// the waiting for Redis to come back).
+func RedisOptions(url string) (*redis.Options, error) {
 	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	opt.DialTimeout = redisDialTimeout
+	opt.DialerRetries = 1 // go-redis's default, 5 dials 100 ms apart, is most of a refused request's wait
+	opt.ReadTimeout = redisIOTimeout
+	opt.WriteTimeout = redisIOTimeout
+	opt.PoolTimeout = redisIOTimeout
+	opt.MaxRetries = -1
+	return opt, nil
+}
+
+func newRedis(url, prefix string, lease, moved time.Duration) (*Redis, error) {
+	opt, err := RedisOptions(url)
 	if err != nil {
 		return nil, fmt.Errorf("redis url: %w", err)
 	}
-	// Fail fast: a request waits on Redis, and the fail mode decides what
-	// happens when it is away.
-	opt.DialTimeout = time.Second
-	opt.ReadTimeout = time.Second
-	opt.WriteTimeout = time.Second
-	opt.MaxRetries = 1
-	r := &Redis{c: redis.NewClient(opt), prefix: prefix, lease: lease, moved: moved, leases: map[string][]string{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go r.renewLoop()
-	return r, nil
+	return newRedisClient(redis.NewClient(opt), prefix, lease, moved, nil), nil
 }
 
-// Ping checks that Redis answers.
-func (r *Redis) Ping(ctx context.Context) error { return r.c.Ping(ctx).Err() }
+// newRedisClient is a back end on c; setup, when not nil, adjusts its
+// health before the back end is used (tests inject the probe's clock).
+func newRedisClient(c redis.UniversalClient, prefix string, lease, moved time.Duration, setup func(*health)) *Redis {
+	r := &Redis{c: c, prefix: prefix, lease: lease, moved: moved, leases: map[string][]string{}, stop: make(chan struct{}), done: make(chan struct{})}
+	r.h = newHealth(func(ctx context.Context) error { return r.c.Ping(ctx).Err() })
+	if setup != nil {
+		setup(r.h)
+	}
+	go r.renewLoop()
+	return r
+}
+
+// Ping checks that Redis answers; while it is known down, it says so
+// without asking.
+func (r *Redis) Ping(ctx context.Context) error {
+	return r.call(ctx, func() error { return r.c.Ping(ctx).Err() })
+}
+
+// call runs f unless Redis is known down, and marks it down when f could
+// not reach it.
+func (r *Redis) call(ctx context.Context, f func() error) error {
+	if err := r.h.check(); err != nil {
+		return err
+	}
+	err := f()
+	r.h.observe(ctx, err)
+	return err
+}
+
+// up reports whether Redis is thought to answer.
+func (r *Redis) up() bool { return r.h.up() }
+
+// watch calls f when a probe finds Redis again after an outage.
+func (r *Redis) watch(f func(probes int, downFor time.Duration)) { r.h.watch(f) }
 
 func (r *Redis) clockNow() time.Time { return clock.Now().Add(r.moved) }
 
@@ -79,6 +130,7 @@ func (r *Redis) offset() int64 { return (clock.Offset() + r.moved).Microseconds(
 func (r *Redis) close() error {
 	close(r.stop)
 	<-r.done
+	r.h.close()
 	return r.c.Close()
 }
 
@@ -111,7 +163,11 @@ func (r *Redis) admit(ctx context.Context, member string, cs []check) (outcome, 
 		// Amounts and limits within what the scripts count exactly.
 		args = append(args, kind, clampAmount(c.limit), clampAmount(c.amount), c.slotMS, c.endMS, r.ttl(c))
 	}
-	res, err := scriptAdmit.Run(ctx, r.c, keys, args...).Slice()
+	var res []any
+	err := r.call(ctx, func() (err error) {
+		res, err = scriptAdmit.Run(ctx, r.c, keys, args...).Slice()
+		return err
+	})
 	if err != nil {
 		return outcome{}, err
 	}
@@ -160,7 +216,7 @@ func (r *Redis) seed(ctx context.Context, c check, epoch string, total int64, by
 	for s, v := range bySlot {
 		args = append(args, strconv.FormatInt(s, 10), clampAmount(v))
 	}
-	return scriptSeed.Run(ctx, r.c, []string{r.prefix + c.key}, args...).Err()
+	return r.call(ctx, func() error { return scriptSeed.Run(ctx, r.c, []string{r.prefix + c.key}, args...).Err() })
 }
 
 func (r *Redis) settle(ctx context.Context, member string, ss []settlement) error {
@@ -181,7 +237,7 @@ func (r *Redis) settle(ctx context.Context, member string, ss []settlement) erro
 		keys = append(keys, r.prefix+s.key)
 		args = append(args, kind, clampAmount(s.amount), clampAmount(s.actual), s.slot, s.slotMS, s.epoch)
 	}
-	return scriptSettle.Run(ctx, r.c, keys, args...).Err()
+	return r.call(ctx, func() error { return scriptSettle.Run(ctx, r.c, keys, args...).Err() })
 }
 
 func (r *Redis) forget(ctx context.Context, cs []check) error {
@@ -192,7 +248,7 @@ func (r *Redis) forget(ctx context.Context, cs []check) error {
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), 400)
-		if err := r.c.Del(ctx, keys[:n]...).Err(); err != nil {
+		if err := r.call(ctx, func() error { return r.c.Del(ctx, keys[:n]...).Err() }); err != nil {
 			return err
 		}
 		keys = keys[n:]
@@ -224,7 +280,9 @@ func (r *Redis) renewLoop() {
 		for len(keys) > 0 {
 			n := min(len(keys), 500)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			scriptRenew.Run(ctx, r.c, keys[:n], append([]any{r.offset(), r.lease.Milliseconds()}, members[:n]...)...)
+			r.call(ctx, func() error {
+				return scriptRenew.Run(ctx, r.c, keys[:n], append([]any{r.offset(), r.lease.Milliseconds()}, members[:n]...)...).Err()
+			})
 			cancel()
 			keys, members = keys[n:], members[n:]
 		}
