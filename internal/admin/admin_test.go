@@ -47,10 +47,13 @@ type env struct {
 func newEnv(t *testing.T, db *store.Store) *env {
 	t.Helper()
 	return newEnvWith(t, db, `
-providers: [ { name: demo, type: echo } ]
+providers:
+  - { name: demo, type: echo }
+  - { name: nowhere, type: openai, base_url: "http://127.0.0.1:1/v1" } # never reached: its model has no price
 models:
   - { name: echo, aliases: [e], targets: [ { provider: demo } ], pricing: { input: "3", output: "15" } }
   - { name: other, targets: [ { provider: demo } ] }
+  - { name: unpriced, targets: [ { provider: nowhere, model: made-up-model } ] }
 `)
 }
 
@@ -196,15 +199,19 @@ func TestKeysEndToEnd(t *testing.T) {
 			if status, _ := e.call("GET", "/admin/requests?key="+created.ID, master, "", &page); status != 200 || len(page.Data) != 7 {
 				t.Fatalf("requests by key: %d, %d records", status, len(page.Data))
 			}
-			statuses := map[int]int{}
+			statuses, endpoints := map[int]int{}, map[string]int{}
 			for _, r := range page.Data {
 				statuses[r.Status]++
+				endpoints[r.Endpoint]++
+				if r.Endpoint == "/v1/messages" && r.Status == 200 && r.CanonicalModel == "" {
+					t.Errorf("record %s: no canonical model for %q", r.ID, r.Model)
+				}
 				if r.KeyID == nil || *r.KeyID != created.ID {
 					t.Errorf("record %s: key_id %v", r.ID, r.KeyID)
 				}
 			}
-			if statuses[200] != 4 || statuses[404] != 3 {
-				t.Errorf("statuses: %v", statuses)
+			if statuses[200] != 4 || statuses[404] != 3 || endpoints["/v1/models"] != 1 || endpoints["/v1/messages"]+endpoints["/v1/chat/completions"] != 6 {
+				t.Errorf("statuses: %v, endpoints %v", statuses, endpoints)
 			}
 			var usage admin.UsageReport
 			if status, _ := e.call("GET", "/admin/usage?group_by=key&since=1h", master, "", &usage); status != 200 {
@@ -216,8 +223,9 @@ func TestKeysEndToEnd(t *testing.T) {
 					mine = &usage.Data[i]
 				}
 			}
-			if mine == nil || mine.Requests != 7 || mine.Errors != 3 || mine.Tokens.Input == 0 || mine.CostNanoUSD == nil ||
-				mine.UnpricedRequests != 1 { // the request to "other", which has no price
+			// The model list is recorded but is not usage.
+			if mine == nil || mine.Requests != 6 || mine.Errors != 3 || mine.Tokens.Input == 0 || mine.CostNanoUSD == nil ||
+				mine.UnpricedRequests != 0 { // "other" has no price of its own, but echo is free
 				t.Fatalf("usage for the key: %+v", mine)
 			}
 		})
@@ -238,7 +246,7 @@ func TestAdminBadInput(t *testing.T) {
 		{"POST", "/admin/keys", `{"name":"a","models":["nope"]}`, 400, "nope"},
 		{"POST", "/admin/keys", `{"name":"a","expires_at":"2001-01-01T00:00:00Z"}`, 400, "future"},
 		{"POST", "/admin/keys", `{"name":"a","metadata":[1]}`, 400, "metadata"},
-		{"POST", "/admin/keys", `{"name":`, 400, "invalid request body"},
+		{"POST", "/admin/keys", `{"name":`, 400, "unexpected end of input"},
 		{"POST", "/admin/keys", ``, 400, "empty"},
 		{"PUT", "/admin/keys", `{}`, 405, "GET, POST"},
 		{"GET", "/admin/keys/key_missing", ``, 404, "key_missing"},

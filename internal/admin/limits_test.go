@@ -150,10 +150,10 @@ func TestLimitsEndToEnd(t *testing.T) {
 
 			// A budget on an unpriced model cannot be counted: refused.
 			k = e.key(`{"name":"unpriced","limits":{"budget_usd":5}}`)
-			if status, _, body := e.send("/v1/messages", k.Key, fmt.Sprintf(message, "other")); status != 403 || !strings.Contains(errField(body, "message"), "no price") {
+			if status, _, body := e.send("/v1/messages", k.Key, fmt.Sprintf(message, "unpriced")); status != 403 || !strings.Contains(errField(body, "message"), "no price") {
 				t.Fatalf("budget on an unpriced model: %d %v", status, body)
 			}
-			if status, resp := e.call("POST", "/admin/keys", master, `{"name":"x","model_limits":{"other":{"budget_usd":5}}}`, nil); status != 400 {
+			if status, resp := e.call("POST", "/admin/keys", master, `{"name":"x","model_limits":{"unpriced":{"budget_usd":5}}}`, nil); status != 400 {
 				t.Fatalf("budget on an unpriced model at creation: %d %v", status, resp)
 			}
 		})

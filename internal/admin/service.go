@@ -455,7 +455,8 @@ func (s *Service) Requests(ctx context.Context, q RequestQuery) (RequestPage, er
 }
 
 func recordView(r store.Request) RequestRecord {
-	v := RequestRecord{ID: r.ID, Time: r.Time, ClientProtocol: r.ClientProtocol, Model: r.Model, Provider: r.Provider,
+	v := RequestRecord{ID: r.ID, Time: r.Time, ClientProtocol: r.ClientProtocol, Endpoint: r.Endpoint, Model: r.Model,
+		CanonicalModel: r.CanonicalModel, Provider: r.Provider,
 		UpstreamModel: r.UpstreamModel, Lane: r.Lane, Stream: r.Stream, Status: r.Status, ErrorType: r.ErrorType,
 		Tokens: Tokens{Input: r.Input, CacheRead: r.CacheRead, CacheWrite5m: r.CacheWrite5m, CacheWrite1h: r.CacheWrite1h,
 			Output: r.Output, Reasoning: r.Reasoning},

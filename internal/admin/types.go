@@ -64,7 +64,9 @@ type RequestRecord struct {
 	Time           time.Time `json:"time"`
 	KeyID          *string   `json:"key_id"` // null for the master key
 	ClientProtocol string    `json:"client_protocol"`
+	Endpoint       string    `json:"endpoint"` // "" for records older than the field
 	Model          string    `json:"model"`
+	CanonicalModel string    `json:"canonical_model"` // the configured model Model resolved to; "" for none
 	Provider       string    `json:"provider"`
 	UpstreamModel  string    `json:"upstream_model"`
 	Lane           string    `json:"lane"`

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"net"
@@ -27,8 +28,11 @@ type exchange struct {
 	start   time.Time // time.Now(): durations are measured from it, never dates
 	key     *auth.Key // the virtual key used; nil for the master key (or none)
 
+	ctx context.Context // the request's: cancelled when the client leaves or the server shuts down
+
 	model         string // as the client sent it
 	routed        string // the configured name of the model it resolved to
+	canonical     string // routed, also when the key may not use it: for the ledger
 	provider      string
 	upstreamModel string
 	lane          string           // "passthrough", "translated", or "" when no upstream was chosen
@@ -88,7 +92,6 @@ func (x *exchange) cost() (nano int64, ok bool) {
 
 var requestIDEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
-// newRequestID returns "req_" and 26 characters of randomness (128 bits).
 // newRequestID returns "req_" and 26 characters: 48 bits of the time in
 // milliseconds, then 80 random bits. Ids sort by time (the alphabet is in
 // ASCII order), so the ledger's primary key grows at its end instead of at
@@ -99,6 +102,16 @@ func newRequestID() string {
 	b[0], b[1], b[2], b[3], b[4], b[5] = byte(ms>>40), byte(ms>>32), byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
 	rand.Read(b[6:])
 	return "req_" + requestIDEncoding.EncodeToString(b[:])
+}
+
+// WithRequestID gives every answer of h a tollgate-request-id, as the API
+// endpoints' answers have: for the routes served beside the gateway
+// (health, readiness, metrics, the admin API).
+func WithRequestID(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Tollgate-Request-Id"] = []string{newRequestID()}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // arrived is when the request arrived on the process's clock (clock.Now),
@@ -118,7 +131,7 @@ func (x *exchange) outcome(r *http.Request) *outcome.Request {
 	o := outcomes.Get().(*outcome.Request)
 	*o = outcome.Request{
 		ID: x.id, Arrived: x.arrived(), Method: dialect.Clip(r.Method), Path: dialect.Clip(r.URL.Path),
-		ClientProtocol: x.dialect.Name, KeyID: x.keyID(), Model: x.model, Routed: x.routed,
+		ClientProtocol: x.dialect.Name, KeyID: x.keyID(), Model: x.model, Routed: x.routed, Canonical: x.canonical,
 		Provider: x.provider, UpstreamModel: x.upstreamModel, Lane: x.lane, Stream: x.stream,
 		Status: x.status, UpstreamStatus: x.upstreamStatus, ErrorType: x.errorType(), Err: x.err, ClientGone: x.clientGone,
 		Usage: x.usage, UsageEstimated: x.estimated, Cost: cost, CostKnown: known,

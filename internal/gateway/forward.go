@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -107,6 +108,9 @@ func (g *Gateway) forward(c *call) error {
 		}
 		if wait > 0 && !sleep(c.r, wait) {
 			p.Abandon()
+			if x.shuttingDown() {
+				return shutdownError(context.Cause(x.ctx))
+			}
 			x.clientGone = true
 			return errors.New("client went away while waiting to retry")
 		}

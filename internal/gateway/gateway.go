@@ -131,10 +131,10 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("/v1/responses/{id}/input_items", g.endpoint(dialect.Responses, "", g.inputItemList))
 	mux.Handle("/v1/models", g.endpoint(nil, http.MethodGet, g.listModels))
 	mux.Handle("/v1/models/{id...}", g.endpoint(nil, http.MethodGet, g.getModel))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/healthz", WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
+	})))
 	mux.Handle("/", g.endpoint(nil, "", func(w http.ResponseWriter, r *http.Request, x *exchange) error {
 		return newError(http.StatusNotFound, dialect.NotFound, "no such endpoint: "+dialect.Clip(r.Method+" "+r.URL.Path))
 	}))
@@ -147,7 +147,7 @@ func (g *Gateway) Handler() http.Handler {
 // method means any method.
 func (g *Gateway) endpoint(d *dialect.Dialect, method string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		x := &exchange{id: newRequestID(), dialect: d, start: time.Now()}
+		x := &exchange{id: newRequestID(), dialect: d, start: time.Now(), ctx: r.Context()}
 		if x.dialect == nil {
 			x.dialect = dialect.ForRequest(r)
 		}

@@ -99,7 +99,7 @@ func (g *Gateway) readRequest(c *call, w http.ResponseWriter, r *http.Request, x
 	x.reqBody = body
 	m := g.routes.Lookup(s.Model)
 	if m != nil {
-		x.routed = m.Name
+		x.routed, x.canonical = m.Name, m.Name
 	}
 	if m == nil {
 		return unknownModel(x.model, nil)
@@ -142,10 +142,12 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, x *exchange) 
 		return nil, tooLarge
 	}
 	x.bodyRead = true
-	rd := http.MaxBytesReader(w, r.Body, g.maxBody)
+	rd, compressed, err := decodedBody(w, r, g.maxBody)
+	if err != nil {
+		return nil, err
+	}
 	var body []byte
-	var err error
-	if r.ContentLength > 0 {
+	if r.ContentLength > 0 && !compressed {
 		if !g.buffered.take(x, r.ContentLength) {
 			return nil, errBuffersFull
 		}
@@ -163,6 +165,9 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, x *exchange) 
 		}
 		if err == errBuffersFull {
 			return nil, err
+		}
+		if compressed {
+			return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Message: "request body: the gzip data is corrupt or cut short", Err: err}
 		}
 		return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Message: "reading request body failed", Err: err}
 	}

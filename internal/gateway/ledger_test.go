@@ -17,19 +17,31 @@ import (
 	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
-// A stream cut by the upstream and a client that leaves mid-stream each
-// leave exactly one record, with the usage seen so far.
-func TestLedgerRecordsFailuresOnce(t *testing.T) {
+// ledgerDB is a migrated SQLite database (closed when the test ends) and
+// a recorder writing to it every 10 ms.
+func ledgerDB(t *testing.T) (*store.Store, *ledger.Recorder) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "g.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rec, _ := ledger.New(db, ledger.Options{FlushInterval: 10 * time.Millisecond, SpillPath: filepath.Join(t.TempDir(), "spill")})
+	rec, err := ledger.New(db, ledger.Options{FlushInterval: 10 * time.Millisecond, SpillPath: filepath.Join(t.TempDir(), "spill")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, rec
+}
+
+// A stream cut by the upstream and a client that leaves mid-stream each
+// leave exactly one record, with the usage seen so far.
+func TestLedgerRecordsFailuresOnce(t *testing.T) {
+	ctx := context.Background()
+	db, rec := ledgerDB(t)
 
 	events := upstreamtest.Events("anthropic_stream.sse")
 	up := upstreamtest.New(func(r upstreamtest.Received) upstreamtest.Reply {

@@ -75,6 +75,9 @@ func (g *Gateway) send(r *http.Request, x *exchange, p provider.Provider, req *p
 
 // upstreamFailure turns a failed exchange (no response) into the client's error.
 func (g *Gateway) upstreamFailure(r *http.Request, x *exchange, err error) error {
+	if shuttingDown(r) {
+		return shutdownError(err)
+	}
 	if r.Context().Err() != nil {
 		x.clientGone = true
 		return fmt.Errorf("client went away: %w", err)
@@ -278,13 +281,18 @@ var (
 // protocol error event.
 func (g *Gateway) endStream(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, x *exchange, tap dialect.Tap, committed bool, cause error) error {
 	x.usage = tap.Usage()
-	if r.Context().Err() != nil {
+	if r.Context().Err() != nil && !shuttingDown(r) {
 		x.clientGone = true
 		return fmt.Errorf("client went away: %w", cause)
 	}
 	eof := cause == io.EOF
 	msg := "upstream stream interrupted"
 	switch {
+	case shuttingDown(r):
+		if !committed {
+			return shutdownError(cause)
+		}
+		cause, msg = ErrShuttingDown, "the gateway is shutting down and ended this stream after its drain time"
 	case eof && committed:
 		cause = errStreamEndedEarly
 		msg = "upstream stream ended before its final event"

@@ -147,6 +147,9 @@ func (g *Gateway) translatedBody(c *call, resp *http.Response, plan *translate.P
 }
 
 func (g *Gateway) upstreamFailureAfterStatus(x *exchange, err error) error {
+	if x.shuttingDown() {
+		return shutdownError(err)
+	}
 	if provider.IsTimeout(err) {
 		return &Error{Status: http.StatusGatewayTimeout, Kind: dialect.Timeout, Err: err,
 			Message: fmt.Sprintf("upstream provider %q did not finish its answer in time", x.provider)}

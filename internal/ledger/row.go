@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/jsonx"
@@ -12,7 +13,8 @@ import (
 // Row is the database row of a request's outcome.
 func Row(r *outcome.Request) store.Request {
 	rec := store.Request{
-		ID: r.ID, Time: r.Arrived, KeyID: r.KeyID, ClientProtocol: r.ClientProtocol, Model: r.Model, Provider: r.Provider,
+		ID: r.ID, Time: r.Arrived, KeyID: r.KeyID, ClientProtocol: r.ClientProtocol, Endpoint: Endpoint(r.Path),
+		Model: r.Model, CanonicalModel: r.Canonical, Provider: r.Provider,
 		UpstreamModel: r.UpstreamModel, Lane: r.Lane, Stream: r.Stream, Status: r.Status, ErrorType: r.ErrorType,
 		Input: r.Usage.Input, CacheRead: r.Usage.CacheRead, CacheWrite5m: r.Usage.CacheWrite5m,
 		CacheWrite1h: r.Usage.CacheWrite1h, Output: r.Usage.Output, Reasoning: r.Usage.Reasoning,
@@ -24,6 +26,30 @@ func Row(r *outcome.Request) store.Request {
 		rec.CostNanoUSD = &c
 	}
 	return rec
+}
+
+// Endpoint names the gateway endpoint a request path called, as the
+// ledger records it: the path of a fixed endpoint, the pattern of one that
+// takes an id (so that the column holds a handful of values), and the
+// path itself when it matched no endpoint. It follows the routes of
+// gateway.Handler; only the inference endpoints' records count as usage
+// (store.IsInferenceEndpoint).
+func Endpoint(path string) string {
+	if store.IsInferenceEndpoint(path) || path == "/v1/models" {
+		return path
+	}
+	if strings.HasPrefix(path, "/v1/models/") {
+		return "/v1/models/{id}" // the id may hold slashes: "{id...}"
+	}
+	if rest, ok := strings.CutPrefix(path, "/v1/responses/"); ok {
+		switch id, sub, more := strings.Cut(rest, "/"); {
+		case id != "" && !more:
+			return "/v1/responses/{id}"
+		case id != "" && sub == "input_items":
+			return "/v1/responses/{id}/input_items"
+		}
+	}
+	return path
 }
 
 // attemptsJSON renders the attempts as the row's JSON array.

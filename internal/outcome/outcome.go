@@ -23,6 +23,9 @@ type Request struct {
 	// Model is the model as the client named it; Routed the configured
 	// model it resolved to ("" when none: an unknown name).
 	Model, Routed string
+	// Canonical is the configured model Model names, also when the key may
+	// not use it (Routed is then ""): what usage is grouped by.
+	Canonical string
 	// Provider, UpstreamModel and UpstreamProtocol describe the last
 	// attempt's target; Lane is "passthrough", "translated", or "" when no
 	// upstream was chosen.

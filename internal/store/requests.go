@@ -20,7 +20,15 @@ type Request struct {
 	Time           time.Time
 	KeyID          string // "" for the master key
 	ClientProtocol string // anthropic | openai
-	Model          string
+	// Endpoint is the gateway endpoint called: an inference endpoint
+	// (IsInferenceEndpoint), another one ("/v1/models", "/v1/models/{id}",
+	// …), or the path of a request that matched none. "" only on records
+	// made before it was recorded; see Usage.
+	Endpoint string
+	Model    string // as the client named it
+	// CanonicalModel is the configured model Model resolved to (an alias's
+	// model; also one the key may not use), "" when it matched none.
+	CanonicalModel string
 	Provider       string
 	UpstreamModel  string
 	Lane           string // passthrough | translated | "" when no upstream was chosen
@@ -51,9 +59,10 @@ type Request struct {
 
 const requestColumns = "id, time, key_id, client_protocol, model, provider, upstream_model, lane, stream, status, error_type, " +
 	"input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, " +
-	"cost_nano_usd, latency_ms, ttfb_ms, upstream_ms, overhead_ms, client_ip, user_agent, attempts, usage_estimated"
+	"cost_nano_usd, latency_ms, ttfb_ms, upstream_ms, overhead_ms, client_ip, user_agent, attempts, usage_estimated, " +
+	"endpoint, canonical_model"
 
-const requestColumnCount = 26
+const requestColumnCount = 28
 
 // maxChunkRows bounds the rows of one INSERT (SQLite and PostgreSQL both
 // cap the parameters of a statement).
@@ -107,7 +116,7 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 			args = append(args, r.ID, r.Time.UnixMilli(), key, r.ClientProtocol, r.Model, r.Provider, r.UpstreamModel,
 				r.Lane, r.Stream, r.Status, r.ErrorType, r.Input, r.CacheRead, r.CacheWrite5m, r.CacheWrite1h,
 				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent, orEmptyList(r.Attempts),
-				r.UsageEstimated)
+				r.UsageEstimated, r.Endpoint, r.CanonicalModel)
 		}
 		if _, err := tx.StmtContext(ctx, stmts[bits.Len(uint(size))]).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("inserting request records: %w", err)
@@ -218,7 +227,7 @@ func scanRequests(rows *sql.Rows) ([]Request, error) {
 		if err := rows.Scan(&r.ID, &ms, &key, &r.ClientProtocol, &r.Model, &r.Provider, &r.UpstreamModel, &r.Lane,
 			&r.Stream, &r.Status, &r.ErrorType, &r.Input, &r.CacheRead, &r.CacheWrite5m, &r.CacheWrite1h, &r.Output,
 			&r.Reasoning, &cost, &r.LatencyMS, &r.TTFBMS, &r.UpstreamMS, &r.OverheadMS, &r.ClientIP, &r.UserAgent, &r.Attempts,
-			&r.UsageEstimated); err != nil {
+			&r.UsageEstimated, &r.Endpoint, &r.CanonicalModel); err != nil {
 			return nil, err
 		}
 		r.Time = time.UnixMilli(ms).UTC()

@@ -29,7 +29,7 @@ const clipMarker = "…"
 // ledger. A clean record is returned unchanged, without allocating, and
 // SanitizeRequest(SanitizeRequest(r)) == SanitizeRequest(r).
 func SanitizeRequest(rec Request) Request {
-	for _, f := range []*string{&rec.ID, &rec.KeyID, &rec.ClientProtocol, &rec.Model, &rec.Provider,
+	for _, f := range []*string{&rec.ID, &rec.KeyID, &rec.ClientProtocol, &rec.Endpoint, &rec.Model, &rec.CanonicalModel, &rec.Provider,
 		&rec.UpstreamModel, &rec.Lane, &rec.ErrorType, &rec.ClientIP, &rec.UserAgent} {
 		*f = cleanField(*f)
 	}

@@ -11,6 +11,10 @@ import (
 // slot > 0 it also returns the sums per slot, indexed by unix milliseconds
 // divided by the slot's milliseconds. Unpriced records add nothing. The
 // limiter uses it to reload a budget's counter.
+//
+// It takes no endpoint filter: records of the endpoints that are not
+// inference have no tokens and cost exactly 0, and a list of endpoints
+// that fell behind the gateway's could only let spend escape a budget.
 func (s *Store) Spend(ctx context.Context, keyID string, models []string, since time.Time, slot time.Duration) (int64, map[int64]int64, error) {
 	where := []string{"time >= ?", "cost_nano_usd IS NOT NULL"}
 	args := []any{since.UnixMilli()}

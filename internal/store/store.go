@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,22 +109,34 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 
 // Migrate applies every pending migration.
 func (s *Store) Migrate(ctx context.Context) error {
+	_, err := s.MigrateReport(ctx)
+	return err
+}
+
+// MigrateReport is Migrate that also returns the migrations it applied
+// (their file names, in order; none when the database was up to date).
+func (s *Store) MigrateReport(ctx context.Context) ([]string, error) {
 	dir, gd := "migrations/sqlite", goose.DialectSQLite3
 	if s.dialect == Postgres {
 		dir, gd = "migrations/postgres", goose.DialectPostgres
 	}
 	sub, err := fs.Sub(migrations, dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p, err := goose.NewProvider(gd, s.db, sub)
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrating the database: %w", err)
+	results, err := p.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrating the database: %w", err)
 	}
-	return nil
+	applied := make([]string, 0, len(results))
+	for _, r := range results {
+		applied = append(applied, filepath.Base(r.Source.Path))
+	}
+	return applied, nil
 }
 
 // placeholders renders n rows of cols parameters for a multi-row VALUES.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -16,6 +18,41 @@ const (
 	ByDay      GroupBy = "day" // UTC calendar days, as YYYY-MM-DD
 	ByProvider GroupBy = "provider"
 )
+
+// inferenceEndpoints are the gateway's endpoints that run a model: only
+// their records are usage. The others (listing models, reading stored
+// responses, paths that match no endpoint) are recorded too, for the
+// audit trail, but cost nothing and are no one's usage.
+var inferenceEndpoints = []string{
+	"/v1/messages", "/v1/messages/count_tokens", "/v1/chat/completions", "/v1/responses", "/v1/responses/input_tokens",
+}
+
+// IsInferenceEndpoint reports whether records of endpoint are usage.
+func IsInferenceEndpoint(endpoint string) bool { return slices.Contains(inferenceEndpoints, endpoint) }
+
+// UnknownModel is the model group of the records whose model name matched
+// no configured model.
+const UnknownModel = "(unknown model)"
+
+// usageScope is the condition that keeps a record in usage sums, and its
+// arguments. A record made before endpoints were recorded (its endpoint
+// empty) is kept unless it has no model and succeeded: only a request
+// that is not inference does that (a model endpoint refuses a body
+// without a model), so the model listings of before are left out too.
+func usageScope() (string, []any) {
+	q := "(endpoint IN (?" + strings.Repeat(",?", len(inferenceEndpoints)-1) + ")" +
+		" OR (endpoint = '' AND (model <> '' OR status >= 400 OR error_type <> '')))"
+	args := make([]any, len(inferenceEndpoints))
+	for i, e := range inferenceEndpoints {
+		args[i] = e
+	}
+	return q, args
+}
+
+// modelGroup is the model a record counts for: its canonical model, or
+// for a record made before those were recorded the name the client sent;
+// UnknownModel when that is empty.
+const modelGroup = "COALESCE(NULLIF(CASE WHEN endpoint = '' THEN model ELSE canonical_model END, ''), '" + UnknownModel + "')"
 
 // UsageFilter selects the records a usage query sums: Since inclusive,
 // Until exclusive.
@@ -47,12 +84,13 @@ type UsageGroup struct {
 	Estimated int64
 }
 
-// Usage sums records by group, in group order.
+// Usage sums the usage records (see inferenceEndpoints) by group, in group
+// order; by model, UnknownModel comes last.
 func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) {
 	var group string
 	switch f.GroupBy {
 	case ByModel:
-		group = "model"
+		group = modelGroup
 	case ByKey:
 		group = "COALESCE(key_id, '')"
 	case ByProvider:
@@ -85,7 +123,9 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 	if f.Until.After(time.UnixMilli(until)) {
 		until++
 	}
-	args := []any{f.Since.UnixMilli(), until}
+	scope, scopeArgs := usageScope()
+	q += " AND " + scope
+	args := append([]any{f.Since.UnixMilli(), until}, scopeArgs...)
 	if f.KeyID != "" {
 		q += " AND key_id = ?"
 		args = append(args, cleanField(f.KeyID))
@@ -118,5 +158,15 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 		}
 		out = append(out, u)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if f.GroupBy == ByModel {
+		// The catch-all after the models, whatever the collation sorts.
+		if i := slices.IndexFunc(out, func(u UsageGroup) bool { return u.Group == UnknownModel }); i >= 0 {
+			u := out[i]
+			out = append(slices.Delete(out, i, i+1), u)
+		}
+	}
+	return out, nil
 }

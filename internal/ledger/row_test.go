@@ -1,0 +1,72 @@
+package ledger_test
+
+import (
+	"testing"
+
+	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/ledger"
+	"github.com/tollgate/tollgate/internal/outcome"
+	"github.com/tollgate/tollgate/internal/store"
+)
+
+func TestEndpoint(t *testing.T) {
+	for path, want := range map[string]string{
+		"/v1/messages":                     "/v1/messages",
+		"/v1/messages/count_tokens":        "/v1/messages/count_tokens",
+		"/v1/chat/completions":             "/v1/chat/completions",
+		"/v1/responses":                    "/v1/responses",
+		"/v1/responses/input_tokens":       "/v1/responses/input_tokens",
+		"/v1/models":                       "/v1/models",
+		"/v1/models/claude":                "/v1/models/{id}",
+		"/v1/models/org/model":             "/v1/models/{id}",
+		"/v1/models/":                      "/v1/models/{id}",
+		"/v1/responses/resp_1":             "/v1/responses/{id}",
+		"/v1/responses/resp_1/input_items": "/v1/responses/{id}/input_items",
+		// No endpoint: the path as called.
+		"/v1/responses/":         "/v1/responses/",
+		"/v1/responses/resp_1/":  "/v1/responses/resp_1/",
+		"/v1/responses/resp_1/x": "/v1/responses/resp_1/x",
+		"/v1/messages/":          "/v1/messages/",
+		"/v1/embeddings":         "/v1/embeddings",
+		"/":                      "/",
+	} {
+		if got := ledger.Endpoint(path); got != want {
+			t.Errorf("Endpoint(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
+
+// Every endpoint a dialect serves runs a model, so its records must be
+// usage: a new one missing from the store's list would be left out of the
+// usage sums.
+func TestDialectEndpointsAreUsage(t *testing.T) {
+	for _, d := range dialect.All() {
+		for _, ep := range d.Endpoints {
+			if e := ledger.Endpoint(ep.Path); e != ep.Path || !store.IsInferenceEndpoint(e) {
+				t.Errorf("%s %s: recorded as %q, usage %v", d.Name, ep.Path, e, store.IsInferenceEndpoint(e))
+			}
+		}
+	}
+	for _, e := range []string{"/v1/models", "/v1/models/{id}", "/v1/responses/{id}", "/v1/responses/{id}/input_items", "/v1/embeddings", ""} {
+		if store.IsInferenceEndpoint(e) {
+			t.Errorf("%q counts as usage", e)
+		}
+	}
+}
+
+// A record keeps the name the client sent, the configured model it names
+// (also one the key may not use, which the gateway routes nowhere), and
+// the endpoint.
+func TestRowNamesAndEndpoint(t *testing.T) {
+	for _, o := range []outcome.Request{
+		{ID: "req_alias", Path: "/v1/chat/completions", Model: "e", Routed: "echo", Canonical: "echo", Status: 200},
+		{ID: "req_forbidden", Path: "/v1/messages", Model: "free", Canonical: "free", Status: 404},
+		{ID: "req_invented", Path: "/v1/messages", Model: "gpt-9", Status: 404},
+		{ID: "req_list", Method: "GET", Path: "/v1/models", Status: 200},
+	} {
+		r := ledger.Row(&o)
+		if r.Model != o.Model || r.CanonicalModel != o.Canonical || r.Endpoint != ledger.Endpoint(o.Path) {
+			t.Errorf("%s: model %q, canonical %q, endpoint %q", o.ID, r.Model, r.CanonicalModel, r.Endpoint)
+		}
+	}
+}
