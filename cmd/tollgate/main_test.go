@@ -59,7 +59,6 @@ type server struct {
 
 var (
 	listenRE = regexp.MustCompile(`"msg":"tollgate listening","addr":"([^"]+)"`)
-	keyRE    = regexp.MustCompile(`\n    (sk-tg-[A-Za-z0-9_-]+)\n`)
 )
 
 // startServe runs the binary with args, in a directory of its own (the
@@ -88,9 +87,6 @@ func startServeIn(t *testing.T, dir, bin string, env []string, args ...string) *
 			s.stderr.WriteString(sc.Text() + "\n")
 			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil && s.addr == "" {
 				s.addr = m[1]
-				if k := keyRE.FindStringSubmatch(s.stderr.String()); k != nil {
-					s.key = k[1]
-				}
 				close(ready)
 			}
 			s.mu.Unlock()
@@ -104,6 +100,11 @@ func startServeIn(t *testing.T, dir, bin string, env []string, args ...string) *
 		t.Fatalf("tollgate exited before listening: %v\n%s", err, s.stderrText())
 	case <-time.After(20 * time.Second):
 		t.Fatalf("tollgate did not start listening:\n%s", s.stderrText())
+	}
+	// Without a configured master key, serve keeps a generated one in
+	// the working directory (written before it listens).
+	if b, err := os.ReadFile(filepath.Join(dir, "tollgate.master-key")); err == nil {
+		s.key = strings.TrimSpace(string(b))
 	}
 	return s
 }
@@ -144,7 +145,10 @@ func TestZeroConfigServe(t *testing.T) {
 	bin := buildBinary(t)
 	s := startServe(t, bin, nil, "--addr", "127.0.0.1:0")
 	if s.key == "" {
-		t.Fatalf("no generated master key printed:\n%s", s.stderrText())
+		t.Fatalf("no generated master key file:\n%s", s.stderrText())
+	}
+	if strings.Contains(s.stderrText(), s.key) {
+		t.Fatalf("the generated master key was printed:\n%s", s.stderrText())
 	}
 	base := "http://" + s.addr
 	resp, body := post(t, base+"/v1/messages", `{"model":"echo","max_tokens":50,"messages":[{"role":"user","content":"hello gateway"}]}`,

@@ -19,15 +19,52 @@ import (
 	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/store/storetest"
+	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
 const cfgYAML = `
 database: { url: "%s" }
-providers: [ { name: demo, type: echo } ]
+providers:
+  - { name: demo, type: echo }
+  - { name: local, type: openai, base_url: "%u" }
 models:
   - { name: echo, aliases: [e], targets: [ { provider: demo } ], pricing: { input: "3", output: "15" } }
-  - { name: free, targets: [ { provider: demo } ] }
+  - { name: free, targets: [ { provider: local, model: local-model } ] } # no price anywhere
 `
+
+// cliConfig is cfgYAML on dbURL, with "free" served by a local
+// OpenAI-compatible upstream (which, unlike echo, has no price).
+func cliConfig(t *testing.T, dbURL string) []byte {
+	t.Helper()
+	up := upstreamtest.Static(upstreamtest.Reply{Body: []byte(`{"id":"c1","object":"chat.completion","created":1,"model":"local-model",` +
+		`"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":8,"completion_tokens":1,"total_tokens":9}}`)})
+	t.Cleanup(up.Close)
+	return []byte(strings.NewReplacer("%s", dbURL, "%u", up.URL+"/v1").Replace(cfgYAML))
+}
+
+// cliDB writes cliConfig on dbURL to a file, and returns its path, the
+// configuration, and the database, migrated (closed when the test ends).
+func cliDB(t *testing.T, dbURL string) (string, *config.Config, *store.Store) {
+	t.Helper()
+	cfgPath := filepath.Join(t.TempDir(), "tollgate.yaml")
+	if err := os.WriteFile(cfgPath, cliConfig(t, dbURL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return cfgPath, cfg, db
+}
 
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
@@ -52,21 +89,8 @@ func TestAdminCommands(t *testing.T) {
 	}
 	for name, dbURL := range dbURLs {
 		t.Run(name, func(t *testing.T) {
-			cfgPath := filepath.Join(t.TempDir(), "tollgate.yaml")
-			os.WriteFile(cfgPath, []byte(strings.Replace(cfgYAML, "%s", dbURL, 1)), 0o600)
-			cfg, err := config.Load(cfgPath)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cfgPath, cfg, db := cliDB(t, dbURL)
 			ctx := context.Background()
-			db, err := store.Open(ctx, dbURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if err := db.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
 			ledger := ledgerFunc(func(r store.Request) {
 				if err := db.InsertRequests(ctx, []store.Request{r}); err != nil {
 					t.Errorf("ledger: %v", err)

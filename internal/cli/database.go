@@ -24,26 +24,34 @@ func sqlitePath(url string) (string, bool) {
 // creating an SQLite file that does not exist yet: what serve and migrate
 // do.
 func openDatabase(cfg *config.Config) (*store.Store, error) {
+	db, _, err := openDatabaseReport(cfg)
+	return db, err
+}
+
+// openDatabaseReport is openDatabase that also returns the migrations it
+// applied.
+func openDatabaseReport(cfg *config.Config) (*store.Store, []string, error) {
 	if cfg.Database.URL == config.NoDatabase {
-		return nil, errors.New("the configuration has no database (database.url: none)")
+		return nil, nil, errors.New("the configuration has no database (database.url: none)")
 	}
 	if path, ok := sqlitePath(cfg.Database.URL); ok {
 		dir := filepath.Dir(path)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("database.url %s: the directory %s does not exist; create it or choose another path", cfg.Database.URL, dir)
+			return nil, nil, fmt.Errorf("database.url %s: the directory %s does not exist; create it or choose another path", cfg.Database.URL, dir)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	db, err := store.Open(ctx, cfg.Database.URL)
 	if err != nil {
-		return nil, scrubError(secretReplacer(cfg), fmt.Errorf("database %s: %w", config.RedactURL(cfg.Database.URL), err))
+		return nil, nil, scrubError(secretReplacer(cfg), fmt.Errorf("database %s: %w", config.RedactURL(cfg.Database.URL), err))
 	}
-	if err := db.Migrate(ctx); err != nil {
+	applied, err := db.MigrateReport(ctx)
+	if err != nil {
 		db.Close()
-		return nil, scrubError(secretReplacer(cfg), err)
+		return nil, nil, scrubError(secretReplacer(cfg), err)
 	}
-	return db, nil
+	return db, applied, nil
 }
 
 // openExistingDatabase is openDatabase for the commands that read or
@@ -54,7 +62,7 @@ func openExistingDatabase(cfg *config.Config, configFile string) (*store.Store, 
 	if path, ok := sqlitePath(cfg.Database.URL); ok {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			abs, _ := filepath.Abs(path)
-			from := "the default database (no --config or $TOLLGATE_CONFIG)"
+			from := "the default, as neither --config nor $TOLLGATE_CONFIG is given"
 			if configFile != "" {
 				from = "database.url in " + configFile
 			}

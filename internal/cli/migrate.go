@@ -21,11 +21,19 @@ func migrate(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDatabase(cfg)
+	db, applied, err := openDatabaseReport(cfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	fmt.Fprintln(stdout, "database", config.RedactURL(cfg.Database.URL), "is up to date")
+	where := config.RedactURL(cfg.Database.URL)
+	if len(applied) == 0 {
+		fmt.Fprintln(stdout, "database", where, "is up to date")
+		return nil
+	}
+	fmt.Fprintf(stdout, "database %s: applied %d migration(s):\n", where, len(applied))
+	for _, m := range applied {
+		fmt.Fprintln(stdout, "  "+m)
+	}
 	return nil
 }

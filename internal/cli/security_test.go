@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,17 +25,8 @@ func TestKeysListEscapesNames(t *testing.T) {
 	t.Setenv("TOLLGATE_URL", "")
 	dir := t.TempDir()
 	dbURL := "sqlite://" + filepath.Join(dir, "k.db")
-	cfgPath := filepath.Join(dir, "tollgate.yaml")
-	os.WriteFile(cfgPath, []byte(strings.Replace(cfgYAML, "%s", dbURL, 1)), 0o600)
+	cfgPath, _, db := cliDB(t, dbURL)
 	ctx := context.Background()
-	db, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	evil := "ok\n" + "key_fake  forged-row  sk-tg-xxxxxx…  *  none  \x1b[31mred\x1b[0m\x1b]0;title\a\u202e"
 	_, hash, prefix := auth.NewSecret()
 	if err := db.CreateKey(ctx, store.Key{ID: auth.NewKeyID(), Name: evil, Hash: hash, Prefix: prefix, Models: []string{"e\x1b[2J"}, CreatedAt: time.Now()}); err != nil {

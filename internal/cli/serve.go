@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -92,15 +93,26 @@ func runServe(ctx context.Context, stop func(), args []string, stderr io.Writer,
 	var reqLog *accesslog.Writer
 	if cfg.Server.LogFormat == "json" {
 		reqLog = accesslog.New(stderr)
-		defer reqLog.Close()
 	}
+	// The request lines are written out before "stopped", and on any
+	// early return.
+	closeRequestLog := sync.OnceFunc(func() {
+		if reqLog != nil {
+			reqLog.Close()
+		}
+	})
+	defer closeRequestLog()
 	var db *store.Store
 	var recorder *ledger.Recorder
 	if cfg.Database.URL == config.NoDatabase {
 		logger.Warn("database: none: only the master key is accepted, and no usage is recorded")
 	} else {
-		if db, err = openDatabase(cfg); err != nil {
+		var applied []string
+		if db, applied, err = openDatabaseReport(cfg); err != nil {
 			return err
+		}
+		if len(applied) > 0 {
+			logger.Info("database migrated", "database", config.RedactURL(cfg.Database.URL), "applied", applied)
 		}
 		defer db.Close()
 		if recorder, err = ledger.New(db, ledger.Options{SpillPath: cfg.Database.SpillPath, Sync: cfg.Database.LedgerSync, Logger: logger}); err != nil {
@@ -124,6 +136,12 @@ func runServe(ctx context.Context, stop func(), args []string, stderr io.Writer,
 		return err
 	}
 	srv := newServer(cfg, b.Handler, logger)
+	// Requests still running when the drain time is over are cancelled
+	// with ErrShuttingDown: they end with an error the client can read
+	// and are logged, rather than having their connection closed.
+	baseCtx, cancelRequests := context.WithCancelCause(context.Background())
+	defer cancelRequests(nil)
+	srv.BaseContext = func(net.Listener) context.Context { return baseCtx }
 	var metricsSrv *http.Server
 	var metricsLn net.Listener
 	if cfg.Metrics.Addr != "" {
@@ -168,8 +186,14 @@ func runServe(ctx context.Context, stop func(), args []string, stderr io.Writer,
 	defer cancel()
 	err = srv.Shutdown(drainCtx)
 	if errors.Is(err, context.DeadlineExceeded) {
-		logger.Warn("drain time over: closing remaining connections")
-		err = srv.Close()
+		logger.Warn("drain time over: ending the requests still in flight", "grace", shutdownGrace.String())
+		cancelRequests(gateway.ErrShuttingDown)
+		graceCtx, cancelGrace := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancelGrace()
+		if err = srv.Shutdown(graceCtx); errors.Is(err, context.DeadlineExceeded) {
+			logger.Warn("closing the connections of requests that did not end")
+			err = srv.Close()
+		}
 	}
 	// Every request is over: write the last usage records (and key
 	// last-used times) out.
@@ -181,9 +205,14 @@ func runServe(ctx context.Context, stop func(), args []string, stderr io.Writer,
 			logger.Error("usage ledger", "error", ferr)
 		}
 	}
+	closeRequestLog()
 	logger.Info("stopped")
 	return err
 }
+
+// shutdownGrace is how long requests cancelled at the end of the drain
+// time have to write their error and their log line.
+const shutdownGrace = 5 * time.Second
 
 // newServer is an HTTP server with the configured read limits. A client
 // has server.read_header_timeout to send its headers and
@@ -333,22 +362,40 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog io.
 	if cfg.Metrics.Auth != config.MetricsAuthNone {
 		metricsHandler = masterOnly(authn, metricsHandler)
 	}
+	metricsHandler = gateway.WithRequestID(metricsHandler)
 	mux := http.NewServeMux()
 	if cfg.Metrics.Addr == "" {
 		mux.Handle("GET /metrics", metricsHandler)
 	}
 	ledgerHealth, _ := l.(interface{ Healthy() error })
-	mux.Handle("GET /readyz", readyHandler(db, limits.Limiter, ledgerHealth))
+	mux.Handle("GET /readyz", gateway.WithRequestID(readyHandler(db, limits.Limiter, ledgerHealth)))
 	if db != nil {
-		mux.Handle("/admin/", admin.Handler(admin.New(db, routes, keys, logger), authn))
+		mux.Handle("/admin/", gateway.WithRequestID(admin.Handler(admin.New(db, routes, keys, logger), authn)))
+	} else {
+		mux.Handle("/admin/", gateway.WithRequestID(noAdmin(authn)))
 	}
 	mux.Handle("/", g.Handler())
 	return &Server{Handler: mux, Metrics: metricsHandler, Close: closeIdle}, nil
 }
 
+// noAdmin answers the admin API of a gateway without a database: the
+// master key learns why there is none; other callers get the usual
+// refusal for their key.
+func noAdmin(a *auth.Authenticator) http.Handler {
+	return masterOnlyAs(a, "the admin API", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeAdminError(w, &admin.Error{Status: http.StatusNotFound, Type: "not_found_error",
+			Message: "the admin API needs a database, and this gateway runs without one (database.url: none): set database.url to sqlite://PATH or postgres://… to manage virtual keys and see usage"})
+	}))
+}
+
 // masterOnly serves h to the master key alone: the metrics name every
 // model and target. Refusals come in the admin API's envelope.
 func masterOnly(a *auth.Authenticator, h http.Handler) http.Handler {
+	return masterOnlyAs(a, "the metrics", h)
+}
+
+// masterOnlyAs is masterOnly for what, named in its refusals.
+func masterOnlyAs(a *auth.Authenticator, what string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Check(r)
 		var e *admin.Error
@@ -369,16 +416,21 @@ func masterOnly(a *auth.Authenticator, h http.Handler) http.Handler {
 				e.Type = "api_error"
 			}
 		case !p.Master:
-			e = &admin.Error{Status: http.StatusForbidden, Type: "permission_error", Message: "the metrics take the master key; virtual keys may not read them"}
+			e = &admin.Error{Status: http.StatusForbidden, Type: "permission_error", Message: "only the master key may use " + what + "; virtual keys may not"}
 		default:
 			h.ServeHTTP(w, r)
 			return
 		}
-		b, _ := jsonx.Marshal(admin.ErrorBody{Type: "error", Error: admin.ErrorInfo{Type: e.Type, Message: e.Message}})
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(e.Status)
-		w.Write(append(b, '\n'))
+		writeAdminError(w, e)
 	})
+}
+
+// writeAdminError writes e in the admin API's envelope.
+func writeAdminError(w http.ResponseWriter, e *admin.Error) {
+	b, _ := jsonx.Marshal(admin.ErrorBody{Type: "error", Error: admin.ErrorInfo{Type: e.Type, Message: e.Message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Status)
+	w.Write(append(b, '\n'))
 }
 
 // newRoutes builds the providers and the route table of cfg; closers close

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -263,8 +265,11 @@ func TestKeysUpdateExpiryAndRevokeTwice(t *testing.T) {
 		code := Main(append(args, "--config", cfg), &out, &errb)
 		return out.String(), errb.String(), code
 	}
-	if _, e, code := main("migrate"); code != 0 {
-		t.Fatal(e)
+	if out, e, code := main("migrate"); code != 0 || !strings.Contains(out, "applied") || !strings.Contains(out, "00001_") {
+		t.Fatalf("migrate on a new database: exit %d %s %s", code, out, e)
+	}
+	if out, e, code := main("migrate"); code != 0 || !strings.Contains(out, "is up to date") {
+		t.Fatalf("migrate again: exit %d %s %s", code, out, e)
 	}
 	out, e, code := main("keys", "create", "--name", "k", "--json")
 	if code != 0 {
@@ -321,5 +326,115 @@ func TestZeroConfigEcho(t *testing.T) {
 	srv.Handler.ServeHTTP(rec, req)
 	if rec.Code != 200 || rec.Header().Get("Tollgate-Token-Count") != "estimate" {
 		t.Errorf("count_tokens on echo: %d, tollgate-token-count %q, body %s", rec.Code, rec.Header().Get("Tollgate-Token-Count"), rec.Body)
+	}
+}
+
+// TestSideRoutesCarryRequestIDs: health, readiness, metrics and the admin
+// API answer with a tollgate-request-id as the API endpoints do, and a
+// gateway without a database says why it has no admin API.
+func TestSideRoutesCarryRequestIDs(t *testing.T) {
+	const mk = "0123456789abcdef0123456789abcdef"
+	cfg := config.Default()
+	cfg.Database.URL = config.NoDatabase
+	srv, err := Build(cfg, Options{MasterKey: mk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/admin/keys", "/v1/models"} {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("Authorization", "Bearer "+mk)
+		rec := httptest.NewRecorder()
+		srv.Handler.ServeHTTP(rec, req)
+		if id := rec.Header().Get("Tollgate-Request-Id"); !strings.HasPrefix(id, "req_") {
+			t.Errorf("%s: tollgate-request-id %q", path, id)
+		}
+		if path == "/admin/keys" && (rec.Code != 404 || !strings.Contains(rec.Body.String(), "needs a database")) {
+			t.Errorf("admin API without a database: %d %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+func TestDatabaseInAMissingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "such", "dir")
+	cfg := writeConfig(t, dir, "database: { url: \"sqlite://"+filepath.Join(missing, "gw.db")+"\" }\n"+echoModel)
+	var out, errb bytes.Buffer
+	if code := Main([]string{"migrate", "--config", cfg}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "the directory "+missing+" does not exist") {
+		t.Errorf("exit %d: %s", code, errb.String())
+	}
+}
+
+// TestShutdownEndsLongRequestsProperly: a stream still running when the
+// drain time is over ends with the protocol's error event (not a cut
+// connection), a request still waiting for its upstream gets a 503, and
+// both are in the request log before "stopped".
+func TestShutdownEndsLongRequestsProperly(t *testing.T) {
+	t.Setenv("TOLLGATE_MASTER_KEY", "")
+	const mk = "0123456789abcdef0123456789abcdef"
+	var hits atomic.Int32
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Stream bool }
+		json.NewDecoder(r.Body).Decode(&req)
+		if req.Stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n"))
+			w.(http.Flusher).Flush()
+		}
+		hits.Add(1)
+		<-r.Context().Done() // never finishes
+	}))
+	defer upstream.Close()
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, `
+server: { drain_timeout: 300ms }
+auth: { master_key: "`+mk+`" }
+database: { url: none }
+providers: [ { name: slow, type: anthropic, base_url: "`+upstream.URL+`", api_key: "k" } ]
+models: [ { name: claude-slow, targets: [ { provider: slow, model: m } ] } ]
+`)
+	addr, stderr, stop := startServe(t, "--config", cfg, "--addr", "127.0.0.1:0")
+	send := func(stream bool) (*http.Response, error) {
+		body := `{"model":"claude-slow","max_tokens":10,"stream":` + map[bool]string{true: "true", false: "false"}[stream] + `,"messages":[{"role":"user","content":"hi"}]}`
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/messages", strings.NewReader(body))
+		req.Header.Set("x-api-key", mk)
+		req.Header.Set("anthropic-version", "2023-06-01")
+		return http.DefaultClient.Do(req)
+	}
+	streamResp, err := send(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		resp *http.Response
+		err  error
+	}
+	whole := make(chan result, 1)
+	go func() { r, err := send(false); whole <- result{r, err} }()
+	for hits.Load() < 2 { // both requests reach the upstream
+		time.Sleep(5 * time.Millisecond)
+	}
+	go stop()
+
+	streamBody, err := io.ReadAll(streamResp.Body)
+	if err != nil {
+		t.Fatalf("the stream was cut: %v (%s)", err, streamBody)
+	}
+	if !bytes.Contains(streamBody, []byte("event: error")) || !bytes.Contains(streamBody, []byte("shutting down")) {
+		t.Errorf("the stream did not end with an error event:\n%s", streamBody)
+	}
+	w := <-whole
+	if w.err != nil {
+		t.Fatalf("the whole request was cut: %v", w.err)
+	}
+	b, _ := io.ReadAll(w.resp.Body)
+	if w.resp.StatusCode != 503 || !bytes.Contains(b, []byte("shutting down")) {
+		t.Errorf("whole request: %d %s", w.resp.StatusCode, b)
+	}
+	stop()
+	logs := stderr.String()
+	stopped := strings.Index(logs, `"msg":"stopped"`)
+	if stopped < 0 || strings.Count(logs[:stopped], `"path":"/v1/messages"`) != 2 {
+		t.Errorf("want both requests logged before \"stopped\":\n%s", logs)
 	}
 }

@@ -1,16 +1,23 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/clock"
+	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/units"
 )
@@ -21,7 +28,7 @@ func usageCmd(args []string, stdout, stderr io.Writer) error {
 	since := fs.String("since", "24h", "start: a duration ago (24h, 7d), a date or an RFC 3339 time")
 	until := fs.String("until", "", "end (exclusive), in the same forms (default: now)")
 	by := fs.String("by", "model", "group by model, key, day (UTC) or provider")
-	key := fs.String("key", "", "only this key's requests (a key ID)")
+	key := fs.String("key", "", "only this key's requests (its name or ID)")
 	format := fs.String("format", "table", "table, json or csv")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -45,38 +52,179 @@ func usageCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeB()
-	rep, err := b.Usage(context.Background(), admin.UsageQuery{Since: s, Until: u, GroupBy: store.GroupBy(*by), KeyID: *key})
+	ctx := context.Background()
+	var names keyNames // the keys' names, when the output needs them
+	var keyID string
+	if *key != "" || store.GroupBy(*by) == store.ByKey {
+		list, err := b.Keys(ctx)
+		if err != nil {
+			return err
+		}
+		names = newKeyNames(list.Data)
+	}
+	if *key != "" {
+		if keyID, err = names.resolve(*key); err != nil {
+			return fmt.Errorf("usage: --key %q: %w in %s", *key, err, databaseName(bf))
+		}
+	}
+	rep, err := b.Usage(ctx, admin.UsageQuery{Since: s, Until: u, GroupBy: store.GroupBy(*by), KeyID: keyID})
 	if err != nil {
 		return err
 	}
+	if rep.GroupBy == string(store.ByKey) {
+		// By name, as the keys are shown, rather than by id.
+		slices.SortStableFunc(rep.Data, func(a, b admin.UsageGroup) int {
+			if a.Group == "" || b.Group == "" {
+				return cmp.Compare(a.Group, b.Group) // "", the master key, first
+			}
+			return cmp.Compare(names.label(a.Group), names.label(b.Group))
+		})
+	}
 	switch *format {
 	case "json":
+		if rep.GroupBy == string(store.ByKey) {
+			return printJSON(stdout, names.report(rep))
+		}
 		return printJSON(stdout, rep)
 	case "csv":
-		return usageCSV(stdout, rep)
+		return usageCSV(stdout, rep, names)
 	}
-	return usageTable(stdout, rep)
+	forKey := ""
+	if keyID != "" {
+		forKey = names.label(keyID)
+	}
+	return usageTable(stdout, rep, names, forKey)
 }
 
-func usageTable(w io.Writer, rep admin.UsageReport) error {
-	fmt.Fprintf(w, "Usage from %s to %s, by %s\n\n", rep.Since.Format(time.RFC3339), rep.Until.Format(time.RFC3339), rep.GroupBy)
+// keyNames names keys by id, for usage by key and --key.
+type keyNames struct {
+	byID   map[string]admin.KeyView
+	byName map[string][]admin.KeyView
+}
+
+func newKeyNames(keys []admin.KeyView) keyNames {
+	n := keyNames{byID: map[string]admin.KeyView{}, byName: map[string][]admin.KeyView{}}
+	for _, k := range keys {
+		n.byID[k.ID] = k
+		n.byName[k.Name] = append(n.byName[k.Name], k)
+	}
+	return n
+}
+
+// resolve returns the id of the key whose id, else whose name, is s. A
+// name that several keys share is refused rather than guessed.
+func (n keyNames) resolve(s string) (string, error) {
+	if _, ok := n.byID[s]; ok {
+		return s, nil
+	}
+	switch same := n.byName[s]; len(same) {
+	case 0:
+		return "", errors.New("no key has this name or ID")
+	case 1:
+		return same[0].ID, nil
+	default:
+		ids := make([]string, len(same))
+		for i, k := range same {
+			ids[i] = k.ID
+			if k.Revoked {
+				ids[i] += " (revoked)"
+			}
+		}
+		return "", fmt.Errorf("%d keys have this name (%s); pass one's ID", len(same), strings.Join(ids, ", "))
+	}
+}
+
+// name is the name of the key with this id; ok is false for the master
+// key ("") and for an id no listed key has.
+func (n keyNames) name(id string) (name string, ok bool) {
+	k, ok := n.byID[id]
+	return k.Name, ok
+}
+
+// label shows a key in a table: its name, with its id when another key
+// has the same name (names need not be unique; ids are).
+func (n keyNames) label(id string) string {
+	name, ok := n.name(id)
+	switch {
+	case id == "":
+		return "(master key)"
+	case !ok:
+		return id
+	case len(n.byName[name]) > 1:
+		return name + " (" + id + ")"
+	}
+	return name
+}
+
+// keyUsageReport is usage by key in JSON: the admin API's report, each
+// group with its key's name beside its id (group).
+type keyUsageReport struct {
+	admin.UsageReport
+	Data []keyUsageGroup `json:"data"`
+}
+
+type keyUsageGroup struct {
+	admin.UsageGroup
+	KeyName *string `json:"key_name"` // null for the master key and unlisted ids
+}
+
+func (n keyNames) report(rep admin.UsageReport) keyUsageReport {
+	out := keyUsageReport{UsageReport: rep, Data: make([]keyUsageGroup, len(rep.Data))}
+	out.UsageReport.Data = nil // shadowed by out.Data
+	for i, g := range rep.Data {
+		out.Data[i].UsageGroup = g
+		if name, ok := n.name(g.Group); ok {
+			out.Data[i].KeyName = &name
+		}
+	}
+	return out
+}
+
+// databaseName says which database the backend flags select, for an
+// error that found nothing in it: the wrong database is the usual cause.
+func databaseName(f backendFlags) string {
+	if u := cmp.Or(*f.url, os.Getenv("TOLLGATE_URL")); u != "" {
+		return "the database of the gateway at " + config.RedactURL(u)
+	}
+	cfg, path, err := loadDatabaseConfig(*f.config)
+	if err != nil {
+		return "the database configured in " + path
+	}
+	db := config.RedactURL(cfg.Database.URL)
+	if p, ok := sqlitePath(cfg.Database.URL); ok {
+		if abs, err := filepath.Abs(p); err == nil {
+			db = "sqlite://" + abs // a relative path depends on where the command ran
+		}
+	}
+	if path != "" {
+		return "the database " + db + " (database.url in " + path + ")"
+	}
+	return "the database " + db + " (the default: no --config or $TOLLGATE_CONFIG)"
+}
+
+func usageTable(w io.Writer, rep admin.UsageReport, names keyNames, forKey string) error {
+	fmt.Fprintf(w, "Usage from %s to %s, by %s", rep.Since.Format(time.RFC3339), rep.Until.Format(time.RFC3339), rep.GroupBy)
+	if forKey != "" {
+		fmt.Fprintf(w, ", of key %s", printable(forKey))
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "GROUP\tREQUESTS\tERRORS\tINPUT\tCACHE READ\tCACHE WRITE 5M\tCACHE WRITE 1H\tOUTPUT\tREASONING\tCOST USD\t")
-	row := func(g admin.UsageGroup) {
+	row := func(g admin.UsageGroup, total bool) {
 		group := g.Group
-		if group == "" && rep.GroupBy == "key" {
-			group = "(master key)"
+		if !total && rep.GroupBy == string(store.ByKey) {
+			group = names.label(group)
 		}
 		t := g.Tokens
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", printable(group), g.Requests, g.Errors, t.Input, t.CacheRead,
 			t.CacheWrite5m, t.CacheWrite1h, t.Output, t.Reasoning, costCell(g))
 	}
 	for _, g := range rep.Data {
-		row(g)
+		row(g, false)
 	}
 	total := rep.Total
 	total.Group = "TOTAL"
-	row(total)
+	row(total, true)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -107,18 +255,30 @@ func costCell(g admin.UsageGroup) string {
 // formatUSD renders nano-USD exactly, to the cent at least.
 func formatUSD(nano int64) string { return units.FormatNano(nano, 2) }
 
-func usageCSV(w io.Writer, rep admin.UsageReport) error {
+// usageCSV writes one row a group; by key, group is the key's id and
+// key_name, next to it, its name (empty for the master key).
+func usageCSV(w io.Writer, rep admin.UsageReport, names keyNames) error {
+	byKey := rep.GroupBy == string(store.ByKey)
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"group", "requests", "errors", "input", "cache_read", "cache_write_5m", "cache_write_1h",
-		"output", "reasoning", "cost_nano_usd", "cost_usd", "unpriced_requests"})
+	header := []string{"group", "requests", "errors", "input", "cache_read", "cache_write_5m", "cache_write_1h",
+		"output", "reasoning", "cost_nano_usd", "cost_usd", "unpriced_requests"}
+	if byKey {
+		header = slices.Insert(header, 1, "key_name")
+	}
+	cw.Write(header)
 	for _, g := range rep.Data {
 		t := g.Tokens
 		cost, usd := "", "" // empty: unknown
 		if g.CostNanoUSD != nil {
 			cost, usd = strconv.FormatInt(*g.CostNanoUSD, 10), formatUSD(*g.CostNanoUSD)
 		}
-		cw.Write([]string{g.Group, i64(g.Requests), i64(g.Errors), i64(t.Input), i64(t.CacheRead), i64(t.CacheWrite5m),
-			i64(t.CacheWrite1h), i64(t.Output), i64(t.Reasoning), cost, usd, i64(g.UnpricedRequests)})
+		rec := []string{g.Group, i64(g.Requests), i64(g.Errors), i64(t.Input), i64(t.CacheRead), i64(t.CacheWrite5m),
+			i64(t.CacheWrite1h), i64(t.Output), i64(t.Reasoning), cost, usd, i64(g.UnpricedRequests)}
+		if byKey {
+			name, _ := names.name(g.Group)
+			rec = slices.Insert(rec, 1, name)
+		}
+		cw.Write(rec)
 	}
 	cw.Flush()
 	return cw.Error()
