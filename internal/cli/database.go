@@ -51,6 +51,9 @@ func openDatabaseReport(cfg *config.Config) (*store.Store, []string, error) {
 		db.Close()
 		return nil, nil, scrubError(secretReplacer(cfg), err)
 	}
+	// Only carried: the ledger.Recorder that serve starts on db deletes
+	// the older records; commands that open the database do not.
+	db.SetLedgerRetention(cfg.Database.LedgerRetention)
 	return db, applied, nil
 }
 

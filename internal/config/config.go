@@ -146,7 +146,19 @@ type Database struct {
 	// clients (store: true) are kept: previous_response_id and
 	// GET /v1/responses/{id} find them until then.
 	ResponseRetention time.Duration `yaml:"response_retention"`
+	// LedgerRetention is how long the usage ledger's detail records (one
+	// per request: what /admin/requests lists) are kept; 0, the default,
+	// keeps them forever. The gateway deletes older ones in small batches,
+	// hourly. The hourly usage roll-ups are kept: usage and budgets over
+	// whole hours stay exact, and a usage window that starts or ends
+	// inside an hour older than the retention misses that hour's part, so
+	// usage older than the retention is exact to the hour. At least 24h,
+	// so that a slip (90m for 90 days) cannot delete the whole ledger.
+	LedgerRetention time.Duration `yaml:"ledger_retention"`
 }
+
+// MinLedgerRetention is the shortest database.ledger_retention.
+const MinLedgerRetention = 24 * time.Hour
 
 // NoDatabase as database.url runs without one: the master key only, no
 // usage ledger and no admin API.
@@ -534,6 +546,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Database.ResponseRetention < 0 {
 		bad("database.response_retention", "must not be negative")
+	}
+	if r := c.Database.LedgerRetention; r < 0 || r > 0 && r < MinLedgerRetention {
+		bad("database.ledger_retention", "%s: want 0 (keep every record) or at least 24h, such as 2160h for 90 days", r)
 	}
 	for i, p := range c.Auth.TrustedProxies {
 		if _, err := parsePrefix(p); err != nil {

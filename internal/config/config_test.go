@@ -156,6 +156,9 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"bad thinking mode", strings.Replace(minimal, "targets:", "capabilities: { thinking: deep }, targets:", 1), "models[0].capabilities.thinking: \"deep\" is not one of budget, adaptive, none (line 4)"},
 		{"bad max_tokens_field", strings.Replace(minimal, "targets:", "capabilities: { max_tokens_field: tokens }, targets:", 1), "models[0].capabilities.max_tokens_field: \"tokens\" is not one of max_completion_tokens, max_tokens"},
 		{"negative max_stop", strings.Replace(minimal, "targets:", "capabilities: { max_stop: -1 }, targets:", 1), "models[0].capabilities: token counts and max_stop must not be negative"},
+		{"negative ledger retention", "database: { ledger_retention: -1h }\n" + minimal, "database.ledger_retention: -1h0m0s: want 0 (keep every record) or at least 24h"},
+		{"short ledger retention", "database: { ledger_retention: 90m }\n" + minimal, "database.ledger_retention: 1h30m0s: want 0 (keep every record) or at least 24h"},
+		{"ledger retention without a unit", "database: { ledger_retention: 90 }\n" + minimal, `database.ledger_retention: expected a duration with a unit`},
 		{"empty file", "", "empty configuration"},
 		{"not YAML", "models: [", "parsing YAML"},
 	}
@@ -222,6 +225,27 @@ models:
 		_, err := Parse([]byte("providers: [ { name: demo, type: echo } ]\nmodels:\n  - name: m\n    targets: [ { provider: demo } ]\n    "+bad.yaml+"\n"), env(nil))
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: error = %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+}
+
+// database.ledger_retention keeps the ledger's records forever unless set.
+func TestLedgerRetention(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want time.Duration
+	}{
+		{minimal, 0},
+		{"database: { ledger_retention: 0s }\n" + minimal, 0},
+		{"database: { ledger_retention: 24h }\n" + minimal, 24 * time.Hour},
+		{"database: { ledger_retention: 2160h }\n" + minimal, 90 * 24 * time.Hour},
+	} {
+		c, err := Parse([]byte(tc.yaml), env(nil))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		if c.Database.LedgerRetention != tc.want {
+			t.Errorf("%q: ledger_retention %s, want %s", tc.yaml, c.Database.LedgerRetention, tc.want)
 		}
 	}
 }

@@ -62,6 +62,8 @@ type Options struct {
 	StallAfter time.Duration
 	MaxBacklog int
 	Logger     *slog.Logger
+
+	retention *retention // tests' settings for deleting old records
 }
 
 // Recorder is safe for concurrent use.
@@ -96,6 +98,13 @@ type Recorder struct {
 	spilled  int  // records in spill files, as far as this run knows
 	hasSpill bool // a spill or replay file may hold records
 
+	// ret tunes the deletion of old records, when the sink is a Retainer
+	// with a retention; retainStop ends it and retained is closed once it
+	// has ended.
+	ret        retention
+	retainStop context.CancelFunc
+	retained   chan struct{}
+
 	wake    chan struct{}
 	done    chan struct{} // closed by Close: the writer goroutine stops
 	stopped chan struct{} // closed when the writer goroutine has stopped
@@ -104,7 +113,9 @@ type Recorder struct {
 }
 
 // New starts a Recorder writing to sink. Records left in the spill file by
-// an earlier run are replayed first.
+// an earlier run are replayed first. When sink is a Retainer with a
+// retention, the Recorder also deletes its records older than that, until
+// Close.
 func New(sink Sink, o Options) (*Recorder, error) {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 2000
@@ -130,8 +141,11 @@ func New(sink Sink, o Options) (*Recorder, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	r := &Recorder{sink: sink, o: o, log: o.Logger, lastWrite: clock.Now(),
+	r := &Recorder{sink: sink, o: o, log: o.Logger, lastWrite: clock.Now(), ret: defaultRetention,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	if o.retention != nil {
+		r.ret = *o.retention
+	}
 	if o.Sync {
 		r.advance = make(chan struct{})
 	}
@@ -142,6 +156,9 @@ func New(sink Sink, o Options) (*Recorder, error) {
 		}
 	}
 	go r.run()
+	if p, ok := sink.(Retainer); ok && p.LedgerRetention() > 0 {
+		r.startRetention(p, p.LedgerRetention())
+	}
 	return r, nil
 }
 
@@ -285,6 +302,10 @@ func (r *Recorder) Healthy() error {
 // be written is left in the spill file for the next start.
 func (r *Recorder) Close(ctx context.Context) error {
 	defer r.cancel()
+	if r.retainStop != nil {
+		r.retainStop() // old records can wait for the next start
+		<-r.retained
+	}
 	close(r.done)
 	select {
 	case <-r.stopped:

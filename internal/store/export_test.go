@@ -37,3 +37,10 @@ func (s *Store) MigrateTo(ctx context.Context, version int64) error {
 
 // DB is the database handle, for tests that write what Store cannot.
 func (s *Store) DB() *sql.DB { return s.db }
+
+// SetNoRollups makes the store write and read records only, as before
+// the roll-ups: what benchmarks compare them with.
+func (s *Store) SetNoRollups(off bool) { s.noRollups = off }
+
+// InferenceEndpoints are the endpoints whose records are usage.
+var InferenceEndpoints = inferenceEndpoints

@@ -72,6 +72,11 @@ const maxChunkRows = 256
 // record whose id is already stored is skipped, so a batch replayed after
 // a failure (or from the spill file) never duplicates.
 //
+// The same transaction adds the records it stored, and only those, to the
+// hourly roll-ups (see rollup.go): a skipped record is not counted twice,
+// and a record written late (replayed hours after it was made) is added
+// to the hour it was made in.
+//
 // A batch is cut into chunks of power-of-two sizes (a batch of 300 is 256
 // + 32 + 8 + 4), so at most nine multi-row INSERTs exist, each prepared
 // once: parsing an INSERT of thousands of parameters costs more than
@@ -94,17 +99,30 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 		}
 		n -= size
 	}
+	if !s.noRollups {
+		if err := s.prepareUpserts(ctx); err != nil {
+			return err
+		}
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	clean := make([]Request, len(recs))
+	for i := range recs {
+		clean[i] = SanitizeRequest(recs[i])
+	}
+	// The records the INSERTs stored (RETURNING leaves out those skipped
+	// as already stored), for the roll-ups.
+	stored := make([]*Request, 0, len(recs))
 	args := make([]any, 0, min(len(recs), maxChunkRows)*requestColumnCount)
 	for start := 0; start < len(recs); {
 		size := chunkSize(len(recs) - start)
+		chunk := clean[start : start+size]
 		args = args[:0]
-		for i := range recs[start : start+size] {
-			r := SanitizeRequest(recs[start+i])
+		for i := range chunk {
+			r := &chunk[i]
 			var key any
 			if r.KeyID != "" {
 				key = r.KeyID
@@ -118,12 +136,61 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent, orEmptyList(r.Attempts),
 				r.UsageEstimated, r.Endpoint, r.CanonicalModel)
 		}
-		if _, err := tx.StmtContext(ctx, stmts[bits.Len(uint(size))]).ExecContext(ctx, args...); err != nil {
+		var err error
+		if stored, err = insertChunk(ctx, tx.StmtContext(ctx, stmts[bits.Len(uint(size))]), args, chunk, stored); err != nil {
 			return fmt.Errorf("inserting request records: %w", err)
 		}
 		start += size
 	}
+	if !s.noRollups && len(stored) > 0 {
+		perKey, all, daily := aggregate(stored)
+		for i, deltas := range [][]rollupDelta{perKey, all, daily} {
+			if err := s.addRollups(ctx, tx, rollupTables[i], deltas); err != nil {
+				return fmt.Errorf("adding to the usage roll-ups: %w", err)
+			}
+		}
+	}
 	return tx.Commit()
+}
+
+// insertChunk runs one multi-row INSERT of chunk and appends the records
+// it stored to stored.
+func insertChunk(ctx context.Context, stmt *sql.Stmt, args []any, chunk []Request, stored []*Request) ([]*Request, error) {
+	rows, err := stmt.QueryContext(ctx, args...)
+	if err != nil {
+		return stored, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return stored, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return stored, err
+	}
+	if len(ids) == len(chunk) {
+		for i := range chunk { // all stored: the common case
+			stored = append(stored, &chunk[i])
+		}
+		return stored, nil
+	}
+	// Some were skipped. An id twice in the batch is stored once, as its
+	// first record: rows are inserted in order.
+	left := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		left[id] = true
+	}
+	for i := range chunk {
+		if left[chunk[i].ID] {
+			delete(left, chunk[i].ID)
+			stored = append(stored, &chunk[i])
+		}
+	}
+	return stored, nil
 }
 
 func orEmptyList(s string) string {
@@ -146,7 +213,7 @@ func (s *Store) insertStmt(ctx context.Context, rows int) (*sql.Stmt, error) {
 	i := bits.Len(uint(rows))
 	if s.inserts[i] == nil {
 		q := "INSERT INTO requests (" + requestColumns + ") VALUES " + s.placeholders(rows, requestColumnCount) +
-			" ON CONFLICT (id) DO NOTHING"
+			" ON CONFLICT (id) DO NOTHING RETURNING id"
 		stmt, err := s.db.PrepareContext(ctx, q)
 		if err != nil {
 			return nil, err

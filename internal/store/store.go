@@ -39,7 +39,15 @@ type Store struct {
 	dialect Dialect
 
 	prepMu  sync.Mutex
-	inserts [10]*sql.Stmt // multi-row INSERTs of request records, by bits.Len(rows)
+	inserts [10]*sql.Stmt    // multi-row INSERTs of request records, by bits.Len(rows)
+	upserts [3][10]*sql.Stmt // additions to each of rollupTables, by bits.Len(rows) (0: JSON)
+
+	// noRollups makes InsertRequests write records only: for benchmarks
+	// that measure what the roll-ups cost.
+	noRollups bool
+	// ledgerRetention is how long the ledger's detail records are kept
+	// (SetLedgerRetention); 0 keeps them.
+	ledgerRetention time.Duration
 }
 
 // Open connects to a database URL: sqlite://PATH (a file, created if
@@ -61,7 +69,12 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		// WAL lets readers run beside the one writer; NORMAL sync is safe
 		// with WAL (a crash loses at most the last transactions, never
 		// corrupts); busy_timeout waits for the writer instead of failing.
-		dsn := "file:" + rest + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+		// Each ledger batch rewrites the pages of the current hour's usage
+		// roll-ups: a 64 MiB page cache keeps them, and checkpointing every
+		// 10,000 pages (about 40 MiB of WAL) rather than 1,000 copies each
+		// into the database once per checkpoint rather than about once per
+		// batch (some 20% more records written per second).
+		dsn := "file:" + rest + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=wal_autocheckpoint(10000)&_pragma=cache_size(-65536)"
 		s.db, err = sql.Open("sqlite", dsn)
 	case "postgres", "postgresql":
 		if _, perr := url.Parse(rawURL); perr != nil {
@@ -95,9 +108,11 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 // Close closes the database.
 func (s *Store) Close() error {
 	s.prepMu.Lock()
-	for _, st := range s.inserts {
-		if st != nil {
-			st.Close()
+	for _, sts := range append([][10]*sql.Stmt{s.inserts}, s.upserts[:]...) {
+		for _, st := range sts {
+			if st != nil {
+				st.Close()
+			}
 		}
 	}
 	s.prepMu.Unlock()

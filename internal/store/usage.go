@@ -86,51 +86,119 @@ type UsageGroup struct {
 
 // Usage sums the usage records (see inferenceEndpoints) by group, in group
 // order; by model, UnknownModel comes last.
+//
+// The whole UTC hours of [Since, Until) are summed from the hourly
+// roll-ups (its whole UTC days from the daily ones, without a key), and
+// only the parts of the first and last hour the window does not cover
+// whole from the records themselves; the answer is the sum of
+// the records exactly, at a cost that does not grow with the ledger. Once
+// database.ledger_retention has deleted the records of an hour, a window
+// that starts or ends inside that hour misses that hour's part in the
+// window (whole hours are still exact): usage older than the retention is
+// exact to the hour.
 func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) {
-	var group string
+	var group, rollupGroup string
 	switch f.GroupBy {
 	case ByModel:
-		group = modelGroup
+		group, rollupGroup = modelGroup, "model_group"
 	case ByKey:
-		group = "COALESCE(key_id, '')"
+		group, rollupGroup = "COALESCE(key_id, '')", "key_id"
 	case ByProvider:
-		group = "provider"
+		group, rollupGroup = "provider", "provider"
 	case ByDay:
-		group = "(time / 86400000)" // integer division in both databases
+		// Integer division in both databases. Hours and days at or after
+		// 1970 only are read from roll-ups, where it rounds as it does here.
+		group, rollupGroup = "(time / 86400000)", "(bucket / 86400000)"
 	default:
 		return nil, fmt.Errorf("unknown grouping %q", f.GroupBy)
 	}
-	sum := func(col string) string {
-		if s.dialect == Postgres {
-			return "COALESCE(SUM(" + col + "), 0)::BIGINT" // SUM(bigint) is numeric in PostgreSQL
-		}
-		return "COALESCE(SUM(" + col + "), 0)"
-	}
-	costSum := "SUM(cost_nano_usd)"
-	if s.dialect == Postgres {
-		costSum = "SUM(cost_nano_usd)::BIGINT"
-	}
-	q := "SELECT " + group + " AS g, COUNT(*), " +
-		sum("CASE WHEN status >= 400 OR error_type <> '' THEN 1 ELSE 0 END") + ", " +
-		sum("input_tokens") + ", " + sum("cache_read_tokens") + ", " + sum("cache_write_5m_tokens") + ", " +
-		sum("cache_write_1h_tokens") + ", " + sum("output_tokens") + ", " + sum("reasoning_tokens") + ", " +
-		costSum + ", " + sum("CASE WHEN cost_nano_usd IS NULL THEN 1 ELSE 0 END") + ", " +
-		sum("CASE WHEN usage_estimated THEN 1 ELSE 0 END") + // boolean in PostgreSQL, 0 or 1 in SQLite
-		" FROM requests WHERE time >= ? AND time < ?"
+	since := f.Since.UnixMilli()
 	// Records keep whole milliseconds: the end rounds up, so a record
 	// made in the same millisecond as a query ending "now" is in it.
 	until := f.Until.UnixMilli()
 	if f.Until.After(time.UnixMilli(until)) {
 		until++
 	}
+	var parts []string
+	var args []any
 	scope, scopeArgs := usageScope()
-	q += " AND " + scope
-	args := append([]any{f.Since.UnixMilli(), until}, scopeArgs...)
-	if f.KeyID != "" {
-		q += " AND key_id = ?"
-		args = append(args, cleanField(f.KeyID))
+	records := func(from, to int64) {
+		q := "SELECT " + group + " AS g, COUNT(*) AS n, " +
+			"SUM(CASE WHEN status >= 400 OR error_type <> '' THEN 1 ELSE 0 END) AS e, " +
+			"SUM(input_tokens) AS i, SUM(cache_read_tokens) AS cr, SUM(cache_write_5m_tokens) AS cw5, " +
+			"SUM(cache_write_1h_tokens) AS cw1, SUM(output_tokens) AS o, SUM(reasoning_tokens) AS r, " +
+			"SUM(cost_nano_usd) AS c, SUM(CASE WHEN cost_nano_usd IS NULL THEN 1 ELSE 0 END) AS u, " +
+			"SUM(CASE WHEN usage_estimated THEN 1 ELSE 0 END) AS est " + // boolean in PostgreSQL, 0 or 1 in SQLite
+			"FROM requests WHERE time >= ? AND time < ? AND " + scope
+		args = append(append(args, from, to), scopeArgs...)
+		if f.KeyID != "" {
+			q += " AND key_id = ?"
+			args = append(args, cleanField(f.KeyID))
+		}
+		parts = append(parts, q+" GROUP BY "+group)
 	}
-	q += " GROUP BY g ORDER BY g"
+	keyed := f.KeyID != "" || f.GroupBy == ByKey
+	rollups := func(t rollupTable, from, to int64) {
+		bucket := t.keyCols[0] // hour or day
+		q := "SELECT " + strings.ReplaceAll(rollupGroup, "bucket", bucket) + " AS g, SUM(requests) AS n, SUM(errors) AS e, " +
+			"SUM(input_tokens) AS i, SUM(cache_read_tokens) AS cr, SUM(cache_write_5m_tokens) AS cw5, " +
+			"SUM(cache_write_1h_tokens) AS cw1, SUM(output_tokens) AS o, SUM(reasoning_tokens) AS r, " +
+			"SUM(cost_nano_usd) AS c, SUM(unpriced) AS u, SUM(estimated) AS est FROM " + t.name + " WHERE "
+		if f.KeyID != "" {
+			hours, hoursArgs := s.keyHours(from, to)
+			q += hours + " AND key_id = ?"
+			args = append(append(args, hoursArgs...), cleanField(f.KeyID))
+		} else {
+			q += bucket + " >= ? AND " + bucket + " < ?"
+			args = append(args, from, to)
+		}
+		q += " AND is_usage"
+		parts = append(parts, q+" GROUP BY 1")
+	}
+	// [first, last) are the whole hours in the window, and [firstDay,
+	// lastDay) its whole UTC days; none before 1970, whose records the
+	// roll-ups' rounding and the day's differ on.
+	first, last := max(ceilHour(since), 0), floorHour(until)
+	firstDay, lastDay := max(ceilDay(since), 0), floorDay(until)
+	switch {
+	case first < last && !s.noRollups:
+		if since < first {
+			records(since, first)
+		}
+		switch {
+		case keyed:
+			rollups(hourlyKeys, first, last)
+		case firstDay < lastDay:
+			// A handful of rows a day, however long the window.
+			if first < firstDay {
+				rollups(hourlyAll, first, firstDay)
+			}
+			rollups(dailyAll, firstDay, lastDay)
+			if lastDay < last {
+				rollups(hourlyAll, lastDay, last)
+			}
+		default:
+			rollups(hourlyAll, first, last)
+		}
+		if last < until {
+			records(last, until)
+		}
+	case since < until:
+		records(since, until)
+	default:
+		return nil, nil
+	}
+	sum := func(col string) string {
+		if s.dialect == Postgres {
+			return "SUM(" + col + ")::BIGINT" // SUM(bigint) is numeric in PostgreSQL
+		}
+		return "SUM(" + col + ")"
+	}
+	// The parts' groups meet again: one row per group. Their counts are
+	// never NULL; the cost is when no record of the group was priced.
+	q := "SELECT g, " + sum("n") + ", " + sum("e") + ", " + sum("i") + ", " + sum("cr") + ", " + sum("cw5") + ", " +
+		sum("cw1") + ", " + sum("o") + ", " + sum("r") + ", " + sum("c") + ", " + sum("u") + ", " + sum("est") +
+		" FROM (" + strings.Join(parts, " UNION ALL ") + ") parts GROUP BY g ORDER BY g"
 	rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
 	if err != nil {
 		return nil, err
