@@ -196,10 +196,32 @@ func (a *Authenticator) Check(r *http.Request) (Principal, error) {
 	return p, err
 }
 
+// CheckKey is Check for a key given otherwise than in r's headers (the
+// console's sign-in form): the same keys, throttle and errors.
+func (a *Authenticator) CheckKey(r *http.Request, key string) (Principal, error) {
+	if a.throttle != nil && a.throttle.refusing() {
+		if err := a.throttle.Check(a.throttle.ClientAddr(r)); err != nil {
+			return Principal{}, err
+		}
+	}
+	p, err := a.checkKey(r, key)
+	if a.throttle != nil && errors.Is(err, ErrInvalidKey) {
+		a.throttle.Fail(a.throttle.ClientAddr(r))
+	}
+	return p, err
+}
+
 func (a *Authenticator) check(r *http.Request) (Principal, error) {
 	key, err := KeyFromRequest(r)
 	if err != nil {
 		return Principal{}, err
+	}
+	return a.checkKey(r, key)
+}
+
+func (a *Authenticator) checkKey(r *http.Request, key string) (Principal, error) {
+	if key == "" {
+		return Principal{}, ErrInvalidKey
 	}
 	sum := sha256.Sum256([]byte(key))
 	if subtle.ConstantTimeCompare(sum[:], a.masterHash[:]) == 1 {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"slices"
@@ -91,40 +92,4 @@ func (lf limitFlags) apply(fs *flag.FlagSet, own *limit.Limits, per map[string]l
 }
 
 // describeLimits renders a key's limits for a table: "rpm 60, $25/monthly".
-func describeLimits(k admin.KeyView) string {
-	parts := limitWords(k.Limits)
-	models := make([]string, 0, len(k.ModelLimits))
-	for m := range k.ModelLimits {
-		models = append(models, m)
-	}
-	slices.Sort(models)
-	for _, m := range models {
-		if w := limitWords(k.ModelLimits[m]); len(w) > 0 {
-			parts = append(parts, m+": "+strings.Join(w, " "))
-		}
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ", ")
-}
-
-func limitWords(l limit.Limits) []string {
-	var w []string
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{{"rpm", l.RPM}, {"tpm", l.TPM}, {"parallel", l.MaxParallel}} {
-		if f.v > 0 {
-			w = append(w, f.name+" "+strconv.FormatInt(f.v, 10))
-		}
-	}
-	if l.BudgetUSD != nil {
-		p := string(l.BudgetPeriod)
-		if p == "" {
-			p = "total"
-		}
-		w = append(w, "$"+l.BudgetUSD.String()+"/"+p)
-	}
-	return w
-}
+func describeLimits(k admin.KeyView) string { return cmp.Or(k.LimitsText(), "-") }

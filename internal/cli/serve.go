@@ -25,7 +25,6 @@ import (
 	"github.com/tollgate/tollgate/internal/gateway"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/ledger"
-	"github.com/tollgate/tollgate/internal/limiter"
 	"github.com/tollgate/tollgate/internal/metrics"
 	"github.com/tollgate/tollgate/internal/pricing"
 	"github.com/tollgate/tollgate/internal/provider"
@@ -37,13 +36,24 @@ import (
 func serve(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return runServe(ctx, stop, args, stderr, nil)
+	// SIGHUP reloads the configuration. Caught from the start: its default
+	// action would end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	return runServeReloading(ctx, stop, args, stderr, nil, hup)
 }
 
 // runServe runs the gateway until ctx ends (stop, called then, lets a
 // second signal kill the process at once); started, when set, receives
 // the address it listens on.
 func runServe(ctx context.Context, stop func(), args []string, stderr io.Writer, started func(addr string)) error {
+	return runServeReloading(ctx, stop, args, stderr, started, nil)
+}
+
+// runServeReloading is runServe that reloads the configuration file on
+// every value from reload (SIGHUP, in the binary; a test's channel).
+func runServeReloading(ctx context.Context, stop func(), args []string, stderr io.Writer, started func(addr string), reload <-chan os.Signal) error {
 	fs := newFlagSet("serve", stderr)
 	cfgFlag := fs.String("config", "", "configuration file (default $TOLLGATE_CONFIG; none: the built-in echo model)")
 	addrFlag := fs.String("addr", "", "listen address HOST:PORT (overrides server.addr; default "+config.DefaultAddr+")")
@@ -57,11 +67,13 @@ func runServe(ctx context.Context, stop func(), args []string, stderr io.Writer,
 	if err != nil {
 		return err
 	}
+	// cfg stays as the file says: a reload compares the file with it.
+	addr := cfg.Server.Addr
 	if *addrFlag != "" {
 		if err := config.CheckAddr(*addrFlag); err != nil {
 			return usageError(fs, "--addr %s", err)
 		}
-		cfg.Server.Addr = *addrFlag
+		addr = *addrFlag
 	}
 	logger := newLogger(cfg, stderr)
 
@@ -83,10 +95,10 @@ func runServe(ctx context.Context, stop func(), args []string, stderr io.Writer,
 			return err
 		}
 		masterKey = keyFile.key
-		host, port, _ := net.SplitHostPort(cfg.Server.Addr)
+		host, port, _ := net.SplitHostPort(addr)
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			logger.Warn("no master key configured: binding to loopback only", "requested_addr", cfg.Server.Addr)
-			cfg.Server.Addr = net.JoinHostPort("127.0.0.1", port)
+			logger.Warn("no master key configured: binding to loopback only", "requested_addr", addr)
+			addr = net.JoinHostPort("127.0.0.1", port)
 		}
 	}
 
@@ -119,7 +131,7 @@ func runServe(ctx context.Context, stop func(), args []string, stderr io.Writer,
 			return err
 		}
 	}
-	o := Options{MasterKey: masterKey, Logger: logger, Store: db}
+	o := Options{MasterKey: masterKey, Logger: logger, Store: db, ConfigFile: configPath(*cfgFlag)}
 	if reqLog != nil {
 		o.RequestLog = reqLog // a nil *accesslog.Writer must not become a non-nil io.Writer
 	}
@@ -131,7 +143,7 @@ func runServe(ctx context.Context, stop func(), args []string, stderr io.Writer,
 		return scrubError(secretReplacer(cfg), err)
 	}
 	closeIdle := b.Close
-	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
@@ -168,14 +180,24 @@ func runServe(ctx context.Context, stop func(), args []string, stderr io.Writer,
 	if metricsSrv != nil {
 		go func() { errc <- metricsSrv.Serve(metricsLn) }()
 	}
-	select {
-	case err := <-errc:
-		srv.Close()
-		if metricsSrv != nil {
-			metricsSrv.Close()
+serving:
+	for {
+		select {
+		case err := <-errc:
+			srv.Close()
+			if metricsSrv != nil {
+				metricsSrv.Close()
+			}
+			return err
+		case <-reload:
+			if o.ConfigFile == "" {
+				logger.Warn("SIGHUP: there is no configuration file to reload: serve was started without --config or $TOLLGATE_CONFIG")
+				continue
+			}
+			b.ReloadFile("SIGHUP") // logs what it did, or why not
+		case <-ctx.Done():
+			break serving
 		}
-		return err
-	case <-ctx.Done():
 	}
 	stop() // a second signal kills at once
 	if metricsSrv != nil {
@@ -244,6 +266,10 @@ type Options struct {
 	Store *store.Store
 	// Ledger, when set, records every request.
 	Ledger gateway.Ledger
+	// ConfigFile is the file the configuration was read from, read again
+	// by ReloadFile and POST /admin/reload; "" (the built-in
+	// configuration) has nothing to reload.
+	ConfigFile string
 }
 
 // Server is what Build makes.
@@ -257,6 +283,15 @@ type Server struct {
 	// Close closes idle upstream connections and writes what is pending
 	// (the keys' last-used times).
 	Close func()
+	// Reload applies cfg's providers, models (with their prices and
+	// limits) and limits to the requests that start from now on; those
+	// in flight end with what they started with. The rest of cfg applies
+	// only at a restart (ReloadReport.RestartRequired lists what differs).
+	// On an error nothing changes.
+	Reload func(cfg *config.Config) (*ReloadReport, error)
+	// ReloadFile reads Options.ConfigFile again and Reloads it, logging
+	// the outcome; trigger (SIGHUP, the admin API) is logged with it.
+	ReloadFile func(trigger string) (*ReloadReport, error)
 }
 
 // Build constructs providers, routes, the limits and the gateway for cfg:
@@ -265,7 +300,7 @@ func Build(cfg *config.Config, o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return build(cfg, o.MasterKey, o.Logger, o.RequestLog, o.Ledger, o.Store)
+	return build(cfg, o)
 }
 
 // responseStore is where Responses API responses are kept: the database,
@@ -285,58 +320,50 @@ func newAuthenticator(cfg *config.Config, masterKey string, keys *auth.Cache) *a
 	return auth.New(masterKey, keys, auth.WithThrottle(th))
 }
 
-func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog io.Writer, l gateway.Ledger, db *store.Store) (*Server, error) {
-	routes, closers, err := newRoutes(cfg)
-	if err != nil {
-		return nil, err
-	}
+// build makes what lives as long as the process (the key cache, the
+// authenticator, the metrics, the tracer, the gateway and its mux) and
+// the first generation of what a reload replaces (reload.go).
+func build(cfg *config.Config, o Options) (*Server, error) {
+	logger, db := o.Logger, o.Store
 	var keys *auth.Cache
 	if db != nil {
 		keys = auth.NewCache(db, logger)
 	}
-	authn := newAuthenticator(cfg, masterKey, keys)
-	limits, err := newLimits(cfg, routes, db, logger)
-	if err != nil {
-		return nil, err
-	}
-	reg := metrics.New()
-	reg.Breakers(breakerStates(routes))
-	stopSharing, err := shareBreakers(cfg, routes, logger)
+	authn := newAuthenticator(cfg, o.MasterKey, keys)
+	lv := &live{start: cfg, file: o.ConfigFile, db: db, keys: keys, authn: authn, log: logger, reg: metrics.New(), done: make(chan struct{})}
+	lv.redact, _ = logger.Handler().(*liveRedact)
+	gen, err := lv.prepare(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
 	tracer, stopTracing, err := newTracer(cfg)
 	if err != nil {
+		gen.stopSharing()
 		return nil, err
 	}
-	if stats, ok := l.(metrics.LedgerStats); ok {
-		reg.Ledger(stats)
+	if stats, ok := o.Ledger.(metrics.LedgerStats); ok {
+		lv.reg.Ledger(stats)
 	}
-	g := gateway.New(gateway.Options{
-		Routes:           routes,
+	lv.gw = gateway.New(gateway.Options{
+		Routes:           gen.routes,
 		Auth:             authn,
 		MaxBodyBytes:     cfg.Server.MaxBodyBytes,
 		Logger:           logger,
-		RequestLog:       reqLog,
-		Ledger:           l,
-		Limits:           limits,
-		Metrics:          reg.Requests(),
+		RequestLog:       o.RequestLog,
+		Ledger:           o.Ledger,
+		Limits:           gen.limits,
+		Metrics:          lv.reg.Requests(),
 		Tracer:           tracer,
 		NoTargetHeader:   cfg.Server.TargetHeader != nil && !*cfg.Server.TargetHeader,
 		NoOverheadHeader: cfg.Server.OverheadHeader != nil && !*cfg.Server.OverheadHeader,
 		// Derived from the master key so that replicas sharing it agree.
-		Signer:            translate.NewSigner(signingKey(masterKey)),
+		Signer:            translate.NewSigner(signingKey(o.MasterKey)),
 		Responses:         responseStore(db),
 		ResponseRetention: cfg.Database.ResponseRetention,
 	})
-	closeIdle := func() {
-		for _, c := range closers {
-			c()
-		}
-		if limits.Limiter != nil {
-			limits.Limiter.Close()
-		}
-		stopSharing()
+	lv.install(gen)
+	closeAll := sync.OnceFunc(func() {
+		lv.close()
 		stopTracing()
 		if keys != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -345,20 +372,8 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog io.
 				logger.Warn("writing key last-used times", "error", err)
 			}
 		}
-	}
-	if l := limits.Limiter; l != nil {
-		backend := "memory"
-		if cfg.Redis.URL != "" {
-			backend = "redis"
-		}
-		kinds := make([]string, len(limiter.Kinds))
-		for i, k := range limiter.Kinds {
-			kinds[i] = string(k)
-		}
-		reg.Limiter(metrics.LimiterStats{Backend: backend, Errors: l.Errors.Load, Unchecked: l.FailedOpen.Load, Up: l.Up,
-			Refused: func(k string) int64 { return l.Refused(limiter.What(k)) }, Kinds: kinds})
-	}
-	metricsHandler := reg.Handler()
+	})
+	metricsHandler := lv.reg.Handler()
 	if cfg.Metrics.Auth != config.MetricsAuthNone {
 		metricsHandler = masterOnly(authn, metricsHandler)
 	}
@@ -367,15 +382,27 @@ func build(cfg *config.Config, masterKey string, logger *slog.Logger, reqLog io.
 	if cfg.Metrics.Addr == "" {
 		mux.Handle("GET /metrics", metricsHandler)
 	}
-	ledgerHealth, _ := l.(interface{ Healthy() error })
-	mux.Handle("GET /readyz", gateway.WithRequestID(readyHandler(db, limits.Limiter, ledgerHealth)))
+	ledgerHealth, _ := o.Ledger.(interface{ Healthy() error })
+	mux.Handle("GET /readyz", gateway.WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The limiter of now: a reload may have made the first one.
+		readyHandler(db, lv.limiter(), ledgerHealth).ServeHTTP(w, r)
+	})))
+	mux.Handle("/admin/reload", gateway.WithRequestID(masterOnlyAs(authn, "the admin API", lv.reloadHandler())))
 	if db != nil {
-		mux.Handle("/admin/", gateway.WithRequestID(admin.Handler(admin.New(db, routes, keys, logger), authn)))
+		mux.Handle("/admin/", gateway.WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The admin API checks the model names of keys against the
+			// routes of now.
+			(*lv.admin.Load()).ServeHTTP(w, r)
+		})))
 	} else {
 		mux.Handle("/admin/", gateway.WithRequestID(noAdmin(authn)))
 	}
-	mux.Handle("/", g.Handler())
-	return &Server{Handler: mux, Metrics: metricsHandler, Close: closeIdle}, nil
+	if err := lv.mountConsole(mux); err != nil {
+		closeAll()
+		return nil, err
+	}
+	mux.Handle("/", lv.gw.Handler())
+	return &Server{Handler: mux, Metrics: metricsHandler, Close: closeAll, Reload: lv.reload, ReloadFile: lv.reloadFile}, nil
 }
 
 // noAdmin answers the admin API of a gateway without a database: the
@@ -436,27 +463,45 @@ func writeAdminError(w http.ResponseWriter, e *admin.Error) {
 // newRoutes builds the providers and the route table of cfg; closers close
 // the providers' idle connections.
 func newRoutes(cfg *config.Config) (*route.Table, []func(), error) {
+	routes, providers, err := buildRoutes(cfg, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var closers []func()
+	for _, p := range providers {
+		if c, ok := p.(interface{ CloseIdleConnections() }); ok {
+			closers = append(closers, c.CloseIdleConnections)
+		}
+	}
+	return routes, closers, nil
+}
+
+// buildRoutes builds the route table of cfg and its providers by name.
+// reuse, when set, may return an existing provider for a configuration
+// (a reload keeps the connections of providers it does not change).
+func buildRoutes(cfg *config.Config, reuse func(config.Provider) provider.Provider) (*route.Table, map[string]provider.Provider, error) {
 	catalogue, err := pricing.Builtin()
 	if err != nil {
 		return nil, nil, err
 	}
 	providers := make(map[string]provider.Provider, len(cfg.Providers))
-	var closers []func()
 	for _, pc := range cfg.Providers {
-		p, err := provider.New(pc)
-		if err != nil {
-			return nil, nil, err
+		var p provider.Provider
+		if reuse != nil {
+			p = reuse(pc)
+		}
+		if p == nil {
+			if p, err = provider.New(pc); err != nil {
+				return nil, nil, err
+			}
 		}
 		providers[pc.Name] = p
-		if c, ok := p.(interface{ CloseIdleConnections() }); ok {
-			closers = append(closers, c.CloseIdleConnections)
-		}
 	}
 	routes, err := route.New(cfg, providers, catalogue)
 	if err != nil {
 		return nil, nil, err
 	}
-	return routes, closers, nil
+	return routes, providers, nil
 }
 
 // newLogger logs to w in the configured format, with configured secrets
@@ -466,7 +511,8 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	if cfg.Server.LogFormat == "text" {
 		h = slog.NewTextHandler(w, nil)
 	}
-	return slog.New(redactLogs(h, secretReplacer(cfg)))
+	// Redacted through a handler a reload can tell of new credentials.
+	return slog.New(newLiveRedact(h, secretReplacer(cfg)))
 }
 
 // signingKey derives the thinking-signature key from the master key.

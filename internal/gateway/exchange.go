@@ -29,6 +29,7 @@ type exchange struct {
 	key     *auth.Key // the virtual key used; nil for the master key (or none)
 
 	ctx context.Context // the request's: cancelled when the client leaves or the server shuts down
+	gen *generation     // the routes and limits current when it started
 
 	model         string // as the client sent it
 	routed        string // the configured name of the model it resolved to

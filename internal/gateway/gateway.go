@@ -76,7 +76,9 @@ type Ledger interface {
 
 // Gateway is the data-plane handler. It is safe for concurrent use.
 type Gateway struct {
-	routes  *route.Table
+	// gen holds the route table and the limits, which a reload replaces
+	// (Swap); each request reads it once, when it starts.
+	gen     atomic.Pointer[generation]
 	auth    *auth.Authenticator
 	maxBody int64
 	// buffered is what all request bodies held at once may take.
@@ -84,7 +86,6 @@ type Gateway struct {
 	log      *slog.Logger
 	reqLog   io.Writer
 	ledger   Ledger
-	limits   Limits
 	signer   *translate.Signer
 
 	targetHeader, overheadHeader bool
@@ -108,9 +109,11 @@ func New(o Options) *Gateway {
 	if o.MaxBufferedBytes <= 0 {
 		o.MaxBufferedBytes = DefaultMaxBufferedBytes(o.MaxBodyBytes)
 	}
-	return &Gateway{buffered: &bufferBudget{limit: o.MaxBufferedBytes}, routes: o.Routes, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, limits: o.Limits, signer: o.Signer,
+	g := &Gateway{buffered: &bufferBudget{limit: o.MaxBufferedBytes}, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, signer: o.Signer,
 		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, tracer: o.Tracer, started: clock.Now(),
 		responses: o.Responses, retention: cmp.Or(o.ResponseRetention, 30*24*time.Hour)}
+	g.gen.Store(newGeneration(o.Routes, o.Limits))
+	return g
 }
 
 // handlerFunc is a data-plane handler: it returns an error instead of
@@ -147,7 +150,9 @@ func (g *Gateway) Handler() http.Handler {
 // method means any method.
 func (g *Gateway) endpoint(d *dialect.Dialect, method string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		x := &exchange{id: newRequestID(), dialect: d, start: time.Now(), ctx: r.Context()}
+		gen := g.acquire()
+		defer gen.release() // after finish (deferred below): settling uses its limits
+		x := &exchange{id: newRequestID(), dialect: d, start: time.Now(), ctx: r.Context(), gen: gen}
 		if x.dialect == nil {
 			x.dialect = dialect.ForRequest(r)
 		}

@@ -97,7 +97,7 @@ func (g *Gateway) readRequest(c *call, w http.ResponseWriter, r *http.Request, x
 		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": at least one message is required"}
 	}
 	x.reqBody = body
-	m := g.routes.Lookup(s.Model)
+	m := x.gen.routes.Lookup(s.Model)
 	if m != nil {
 		x.routed, x.canonical = m.Name, m.Name
 	}
@@ -181,7 +181,7 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, x *exchange) 
 // request is in (dialect.ForRequest). Aliases are listed as models.
 func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request, x *exchange) error {
 	var ids []string
-	for _, m := range g.routes.Models() {
+	for _, m := range x.gen.routes.Models() {
 		if !x.mayUse(m) {
 			continue // a key sees only the models it may use
 		}
@@ -194,7 +194,7 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request, x *exchange
 // getModel serves GET /v1/models/{id}.
 func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request, x *exchange) error {
 	id := r.PathValue("id")
-	m := g.routes.Lookup([]byte(id))
+	m := x.gen.routes.Lookup([]byte(id))
 	if m == nil {
 		return unknownModel(dialect.Clip(id), nil)
 	}

@@ -34,7 +34,7 @@ type Limits struct {
 func (g *Gateway) scopes(x *exchange, m *route.Model) []limiter.Scope {
 	var scopes []limiter.Scope
 	if k := x.key; k != nil {
-		if l := k.Limits.Over(g.limits.KeyDefaults); !l.IsZero() {
+		if l := k.Limits.Over(x.gen.limits.KeyDefaults); !l.IsZero() {
 			scopes = append(scopes, limiter.Scope{Name: "key:" + k.ID, Limits: l, KeyID: k.ID})
 		}
 		if l, ok := k.LimitsFor(m.Name, m.Aliases); ok && !l.IsZero() {
@@ -57,7 +57,8 @@ func (g *Gateway) admitCount(c *call) error { return g.admitScopes(c, true) }
 func (g *Gateway) admit(c *call) error { return g.admitScopes(c, false) }
 
 func (g *Gateway) admitScopes(c *call, count bool) error {
-	if g.limits.Limiter == nil {
+	lim := c.x.gen.limits.Limiter
+	if lim == nil {
 		return nil
 	}
 	w, r, x, m, body := c.w, c.r, c.x, c.m, c.body
@@ -93,7 +94,7 @@ func (g *Gateway) admitScopes(c *call, count bool) error {
 		req.Cost = cost
 		break
 	}
-	t, err := g.limits.Limiter.Admit(r.Context(), req)
+	t, err := lim.Admit(r.Context(), req)
 	var refused *limiter.Refusal
 	switch {
 	case errors.As(err, &refused):
@@ -287,14 +288,15 @@ func (g *Gateway) settle(x *exchange) {
 	}
 	u := x.usage
 	tokens := u.Input + u.Output
-	if g.limits.CacheReads {
+	limits := x.gen.limits // those it was admitted under
+	if limits.CacheReads {
 		tokens += u.CacheRead
 	}
-	if g.limits.CacheWrites {
+	if limits.CacheWrites {
 		tokens += u.CacheWrite5m + u.CacheWrite1h
 	}
 	cost, _ := x.cost() // unknown only for unpriced models, which have no budget
 	// Not the client's context: the request is over, and it may be gone.
 	// The Redis back end bounds its own calls.
-	g.limits.Limiter.Settle(context.Background(), x.ticket, limiter.Used{Tokens: tokens, Cost: cost})
+	limits.Limiter.Settle(context.Background(), x.ticket, limiter.Used{Tokens: tokens, Cost: cost})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/ledger"
 	"github.com/tollgate/tollgate/internal/store"
 )
 
@@ -26,7 +27,8 @@ func Start(t testing.TB, yaml, masterKey string) string {
 }
 
 // StartDB is Start with an embedded SQLite database (in a temporary
-// directory): virtual keys, the admin API and stored responses.
+// directory): virtual keys, the admin API, the console, stored responses
+// and the usage ledger.
 func StartDB(t testing.TB, yaml, masterKey string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -48,7 +50,18 @@ func start(t testing.TB, yaml, masterKey string, db *store.Store) string {
 		t.Fatalf("config.Parse: %v\n%s", err, yaml)
 	}
 	logs := new(LogBuffer)
-	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewTextHandler(logs, nil)), Store: db})
+	o := cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewTextHandler(logs, nil)), Store: db}
+	var rec *ledger.Recorder
+	if db != nil {
+		// Synchronous: a request's record is in the database when its
+		// answer ends, so tests can look for it at once.
+		var err error
+		if rec, err = ledger.New(db, ledger.Options{Sync: true, SpillPath: filepath.Join(t.TempDir(), "spill")}); err != nil {
+			t.Fatal(err)
+		}
+		o.Ledger = rec
+	}
+	built, err := cli.Build(cfg, o)
 	if err != nil {
 		t.Fatalf("cli.Build: %v", err)
 	}
@@ -56,6 +69,9 @@ func start(t testing.TB, yaml, masterKey string, db *store.Store) string {
 	t.Cleanup(func() {
 		srv.Close() // waits for in-flight handlers, so the log is complete
 		built.Close()
+		if rec != nil {
+			rec.Close(context.Background())
+		}
 		if t.Failed() {
 			t.Logf("gateway log:\n%s", logs.String())
 		}

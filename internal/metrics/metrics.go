@@ -4,6 +4,8 @@ package metrics
 
 import (
 	"net/http"
+	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -13,6 +15,9 @@ import (
 // Registry holds the process's metrics.
 type Registry struct {
 	reg *prometheus.Registry
+
+	mu       sync.Mutex
+	breakers *breakerCollector // registered by the first call of Breakers
 }
 
 // New returns a registry with the Go runtime and process collectors.
@@ -72,11 +77,30 @@ type Breaker struct {
 }
 
 // Breakers exports the state of each model's targets' circuit breakers.
+// A later call replaces the set (a configuration reload changes the
+// targets): the models and targets gone stop being exported, without
+// resetting any other metric.
 func (r *Registry) Breakers(bs []Breaker) {
-	for _, b := range bs {
-		r.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tollgate_circuit_breaker_state",
-			Help:        "State of a target's circuit breaker: 0 closed, 1 half-open, 2 open.",
-			ConstLabels: prometheus.Labels{"model": b.Model, "target": b.Target}},
-			func() float64 { return float64(b.State()) }))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.breakers == nil {
+		r.breakers = &breakerCollector{desc: prometheus.NewDesc("tollgate_circuit_breaker_state",
+			"State of a target's circuit breaker: 0 closed, 1 half-open, 2 open.", []string{"model", "target"}, nil)}
+		r.reg.MustRegister(r.breakers)
+	}
+	r.breakers.list.Store(&bs)
+}
+
+// breakerCollector reads the current breakers when scraped.
+type breakerCollector struct {
+	desc *prometheus.Desc
+	list atomic.Pointer[[]Breaker]
+}
+
+func (c *breakerCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *breakerCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, b := range *c.list.Load() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(b.State()), b.Model, b.Target)
 	}
 }

@@ -1,0 +1,235 @@
+package console
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/tollgate/tollgate/internal/admin"
+	"github.com/tollgate/tollgate/internal/breaker"
+	"github.com/tollgate/tollgate/internal/limit"
+	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/units"
+)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// keys lists the virtual keys, filtered by q (name, id or prefix).
+func (c *Console) keys(w http.ResponseWriter, r *http.Request, v *viewer) {
+	c.renderKeys(w, r, v, http.StatusOK, map[string]any{})
+}
+
+func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, v *viewer, status int, data map[string]any) {
+	l, err := c.svc().Keys(r.Context())
+	if err != nil {
+		c.storeFailed(w, r, v, err)
+		return
+	}
+	q := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("q")))
+	var shown []admin.KeyView
+	for _, k := range l.Data {
+		if q == "" || strings.Contains(strings.ToLower(k.Name), q) || strings.Contains(k.ID, q) || strings.HasPrefix(k.Prefix, q) {
+			shown = append(shown, k)
+		}
+	}
+	data["Keys"], data["Q"], data["Now"] = shown, q, c.o.Now()
+	c.render(w, r, status, "keys", v, data)
+}
+
+// keyFields reads the key form: what is filled in is set.
+func (c *Console) keyFields(r *http.Request) (name string, models []string, expires string, own limit.Limits, err error) {
+	f := r.PostForm
+	name, models, expires = strings.TrimSpace(f.Get("name")), splitList(f.Get("models")), strings.TrimSpace(f.Get("expires"))
+	for _, x := range []struct {
+		field string
+		dst   *int64
+	}{{"rpm", &own.RPM}, {"tpm", &own.TPM}, {"max_parallel", &own.MaxParallel}} {
+		if s := strings.TrimSpace(f.Get(x.field)); s != "" {
+			n, perr := strconv.ParseInt(s, 10, 64)
+			if perr != nil || n < 0 {
+				return "", nil, "", own, fieldError(x.field, "want a whole number, such as 60 (0 or empty: no limit)")
+			}
+			*x.dst = n
+		}
+	}
+	if s := strings.TrimSpace(f.Get("budget_usd")); s != "" {
+		u, perr := limit.ParseUSD(s)
+		if perr != nil {
+			return "", nil, "", own, fieldError("budget_usd", "want an amount of USD, such as 25 or 2.50")
+		}
+		own.BudgetUSD = u
+		own.BudgetPeriod = limit.Period(strings.TrimSpace(f.Get("budget_period")))
+	}
+	if verr := own.Validate(); verr != nil {
+		return "", nil, "", own, verr
+	}
+	return name, models, expires, own, nil
+}
+
+type formError struct{ field, msg string }
+
+func (e *formError) Error() string { return e.field + ": " + e.msg }
+
+func fieldError(field, msg string) error { return &formError{field, msg} }
+
+// expiry reads the lifetime field: "" keeps, "never" removes, 720h or 30d
+// sets one from now.
+func (c *Console) expiry(s string) (set bool, at *time.Time, err error) {
+	switch s {
+	case "":
+		return false, nil, nil
+	case "never":
+		return true, nil, nil
+	}
+	d, perr := units.ParseDuration(s)
+	if perr != nil || d <= 0 {
+		return false, nil, fieldError("expires", "want a lifetime such as 720h or 30d, or never")
+	}
+	t := c.o.Now().Add(d).UTC().Truncate(time.Millisecond)
+	return true, &t, nil
+}
+
+func (c *Console) createKey(w http.ResponseWriter, r *http.Request, v *viewer) {
+	name, models, expires, own, err := c.keyFields(r)
+	var at *time.Time
+	if err == nil {
+		_, at, err = c.expiry(expires)
+	}
+	if err == nil {
+		req := admin.CreateKey{Name: name, Models: models, ExpiresAt: at}
+		if !own.IsZero() {
+			req.Limits = &own
+		}
+		var k admin.KeyView
+		if k, err = c.svc().CreateKey(r.Context(), req); err == nil {
+			c.o.Logger.Info("console: key created", "key_id", k.ID)
+			// The secret is in this answer only: never in a URL, never again.
+			c.renderKeys(w, r, v, http.StatusCreated, map[string]any{"Created": k})
+			return
+		}
+	}
+	c.renderKeys(w, r, v, http.StatusBadRequest, map[string]any{"Error": errorText(err), "Form": r.PostForm})
+}
+
+func errorText(err error) string {
+	if ae, ok := err.(*admin.Error); ok {
+		return ae.Message
+	}
+	return err.Error()
+}
+
+func (c *Console) keyForm(w http.ResponseWriter, r *http.Request, v *viewer) {
+	k, err := c.svc().Key(r.Context(), r.PathValue("id"))
+	if err != nil {
+		c.fail(w, r, v, http.StatusNotFound, "There is no such key.")
+		return
+	}
+	c.render(w, r, http.StatusOK, "key", v, map[string]any{"Title": "Key " + k.Name, "Key": k, "Limits": cmpOr(k.LimitsText(), "none")})
+}
+
+func (c *Console) updateKey(w http.ResponseWriter, r *http.Request, v *viewer) {
+	id := r.PathValue("id")
+	k, err := c.svc().Key(r.Context(), id)
+	if err != nil {
+		c.fail(w, r, v, http.StatusNotFound, "There is no such key.")
+		return
+	}
+	name, models, expires, own, err := c.keyFields(r)
+	var p admin.KeyPatch
+	if err == nil {
+		var set bool
+		var at *time.Time
+		if set, at, err = c.expiry(expires); set {
+			p.ExpiresAt = &at
+		}
+	}
+	if err == nil {
+		if name != "" {
+			p.Name = &name
+		}
+		if r.PostForm.Has("models") {
+			if models == nil {
+				models = []string{}
+			}
+			p.Models = &models
+		}
+		if r.PostForm.Has("rpm") { // the limits fieldset was sent: it replaces the key's own limits
+			p.Limits = &own
+		}
+		if k, err = c.svc().UpdateKey(r.Context(), id, p); err == nil {
+			c.o.Logger.Info("console: key updated", "key_id", id)
+			http.Redirect(w, r, "/console/keys/"+id+"?saved=1", http.StatusSeeOther)
+			return
+		}
+	}
+	c.render(w, r, http.StatusBadRequest, "key", v, map[string]any{"Title": "Key " + k.Name, "Key": k, "Limits": cmpOr(k.LimitsText(), "none"), "Error": errorText(err)})
+}
+
+// revokeKey revokes a key once its form's confirmation box is ticked, and
+// ends the key's console sessions.
+func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, v *viewer) {
+	id := r.PathValue("id")
+	k, err := c.svc().Key(r.Context(), id)
+	if err != nil {
+		c.fail(w, r, v, http.StatusNotFound, "There is no such key.")
+		return
+	}
+	if r.PostForm.Get("confirm") != "yes" {
+		c.render(w, r, http.StatusBadRequest, "key", v, map[string]any{"Title": "Key " + k.Name, "Key": k, "Limits": cmpOr(k.LimitsText(), "none"),
+			"Error": "Tick the box to confirm: a revoked key cannot be restored."})
+		return
+	}
+	if _, err := c.svc().RevokeKey(r.Context(), id); err != nil {
+		c.storeFailed(w, r, v, err)
+		return
+	}
+	c.o.Store.DeleteKeySessions(r.Context(), id)
+	c.o.Logger.Info("console: key revoked", "key_id", id)
+	http.Redirect(w, r, "/console/keys/"+id+"?revoked=1", http.StatusSeeOther)
+}
+
+// routes shows the models, their targets, prices and breakers, and each
+// provider's error rate over the last hour.
+func (c *Console) routes(w http.ResponseWriter, r *http.Request, v *viewer) {
+	now := c.o.Now()
+	rep, err := c.svc().Usage(r.Context(), admin.UsageQuery{Since: now.Add(-time.Hour), Until: now.Add(time.Second), GroupBy: store.ByProvider})
+	if err != nil {
+		c.storeFailed(w, r, v, err)
+		return
+	}
+	rates := map[string]string{}
+	for _, g := range rep.Data {
+		rates[g.Group] = pctText(ratio(g.Errors, g.Requests)) + " of " + num(g.Requests)
+	}
+	type target struct {
+		Name, Weight, Priority, Input, Output, Breaker, ErrorRate string
+		Fallback, Open                                            bool
+	}
+	type model struct {
+		Name    string
+		Aliases []string
+		Targets []target
+	}
+	var models []model
+	for _, m := range c.o.Routes().Models() {
+		mm := model{Name: m.Name, Aliases: m.Aliases}
+		for _, t := range m.Targets {
+			tt := target{Name: t.Name, Weight: i64(int64(t.Weight)), Priority: i64(int64(t.Priority)), Input: "unpriced", Output: "unpriced",
+				Breaker: t.Breaker.State().String(), Open: t.Breaker.State() != breaker.Closed, ErrorRate: cmpOr(rates[t.Provider.Name()], "no requests")}
+			if t.Priority >= 1<<20 {
+				tt.Fallback, tt.Priority = true, i64(int64(t.Priority-1<<20))
+			}
+			if t.Prices != nil {
+				tt.Input, tt.Output = "$"+t.Prices.Input.String(), "$"+t.Prices.Output.String()
+			}
+			mm.Targets = append(mm.Targets, tt)
+		}
+		models = append(models, mm)
+	}
+	c.render(w, r, http.StatusOK, "routes", v, map[string]any{"Models": models, "Refresh": 15})
+}
+
+func pctText(v float64) string { return funcs["pct"].(func(float64) string)(v) }

@@ -1,0 +1,391 @@
+package console
+
+import (
+	"cmp"
+	"encoding/csv"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/admin"
+	"github.com/tollgate/tollgate/internal/meter"
+	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/units"
+)
+
+// windows are the overview's choices, each with the width of a chart bar.
+var windows = []struct {
+	Name         string
+	Span, Bucket time.Duration
+}{
+	{"1h", time.Hour, 5 * time.Minute},
+	{"24h", 24 * time.Hour, time.Hour},
+	{"7d", 7 * 24 * time.Hour, 6 * time.Hour},
+	{"30d", 30 * 24 * time.Hour, 24 * time.Hour},
+}
+
+// ownKey is the key whose data a viewer may see: "" (every key) for the
+// master key.
+func (v *viewer) ownKey() string {
+	if v.Master {
+		return ""
+	}
+	return v.KeyID
+}
+
+func (c *Console) overview(w http.ResponseWriter, r *http.Request, v *viewer) {
+	win := windows[1]
+	for _, x := range windows {
+		if x.Name == r.URL.Query().Get("window") {
+			win = x
+		}
+	}
+	now := c.o.Now()
+	until := now.Truncate(win.Bucket).Add(win.Bucket) // the bars end with the current one
+	since := until.Add(-win.Span)
+	ctx := r.Context()
+	rep, err := c.svc().Usage(ctx, admin.UsageQuery{Since: since, Until: until, GroupBy: store.ByModel, KeyID: v.ownKey()})
+	if err != nil {
+		c.storeFailed(w, r, v, err)
+		return
+	}
+	t, err := c.o.Store.Timings(ctx, v.ownKey(), since, until)
+	if err != nil {
+		c.storeFailed(w, r, v, err)
+		return
+	}
+	// Bars over time, split by model: one usage query per bar, each over
+	// a short span (and, for whole hours, answered from roll-ups).
+	var bars []bar
+	for at := since; at.Before(until); at = at.Add(win.Bucket) {
+		b, err := c.svc().Usage(ctx, admin.UsageQuery{Since: at, Until: at.Add(win.Bucket), GroupBy: store.ByModel, KeyID: v.ownKey()})
+		if err != nil {
+			c.storeFailed(w, r, v, err)
+			return
+		}
+		bars = append(bars, bar{Start: at, Groups: b.Data})
+	}
+	tot := rep.Total
+	in := tot.Tokens.Input + tot.Tokens.CacheRead + tot.Tokens.CacheWrite5m + tot.Tokens.CacheWrite1h
+	saved, savedKnown := c.cacheSavings(rep.Data)
+	data := map[string]any{
+		"Refresh": 30, "Windows": windows, "Window": win.Name, "Since": since, "Until": until, "Total": tot,
+		"ErrorRate": ratio(tot.Errors, tot.Requests), "CacheHit": ratio(tot.Tokens.CacheRead, in),
+		"Saved": saved, "SavedKnown": savedKnown, "Models": rep.Data,
+		"P50": store.Percentile(t.Latency, .5), "P95": store.Percentile(t.Latency, .95),
+		"TTFB50": store.Percentile(t.TTFB, .5), "TTFB95": store.Percentile(t.TTFB, .95),
+		"Over50": store.Percentile(t.Overhead, .5), "Over95": store.Percentile(t.Overhead, .95),
+		"Sampled": len(t.Latency),
+		"Chart":   chartSVG(bars, win.Bucket, costOrTokens(rep.Total)),
+	}
+	c.render(w, r, http.StatusOK, "overview", v, data)
+}
+
+// cacheSavings is what prompt-cache reads saved against paying for the
+// same tokens as fresh input, at each model's prices (its first target's);
+// known is false when a model with cache reads has no price.
+func (c *Console) cacheSavings(groups []admin.UsageGroup) (nano int64, known bool) {
+	known = true
+	rt := c.o.Routes()
+	for _, g := range groups {
+		if g.Tokens.CacheRead == 0 {
+			continue
+		}
+		m := rt.Lookup([]byte(g.Group))
+		if m == nil || len(m.Targets) == 0 || m.Targets[0].Prices == nil {
+			known = false
+			continue
+		}
+		p := m.Targets[0].Prices
+		fresh, err1 := p.Cost(meter.Usage{Input: g.Tokens.CacheRead})
+		cached, err2 := p.Cost(meter.Usage{CacheRead: g.Tokens.CacheRead})
+		if err1 != nil || err2 != nil {
+			known = false
+			continue
+		}
+		nano += fresh - cached
+	}
+	return nano, known
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// usageParams reads the usage page's range and grouping.
+type usageParams struct {
+	Since, Until time.Time
+	SinceText    string
+	UntilText    string
+	By           store.GroupBy
+}
+
+func (c *Console) usageParams(r *http.Request, v *viewer) (usageParams, error) {
+	q := r.URL.Query()
+	now := c.o.Now()
+	p := usageParams{SinceText: cmp.Or(q.Get("since"), "7d"), UntilText: q.Get("until"), By: store.GroupBy(cmp.Or(q.Get("by"), "model")), Until: now}
+	var err error
+	if p.Since, err = parseWhen(p.SinceText, now); err != nil {
+		return p, errors.New("from: " + err.Error())
+	}
+	if p.UntilText != "" {
+		if p.Until, err = parseWhen(p.UntilText, now); err != nil {
+			return p, errors.New("to: " + err.Error())
+		}
+	}
+	allowed := []store.GroupBy{store.ByModel, store.ByDay}
+	if v.Master {
+		allowed = append(allowed, store.ByKey, store.ByProvider)
+	}
+	if !slices.Contains(allowed, p.By) {
+		return p, errors.New("group by: not a grouping you can use")
+	}
+	if !p.Since.Before(p.Until) {
+		return p, errors.New("from must come before to")
+	}
+	return p, nil
+}
+
+// parseWhen reads "7d" or "24h" (that long ago), a date (2026-11-01) or
+// an RFC 3339 time.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if d, err := units.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, errors.New("want a duration ago (24h, 7d), a date (2026-11-01) or an RFC 3339 time")
+}
+
+func (c *Console) usage(w http.ResponseWriter, r *http.Request, v *viewer) {
+	p, err := c.usageParams(r, v)
+	data := map[string]any{"Params": p, "Master": v.Master}
+	if err != nil {
+		data["Error"] = err.Error()
+		c.render(w, r, http.StatusBadRequest, "usage", v, data)
+		return
+	}
+	rep, err := c.svc().Usage(r.Context(), admin.UsageQuery{Since: p.Since, Until: p.Until, GroupBy: p.By, KeyID: v.ownKey()})
+	if err != nil {
+		c.storeFailed(w, r, v, err)
+		return
+	}
+	names := c.keyNames(r, v, p.By)
+	rows := make([]usageRow, len(rep.Data))
+	for i, g := range rep.Data {
+		rows[i] = usageRow{UsageGroup: g, Label: label(g.Group, p.By, names)}
+	}
+	data["Rows"], data["Total"] = rows, rep.Total
+	data["Chart"] = groupsSVG(rows)
+	data["CSV"] = "/console/usage.csv?" + r.URL.RawQuery
+	c.render(w, r, http.StatusOK, "usage", v, data)
+}
+
+type usageRow struct {
+	admin.UsageGroup
+	Label string
+}
+
+// keyNames maps key ids to names, for grouping by key.
+func (c *Console) keyNames(r *http.Request, v *viewer, by store.GroupBy) map[string]string {
+	if by != store.ByKey || !v.Master {
+		return nil
+	}
+	l, err := c.svc().Keys(r.Context())
+	if err != nil {
+		return nil
+	}
+	m := make(map[string]string, len(l.Data))
+	for _, k := range l.Data {
+		m[k.ID] = k.Name
+	}
+	return m
+}
+
+func label(group string, by store.GroupBy, names map[string]string) string {
+	switch {
+	case by == store.ByKey && group == "":
+		return "(master key)"
+	case by == store.ByKey && names[group] != "":
+		return names[group] + " (" + group + ")"
+	}
+	return cmpOr(group, "—")
+}
+
+func (c *Console) usageCSV(w http.ResponseWriter, r *http.Request, v *viewer) {
+	p, err := c.usageParams(r, v)
+	if err != nil {
+		c.fail(w, r, v, http.StatusBadRequest, err.Error())
+		return
+	}
+	rep, err := c.svc().Usage(r.Context(), admin.UsageQuery{Since: p.Since, Until: p.Until, GroupBy: p.By, KeyID: v.ownKey()})
+	if err != nil {
+		c.storeFailed(w, r, v, err)
+		return
+	}
+	names := c.keyNames(r, v, p.By)
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="usage-`+string(p.By)+`.csv"`)
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"group", "name", "requests", "errors", "input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning", "cost_usd", "unpriced_requests"})
+	row := func(group, name string, g admin.UsageGroup) {
+		cost := "" // unknown, never 0
+		if g.CostNanoUSD != nil {
+			cost = units.FormatNano(*g.CostNanoUSD, 2)
+		}
+		t := g.Tokens
+		cw.Write([]string{group, name, i64(g.Requests), i64(g.Errors), i64(t.Input), i64(t.CacheRead), i64(t.CacheWrite5m),
+			i64(t.CacheWrite1h), i64(t.Output), i64(t.Reasoning), cost, i64(g.UnpricedRequests)})
+	}
+	for _, g := range rep.Data {
+		row(g.Group, names[g.Group], g)
+	}
+	row("TOTAL", "", rep.Total)
+	cw.Flush()
+}
+
+func i64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// requests pages the ledger, newest first.
+func (c *Console) requests(w http.ResponseWriter, r *http.Request, v *viewer) {
+	q := r.URL.Query()
+	f := store.RequestFilter{KeyID: q.Get("key"), Model: q.Get("model"), AfterID: q.Get("after"), Limit: 50}
+	if !v.Master {
+		f.KeyID = v.KeyID
+	}
+	data := map[string]any{"Key": f.KeyID, "Model": f.Model, "Status": q.Get("status"), "Since": q.Get("since"), "Master": v.Master, "Refresh": 30}
+	if s := q.Get("status"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 100 || n > 599 {
+			data["Error"] = "status: want an HTTP status such as 200 or 429"
+			c.render(w, r, http.StatusBadRequest, "requests", v, data)
+			return
+		}
+		f.Status = n
+	}
+	if s := q.Get("since"); s != "" {
+		t, err := parseWhen(s, c.o.Now())
+		if err != nil {
+			data["Error"] = "since: " + err.Error()
+			c.render(w, r, http.StatusBadRequest, "requests", v, data)
+			return
+		}
+		f.Since = t
+	}
+	recs, err := c.o.Store.Requests(r.Context(), store.RequestFilter{KeyID: f.KeyID, Model: f.Model, Status: f.Status, Since: f.Since, AfterID: f.AfterID, Limit: f.Limit + 1})
+	if err != nil {
+		c.storeFailed(w, r, v, err)
+		return
+	}
+	if len(recs) > f.Limit {
+		recs = recs[:f.Limit]
+		next := url.Values{}
+		for k, vs := range q {
+			next[k] = vs
+		}
+		next.Set("after", recs[len(recs)-1].ID)
+		data["Next"] = "/console/requests?" + next.Encode()
+	}
+	data["Records"] = recs
+	c.render(w, r, http.StatusOK, "requests", v, data)
+}
+
+// request shows one record and its attempts; a virtual key sees only its
+// own, and another's is not found, exactly like a missing one.
+func (c *Console) request(w http.ResponseWriter, r *http.Request, v *viewer) {
+	rec, err := c.o.Store.RequestByID(r.Context(), r.PathValue("id"))
+	if err != nil || !v.Master && rec.KeyID != v.KeyID {
+		c.fail(w, r, v, http.StatusNotFound, "There is no such request.")
+		return
+	}
+	c.render(w, r, http.StatusOK, "request", v, map[string]any{"Title": "Request " + rec.ID, "R": rec, "Attempts": attempts(rec.Attempts)})
+}
+
+// limits shows each key's limits and what it spent today and this month.
+func (c *Console) limits(w http.ResponseWriter, r *http.Request, v *viewer) {
+	ctx := r.Context()
+	l, err := c.svc().Keys(ctx)
+	if err != nil {
+		c.storeFailed(w, r, v, err)
+		return
+	}
+	now := c.o.Now().UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	spent := func(since time.Time) map[string]admin.UsageGroup {
+		rep, err := c.svc().Usage(ctx, admin.UsageQuery{Since: since, Until: now.Add(time.Second), GroupBy: store.ByKey, KeyID: v.ownKey()})
+		m := map[string]admin.UsageGroup{}
+		if err == nil {
+			for _, g := range rep.Data {
+				m[g.Group] = g
+			}
+		}
+		return m
+	}
+	today, thisMonth := spent(day), spent(month)
+	type row struct {
+		Key          admin.KeyView
+		Limits       string
+		Today, Month admin.UsageGroup
+	}
+	var rows []row
+	for _, k := range l.Data {
+		if k.Revoked || !v.Master && k.ID != v.KeyID {
+			continue
+		}
+		rows = append(rows, row{Key: k, Limits: cmpOr(k.LimitsText(), "none"), Today: today[k.ID], Month: thisMonth[k.ID]})
+	}
+	c.render(w, r, http.StatusOK, "limits", v, map[string]any{"Rows": rows, "Refresh": 30})
+}
+
+// storeFailed answers a page whose data could not be read.
+func (c *Console) storeFailed(w http.ResponseWriter, r *http.Request, v *viewer, err error) {
+	var ae *admin.Error
+	if errors.As(err, &ae) && ae.Status < 500 {
+		c.fail(w, r, v, ae.Status, ae.Message)
+		return
+	}
+	c.o.Logger.Error("console: reading data", "path", r.URL.Path, "error", err)
+	c.fail(w, r, v, http.StatusServiceUnavailable, "The data could not be read now; try again.")
+}
+
+// attempt is one upstream attempt of a record.
+type attempt struct {
+	Target string  `json:"target"`
+	Status int     `json:"status"`
+	Error  string  `json:"error"`
+	MS     float64 `json:"ms"`
+}
+
+func attempts(js string) []attempt {
+	var out []attempt
+	if js == "" {
+		return nil
+	}
+	if err := jsonUnmarshal([]byte(js), &out); err != nil {
+		return nil
+	}
+	return out
+}
+
+// splitList reads a comma-separated form field.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,181 @@
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/store"
+)
+
+// cookieName is the session cookie. The cookie holds a random secret; the
+// database holds its SHA-256, so a copy of the table opens no session.
+const cookieName = "tollgate_console"
+
+// viewer is who is signed in.
+type viewer struct {
+	session store.Session
+	Master  bool
+	KeyID   string // the virtual key, when not master
+	KeyName string
+}
+
+// access says who may see a page.
+type access int
+
+const (
+	anyone     access = iota // the master key, or a virtual key for its own data
+	masterOnly               // the master key only
+)
+
+type pageFunc func(w http.ResponseWriter, r *http.Request, v *viewer)
+
+// session runs h for a signed-in viewer allowed by a; others are sent to
+// the sign-in page (or refused, for a virtual key on a master page).
+// Requests that change state must carry the session's CSRF token.
+func (c *Console) session(a access, h pageFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		v, err := c.viewer(r)
+		if err != nil {
+			if !errors.Is(err, store.ErrNoSession) {
+				c.o.Logger.Error("console: reading the session", "error", err)
+				c.fail(w, r, nil, http.StatusServiceUnavailable, "The console cannot read its sessions now; try again.")
+				return
+			}
+			if r.Method == http.MethodGet {
+				http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
+				return
+			}
+			c.fail(w, r, nil, http.StatusUnauthorized, "Your session has ended. Sign in again.")
+			return
+		}
+		if a == masterOnly && !v.Master {
+			c.fail(w, r, v, http.StatusForbidden, "This page is for the master key.")
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+			if err := r.ParseForm(); err != nil {
+				c.fail(w, r, v, http.StatusBadRequest, "The form could not be read.")
+				return
+			}
+			got := r.PostForm.Get("csrf")
+			if subtle.ConstantTimeCompare([]byte(got), []byte(v.session.CSRF)) != 1 {
+				c.fail(w, r, v, http.StatusForbidden, "The form is missing its security token, or it is from another session. Reload the page and try again.")
+				return
+			}
+		}
+		h(w, r, v)
+	})
+}
+
+// viewer reads the session of r, and checks that a virtual key signed in
+// is still valid: a key revoked or expired since ends its sessions.
+func (c *Console) viewer(r *http.Request) (*viewer, error) {
+	ck, err := r.Cookie(cookieName)
+	if err != nil || ck.Value == "" {
+		return nil, store.ErrNoSession
+	}
+	se, err := c.o.Store.SessionByID(r.Context(), sessionID(ck.Value), c.o.Now())
+	if err != nil {
+		return nil, err
+	}
+	v := &viewer{session: se, Master: se.KeyID == "", KeyID: se.KeyID}
+	if v.Master {
+		return v, nil
+	}
+	k, err := c.o.Store.KeyByID(r.Context(), se.KeyID)
+	if err != nil || k.Revoked || k.ExpiresAt != nil && !c.o.Now().Before(*k.ExpiresAt) {
+		c.o.Store.DeleteSession(r.Context(), se.ID)
+		return nil, store.ErrNoSession
+	}
+	v.KeyName = k.Name
+	return v, nil
+}
+
+func sessionID(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+func randomToken() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func (c *Console) signinForm(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if _, err := c.viewer(r); err == nil {
+		http.Redirect(w, r, "/console/overview", http.StatusSeeOther)
+		return
+	}
+	c.render(w, r, http.StatusOK, "signin", nil, map[string]any{})
+}
+
+// signin checks the key given in the form as the API would (the same
+// failed-authentication throttle), and starts a session for it.
+func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if err := r.ParseForm(); err != nil {
+		c.render(w, r, http.StatusBadRequest, "signin", nil, map[string]any{"Error": "The form could not be read."})
+		return
+	}
+	p, err := c.o.Auth.CheckKey(r, r.PostForm.Get("key"))
+	if err != nil {
+		status, msg := http.StatusUnauthorized, "That key is not valid."
+		switch auth.Status(err) {
+		case http.StatusTooManyRequests:
+			status, msg = http.StatusTooManyRequests, "Too many failed sign-ins from your address. Wait a minute and try again."
+			if d, ok := auth.RetryAfter(err); ok {
+				w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
+			}
+		case http.StatusServiceUnavailable:
+			status, msg = http.StatusServiceUnavailable, "Keys cannot be checked now; try again."
+		}
+		c.o.Logger.Info("console: sign-in refused", "reason", auth.Reason(err), "client_ip", clientIP(r))
+		c.render(w, r, status, "signin", nil, map[string]any{"Error": msg})
+		return
+	}
+	secret := randomToken()
+	now := c.o.Now()
+	se := store.Session{ID: sessionID(secret), KeyID: p.KeyID(), CSRF: randomToken(), CreatedAt: now, ExpiresAt: now.Add(c.o.SessionTTL)}
+	if err := c.o.Store.PutSession(r.Context(), se); err != nil {
+		c.o.Logger.Error("console: storing a session", "error", err)
+		c.render(w, r, http.StatusServiceUnavailable, "signin", nil, map[string]any{"Error": "The console cannot store sessions now; try again."})
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: secret, Path: Prefix, Expires: se.ExpiresAt,
+		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	c.o.Logger.Info("console: signed in", "key_id", p.KeyID(), "master", p.Master)
+	http.Redirect(w, r, "/console/overview", http.StatusSeeOther)
+}
+
+// signout ends the session on the server, not only in the browser.
+func (c *Console) signout(w http.ResponseWriter, r *http.Request, v *viewer) {
+	if err := c.o.Store.DeleteSession(r.Context(), v.session.ID); err != nil {
+		c.fail(w, r, v, http.StatusServiceUnavailable, "The session could not be ended; try again.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
+}
+
+// PurgeSessions deletes expired sessions; the gateway calls it hourly.
+func (c *Console) PurgeSessions(ctx context.Context) (int64, error) {
+	return c.o.Store.PurgeSessions(ctx, c.o.Now())
+}
+
+func clientIP(r *http.Request) string {
+	return r.RemoteAddr
+}
