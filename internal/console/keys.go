@@ -127,7 +127,9 @@ func (c *Console) keyForm(w http.ResponseWriter, r *http.Request, v *viewer) {
 		c.fail(w, r, v, http.StatusNotFound, "There is no such key.")
 		return
 	}
-	c.render(w, r, http.StatusOK, "key", v, map[string]any{"Title": "Key " + k.Name, "Key": k, "Limits": cmpOr(k.LimitsText(), "none")})
+	q := r.URL.Query()
+	c.render(w, r, http.StatusOK, "key", v, map[string]any{"Title": "Key " + k.Name, "Key": k, "Limits": cmpOr(k.LimitsText(), "none"),
+		"Saved": q.Has("saved"), "Revoked": q.Has("revoked")})
 }
 
 func (c *Console) updateKey(w http.ResponseWriter, r *http.Request, v *viewer) {

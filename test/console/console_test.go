@@ -83,14 +83,20 @@ func chat(t *testing.T, base, key string) int {
 	return resp.StatusCode
 }
 
-func signIn(t *testing.T, ctx context.Context, base, key string) {
+// signIn signs in with key and waits for the page it leads to: the
+// overview, or (want "signin") the sign-in page again with its error.
+func signIn(t *testing.T, ctx context.Context, base, key, want string) {
 	t.Helper()
+	done := `body[data-page="overview"] h1`
+	if want == "signin" {
+		done = `body[data-page="signin"] .error`
+	}
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/console/"),
 		chromedp.WaitVisible(chromedp.ID("key")),
 		chromedp.SendKeys(chromedp.ID("key"), key),
 		chromedp.Submit(chromedp.ID("key")),
-		chromedp.WaitVisible(chromedp.CSS("h1")),
+		chromedp.WaitVisible(chromedp.CSS(done)),
 	); err != nil {
 		t.Fatalf("signing in: %v", err)
 	}
@@ -102,12 +108,12 @@ func TestConsoleInABrowser(t *testing.T) {
 	dir := artifacts(t)
 
 	// A wrong key is refused on the sign-in page; the master key signs in.
-	signIn(t, ctx, base, "sk-tg-not-a-key")
+	signIn(t, ctx, base, "sk-tg-not-a-key", "signin")
 	if got := text(t, ctx, ".error"); !strings.Contains(got, "not valid") {
 		t.Fatalf("a wrong key: %q", got)
 	}
 	shot(t, ctx, dir, "signin")
-	signIn(t, ctx, base, masterKey)
+	signIn(t, ctx, base, masterKey, "overview")
 	if got := text(t, ctx, "h1"); got != "Overview" {
 		t.Fatalf("after signing in: %q", got)
 	}
@@ -154,7 +160,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.Navigate(keyPage),
 		chromedp.SetValue(chromedp.ID("rpm"), "1"),
 		chromedp.Submit(chromedp.ID("rpm")),
-		chromedp.WaitVisible(chromedp.CSS("dl.detail")),
+		chromedp.WaitVisible(chromedp.ID("saved")),
 	); err != nil {
 		t.Fatalf("setting rpm: %v", err)
 	}
@@ -169,7 +175,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	// A virtual key sees only its own records, and not the keys page.
 	other := browserContext(t, ctx)
-	signIn(t, other, base, secret)
+	signIn(t, other, base, secret, "overview")
 	if got := navText(t, other, base+"/console/requests", "table"); strings.Contains(got, "master") || !strings.Contains(got, "echo") {
 		t.Fatalf("a virtual key's requests:\n%s", got)
 	}
@@ -182,7 +188,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.Navigate(keyPage),
 		chromedp.Click(chromedp.ID("confirm")),
 		chromedp.Submit(chromedp.ID("confirm")),
-		chromedp.WaitVisible(chromedp.CSS(".status-bad")),
+		chromedp.WaitVisible(chromedp.ID("revoked")),
 	); err != nil {
 		t.Fatalf("revoking: %v", err)
 	}
