@@ -407,8 +407,9 @@ func (s *Store) keyHours(from, to int64) (string, []any) {
 		return "hour = ANY(ARRAY(SELECT generate_series(GREATEST(?::bigint, COALESCE((SELECT MIN(hour) FROM " + t + "), ?::bigint)), " +
 			"LEAST(?::bigint, COALESCE((SELECT MAX(hour) FROM " + t + ") + 3600000, 0)) - 1, 3600000)))", []any{from, to, to}
 	}
+	start := "max(?, COALESCE((SELECT MIN(hour) FROM " + t + "), ?))"
 	end := "min(?, COALESCE((SELECT MAX(hour) FROM " + t + ") + 3600000, 0))"
-	return "hour IN (WITH RECURSIVE hours(h) AS (SELECT max(?, COALESCE((SELECT MIN(hour) FROM " + t + "), ?)) " +
-			"UNION ALL SELECT h + 3600000 FROM hours WHERE h + 3600000 < " + end + ") SELECT h FROM hours WHERE h < " + end + ")",
-		[]any{from, to, to, to}
+	hours := "WITH RECURSIVE hours(h) AS (SELECT " + start + " UNION ALL SELECT h + 3600000 FROM hours WHERE h + 3600000 < " + end + ") " +
+		"SELECT h FROM hours WHERE h < " + end // the first may be past the end
+	return "hour IN (" + hours + ")", []any{from, to, to, to}
 }

@@ -88,14 +88,14 @@ type UsageGroup struct {
 // order; by model, UnknownModel comes last.
 //
 // The whole UTC hours of [Since, Until) are summed from the hourly
-// roll-ups (its whole UTC days from the daily ones, without a key), and
-// only the parts of the first and last hour the window does not cover
-// whole from the records themselves; the answer is the sum of
-// the records exactly, at a cost that does not grow with the ledger. Once
+// roll-ups (and, without a key, its whole UTC days from the daily ones);
+// only the parts of its first and last hours that it does not cover whole
+// are summed from the records themselves. The answer is the sum of the
+// records exactly, at a cost that does not grow with the ledger. Once
 // database.ledger_retention has deleted the records of an hour, a window
 // that starts or ends inside that hour misses that hour's part in the
-// window (whole hours are still exact): usage older than the retention is
-// exact to the hour.
+// window (its whole hours are still exact): usage older than the
+// retention is exact to the hour.
 func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) {
 	var group, rollupGroup string
 	switch f.GroupBy {
