@@ -292,6 +292,9 @@ func appendExtra(b []byte, start int, extra jsontext.Value) []byte {
 // appendRaw appends an already-encoded value without its whitespace, as
 // the encoder writes one.
 func appendRaw(b []byte, v jsontext.Value) []byte {
+	if len(v) == 0 {
+		return append(b, "null"...) // an absent value is written as null
+	}
 	if !hasSpace(v) {
 		return append(b, v...)
 	}

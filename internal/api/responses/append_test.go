@@ -52,7 +52,8 @@ func appendCases() []Response {
 		ToolChoice: jsontext.Value(`"auto"`), Metadata: jsontext.Value(`{}`)}
 	bare := Response{ToolChoice: jsontext.Value(`"none"`), Metadata: jsontext.Value(`null`), Reasoning: &Reasoning{Extra: jsontext.Value(`{"x":true}`)},
 		Text: &Text{}, Temperature: math.Copysign(0, -1), TopP: 123456789.125}
-	return []Response{full, failed, bare}
+	absent := Response{} // tool_choice and metadata left empty: written as null
+	return []Response{full, failed, bare, absent}
 }
 
 func TestAppendJSONMatchesMarshal(t *testing.T) {
