@@ -473,23 +473,38 @@ func toolInput(args, path string) (jsontext.Value, error) {
 	return v, nil
 }
 
-// o2aTools converts tools, tool_choice and parallel_tool_calls (§1.5).
-func o2aTools(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+// chatFunctionTools returns a chat request's function tools (tools and
+// the legacy functions), each checked; other tool types are dropped under
+// the plan's contract, or refused with "tools of type X cannot be " + where.
+func chatFunctionTools(in *openai.ChatRequest, p *Plan, where string) ([]openai.Tool, error) {
 	defs := in.Tools
 	for _, f := range in.Functions {
 		defs = append(defs, openai.Tool{Type: "function", Function: f})
 	}
+	var out []openai.Tool
 	for i, t := range defs {
 		path, legacy := chatToolPath(in, i)
 		if t.Type != "function" {
-			if err := p.contract(path, fmt.Sprintf("tools of type %q cannot be used with an Anthropic model", t.Type)); err != nil {
-				return err
+			if err := p.contract(path, fmt.Sprintf("tools of type %q cannot be %s", t.Type, where)); err != nil {
+				return nil, err
 			}
 			continue
 		}
 		if err := chatFunction(t, path, legacy); err != nil {
-			return err
+			return nil, err
 		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// o2aTools converts tools, tool_choice and parallel_tool_calls (§1.5).
+func o2aTools(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+	defs, err := chatFunctionTools(in, p, "used with an Anthropic model")
+	if err != nil {
+		return err
+	}
+	for _, t := range defs {
 		at := anthropic.Tool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: inputSchema(t.Function.Parameters)}
 		if t.Function.Strict != nil {
 			if p.Caps.StrictTools {

@@ -302,21 +302,11 @@ func c2rUserParts(path string, c openai.MessageContent, p *Plan) ([]responses.Pa
 
 // c2rTools converts tools, tool_choice (and the legacy functions forms).
 func c2rTools(in *openai.ChatRequest, out *responses.Request, p *Plan) error {
-	defs := in.Tools
-	for _, f := range in.Functions {
-		defs = append(defs, openai.Tool{Type: "function", Function: f})
+	defs, err := chatFunctionTools(in, p, "sent to a Responses upstream")
+	if err != nil {
+		return err
 	}
-	for i, t := range defs {
-		path, legacy := chatToolPath(in, i)
-		if t.Type != "function" {
-			if err := p.contract(path, fmt.Sprintf("tools of type %q cannot be sent to a Responses upstream", t.Type)); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := chatFunction(t, path, legacy); err != nil {
-			return err
-		}
+	for _, t := range defs {
 		f := t.Function
 		out.Tools = append(out.Tools, responses.Tool{Type: "function", Name: p.upstreamToolName(f.Name), Description: f.Description,
 			Parameters: inputSchema(f.Parameters), Strict: f.Strict})
