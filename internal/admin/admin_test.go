@@ -213,6 +213,24 @@ func TestKeysEndToEnd(t *testing.T) {
 			if statuses[200] != 4 || statuses[404] != 3 || endpoints["/v1/models"] != 1 || endpoints["/v1/messages"]+endpoints["/v1/chat/completions"] != 6 {
 				t.Errorf("statuses: %v, endpoints %v", statuses, endpoints)
 			}
+			// By lane: every record is in exactly one lane (none: no upstream).
+			lanes := map[string]int{}
+			for _, r := range page.Data {
+				lanes[r.Lane]++
+			}
+			for _, lane := range []string{"passthrough", "translated", "none"} {
+				var byLane admin.RequestPage
+				if status, _ := e.call("GET", "/admin/requests?lane="+lane+"&key="+created.ID, master, "", &byLane); status != 200 {
+					t.Fatalf("requests by lane %s: %d", lane, status)
+				}
+				want := lanes[strings.TrimSuffix(lane, "none")]
+				if len(byLane.Data) != want {
+					t.Errorf("lane %s: %d records, want %d (%v)", lane, len(byLane.Data), want, lanes)
+				}
+			}
+			if lanes[""] != 4 { // the three unknown models and the model list
+				t.Errorf("records without a lane: %v", lanes)
+			}
 			var usage admin.UsageReport
 			if status, _ := e.call("GET", "/admin/usage?group_by=key&since=1h", master, "", &usage); status != 200 {
 				t.Fatalf("usage: %d", status)
@@ -263,6 +281,7 @@ func TestAdminBadInput(t *testing.T) {
 		{"GET", "/admin/requests?limit=0", ``, 400, "limit"},
 		{"GET", "/admin/requests?limit=5000", ``, 400, "limit"},
 		{"GET", "/admin/requests?status=abc", ``, 400, "status"},
+		{"GET", "/admin/requests?lane=sideways", ``, 400, "lane"},
 		{"GET", "/admin/requests?after_id=req_nope", ``, 400, "after_id"},
 		{"GET", "/admin/nothing", ``, 404, "no such admin endpoint"},
 	}

@@ -208,10 +208,10 @@ func (h *handler) usage(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) requests(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	if err := onlyParams(q, "limit", "key", "model", "status", "after_id"); err != nil {
+	if err := onlyParams(q, "limit", "key", "model", "status", "lane", "after_id"); err != nil {
 		return err
 	}
-	rq := RequestQuery{KeyID: q.Get("key"), Model: q.Get("model"), AfterID: q.Get("after_id")}
+	rq := RequestQuery{KeyID: q.Get("key"), Model: q.Get("model"), Lane: q.Get("lane"), AfterID: q.Get("after_id")}
 	for _, p := range []struct {
 		name string
 		dst  *int

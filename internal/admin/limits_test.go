@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,6 +107,11 @@ func TestLimitsEndToEnd(t *testing.T) {
 			}
 			if status, _, _ := e.send("/v1/messages", k.Key, fmt.Sprintf(message, "other")); status != 200 {
 				t.Fatalf("another model: %d", status)
+			}
+			// The console's limits page shows the per-model window in use,
+			// under the model's name, as admission counted it.
+			if page := e.consolePage("/console/limits"); !strings.Contains(page, "echo: rpm 1 of 1") {
+				t.Fatalf("the console's limits page:\n%s", page)
 			}
 			// PATCH replaces limits; null removes them.
 			if status, resp := e.call("PATCH", "/admin/keys/"+k.ID, master, `{"model_limits":null}`, nil); status != 200 {
@@ -246,4 +253,27 @@ models: [ { name: m, targets: [ { provider: ant, model: x } ], pricing: { input:
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// consolePage signs in to the console with the master key and returns
+// the page at path.
+func (e *env) consolePage(path string) string {
+	e.t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Transport: e.srv.Client().Transport}
+	resp, err := c.PostForm(e.srv.URL+"/console/signin", url.Values{"key": {master}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = c.Get(e.srv.URL + path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		e.t.Fatalf("%s: %d\n%s", path, resp.StatusCode, raw)
+	}
+	return string(raw)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -410,6 +411,7 @@ type RequestQuery struct {
 	KeyID   string
 	Model   string
 	Status  int
+	Lane    string // passthrough, translated or none (store.Lanes)
 	AfterID string
 }
 
@@ -422,6 +424,9 @@ func (s *Service) Requests(ctx context.Context, q RequestQuery) (RequestPage, er
 		if err := checkParam(p.name, p.v); err != nil {
 			return RequestPage{}, err
 		}
+	}
+	if q.Lane != "" && !slices.Contains(store.Lanes, q.Lane) {
+		return RequestPage{}, invalid("lane: %q is not a lane; use %s", q.Lane, strings.Join(store.Lanes, ", "))
 	}
 	if q.Limit == 0 {
 		q.Limit = 100
@@ -436,7 +441,7 @@ func (s *Service) Requests(ctx context.Context, q RequestQuery) (RequestPage, er
 			return RequestPage{}, err
 		}
 	}
-	recs, err := s.store.Requests(ctx, store.RequestFilter{KeyID: q.KeyID, Model: q.Model, Status: q.Status,
+	recs, err := s.store.Requests(ctx, store.RequestFilter{KeyID: q.KeyID, Model: q.Model, Status: q.Status, Lane: q.Lane,
 		AfterID: q.AfterID, Limit: q.Limit + 1})
 	if err != nil {
 		return RequestPage{}, err

@@ -8,6 +8,7 @@ import (
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/console"
 	"github.com/tollgate/tollgate/internal/gateway"
+	"github.com/tollgate/tollgate/internal/limiter"
 	"github.com/tollgate/tollgate/internal/route"
 )
 
@@ -24,6 +25,9 @@ func (lv *live) mountConsole(mux *http.ServeMux) error {
 		Store:  lv.db,
 		Auth:   lv.authn,
 		Routes: lv.routes,
+		LimitUse: func(ctx context.Context, k admin.KeyView) ([]limiter.Use, error) {
+			return lv.gw.KeyLimitUse(ctx, k.ID, k.Limits, k.ModelLimits)
+		},
 		Logger: lv.log,
 	})
 	if err != nil {

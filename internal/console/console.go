@@ -6,6 +6,7 @@
 package console
 
 import (
+	"context"
 	"embed"
 	"html/template"
 	"io/fs"
@@ -16,6 +17,7 @@ import (
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/clock"
+	"github.com/tollgate/tollgate/internal/limiter"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/store"
 )
@@ -40,7 +42,10 @@ type Options struct {
 	Auth  *auth.Authenticator
 	// Routes returns the route table in force (it may change on reload).
 	Routes func() *route.Table
-	Logger *slog.Logger
+	// LimitUse reports the live use of a key's limits (the limiter's
+	// counters); nil when nothing is limited.
+	LimitUse func(context.Context, admin.KeyView) ([]limiter.Use, error)
+	Logger   *slog.Logger
 	// SessionTTL is how long a sign-in lasts (DefaultSessionTTL when 0).
 	SessionTTL time.Duration
 	// Now is the clock (clock.Now when nil).

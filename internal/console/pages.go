@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/admin"
+	"github.com/tollgate/tollgate/internal/limiter"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/units"
@@ -260,11 +261,17 @@ func i64(n int64) string { return strconv.FormatInt(n, 10) }
 // requests pages the ledger, newest first.
 func (c *Console) requests(w http.ResponseWriter, r *http.Request, v *viewer) {
 	q := r.URL.Query()
-	f := store.RequestFilter{KeyID: q.Get("key"), Model: q.Get("model"), AfterID: q.Get("after"), Limit: 50}
+	f := store.RequestFilter{KeyID: q.Get("key"), Model: q.Get("model"), Lane: q.Get("lane"), AfterID: q.Get("after"), Limit: 50}
 	if !v.Master {
 		f.KeyID = v.KeyID
 	}
-	data := map[string]any{"Key": f.KeyID, "Model": f.Model, "Status": q.Get("status"), "Since": q.Get("since"), "Master": v.Master, "Refresh": 30}
+	data := map[string]any{"Key": f.KeyID, "Model": f.Model, "Status": q.Get("status"), "Lane": f.Lane, "Lanes": laneChoices,
+		"Since": q.Get("since"), "Master": v.Master, "Refresh": 30}
+	if f.Lane != "" && !slices.Contains(store.Lanes, f.Lane) {
+		data["Error"] = "lane: choose pass-through, translated or none"
+		c.render(w, r, http.StatusBadRequest, "requests", v, data)
+		return
+	}
 	if s := q.Get("status"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 100 || n > 599 {
@@ -283,7 +290,7 @@ func (c *Console) requests(w http.ResponseWriter, r *http.Request, v *viewer) {
 		}
 		f.Since = t
 	}
-	recs, err := c.o.Store.Requests(r.Context(), store.RequestFilter{KeyID: f.KeyID, Model: f.Model, Status: f.Status, Since: f.Since, AfterID: f.AfterID, Limit: f.Limit + 1})
+	recs, err := c.o.Store.Requests(r.Context(), store.RequestFilter{KeyID: f.KeyID, Model: f.Model, Status: f.Status, Lane: f.Lane, Since: f.Since, AfterID: f.AfterID, Limit: f.Limit + 1})
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
@@ -301,6 +308,9 @@ func (c *Console) requests(w http.ResponseWriter, r *http.Request, v *viewer) {
 	c.render(w, r, http.StatusOK, "requests", v, data)
 }
 
+// laneChoices are the Requests page's lane filter: value and label.
+var laneChoices = [][2]string{{"", "any"}, {"passthrough", "pass-through"}, {"translated", "translated"}, {store.NoLane, "none (no upstream)"}}
+
 // request shows one record and its attempts; a virtual key sees only its
 // own, and another's is not found, exactly like a missing one.
 func (c *Console) request(w http.ResponseWriter, r *http.Request, v *viewer) {
@@ -312,7 +322,13 @@ func (c *Console) request(w http.ResponseWriter, r *http.Request, v *viewer) {
 	c.render(w, r, http.StatusOK, "request", v, map[string]any{"Title": "Request " + rec.ID, "R": rec, "Attempts": attempts(rec.Attempts)})
 }
 
-// limits shows each key's limits and what it spent today and this month.
+// limitsPage is how many keys the limits page shows at once: each key's
+// live use is one read of the counters (and of the ledger, for a budget
+// no request loaded since the last start).
+const limitsPage = 50
+
+// limits shows each key's limits, their live use, and what it spent
+// today and this month.
 func (c *Console) limits(w http.ResponseWriter, r *http.Request, v *viewer) {
 	ctx := r.Context()
 	l, err := c.svc().Keys(ctx)
@@ -320,6 +336,22 @@ func (c *Console) limits(w http.ResponseWriter, r *http.Request, v *viewer) {
 		c.storeFailed(w, r, v, err)
 		return
 	}
+	keys := make([]admin.KeyView, 0, len(l.Data))
+	for _, k := range l.Data {
+		if !k.Revoked && (v.Master || k.ID == v.KeyID) {
+			keys = append(keys, k)
+		}
+	}
+	data := map[string]any{"Refresh": 30, "Keys": len(keys)}
+	from, _ := strconv.Atoi(r.URL.Query().Get("from"))
+	from = min(max(from, 0), len(keys))
+	if from+limitsPage < len(keys) {
+		data["Next"] = "/console/limits?from=" + strconv.Itoa(from+limitsPage)
+	}
+	if from > 0 {
+		data["Prev"] = "/console/limits?from=" + strconv.Itoa(max(from-limitsPage, 0))
+	}
+	keys = keys[from:min(from+limitsPage, len(keys))]
 	now := c.o.Now().UTC()
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
@@ -337,16 +369,56 @@ func (c *Console) limits(w http.ResponseWriter, r *http.Request, v *viewer) {
 	type row struct {
 		Key          admin.KeyView
 		Limits       string
+		Use          []limitUse
+		UseError     bool
 		Today, Month admin.UsageGroup
 	}
-	var rows []row
-	for _, k := range l.Data {
-		if k.Revoked || !v.Master && k.ID != v.KeyID {
-			continue
+	rows := make([]row, 0, len(keys))
+	for _, k := range keys {
+		rw := row{Key: k, Limits: cmpOr(k.LimitsText(), "none"), Today: today[k.ID], Month: thisMonth[k.ID]}
+		if c.o.LimitUse != nil {
+			uses, err := c.o.LimitUse(ctx, k)
+			if err != nil {
+				c.o.Logger.Warn("console: reading the limits' use", "key", k.ID, "error", err)
+				rw.UseError = true
+			}
+			rw.Use = limitUses(k.ID, uses)
 		}
-		rows = append(rows, row{Key: k, Limits: cmpOr(k.LimitsText(), "none"), Today: today[k.ID], Month: thisMonth[k.ID]})
+		rows = append(rows, rw)
 	}
-	c.render(w, r, http.StatusOK, "limits", v, map[string]any{"Rows": rows, "Refresh": 30})
+	data["Rows"] = rows
+	c.render(w, r, http.StatusOK, "limits", v, data)
+}
+
+// limitUse is one limit's live use, as the limits page shows it.
+type limitUse struct {
+	Model      string // "" for the key's own limits
+	What       string // rpm, tpm, parallel, budget
+	Used       string
+	Limit      string
+	Value, Max int64 // for the meter
+	FromLedger bool
+}
+
+func limitUses(keyID string, uses []limiter.Use) []limitUse {
+	out := make([]limitUse, 0, len(uses))
+	for _, u := range uses {
+		lu := limitUse{Model: strings.TrimPrefix(strings.TrimPrefix(u.Scope, "key:"+keyID), ":model:"),
+			Used: num(u.Used), Limit: num(u.Limit), Value: min(u.Used, u.Limit), Max: u.Limit, FromLedger: u.FromLedger}
+		switch u.What {
+		case limiter.Requests:
+			lu.What = "rpm"
+		case limiter.Tokens:
+			lu.What = "tpm"
+		case limiter.Parallel:
+			lu.What = "parallel"
+		case limiter.Budget:
+			lu.What = "budget"
+			lu.Used, lu.Limit = usd(u.Used), usd(u.Limit)
+		}
+		out = append(out, lu)
+	}
+	return out
 }
 
 // storeFailed answers a page whose data could not be read.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -299,4 +300,49 @@ func (g *Gateway) settle(x *exchange) {
 	// Not the client's context: the request is over, and it may be gone.
 	// The Redis back end bounds its own calls.
 	limits.Limiter.Settle(context.Background(), x.ticket, limiter.Used{Tokens: tokens, Cost: cost})
+}
+
+// KeyLimitUse is the current use of every limit that applies to a key's
+// requests, scope by scope as admission counts them: the key's own limits
+// over the key defaults, then its limits for each model it names (by
+// model or alias; a name no model has any more is left out). Limits on a
+// model across all keys are not the key's: they are not listed. Nil when
+// no limiter is configured or nothing limits the key.
+func (g *Gateway) KeyLimitUse(ctx context.Context, keyID string, own limit.Limits, perModel map[string]limit.Limits) ([]limiter.Use, error) {
+	gen := g.gen.Load()
+	lim := gen.limits.Limiter
+	if lim == nil {
+		return nil, nil
+	}
+	var scopes []limiter.Scope
+	if l := own.Over(gen.limits.KeyDefaults); !l.IsZero() {
+		scopes = append(scopes, limiter.Scope{Name: "key:" + keyID, Limits: l, KeyID: keyID})
+	}
+	names := make([]string, 0, len(perModel))
+	for name := range perModel {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	seen := map[string]bool{}
+	for _, name := range names {
+		m := gen.routes.Lookup([]byte(name))
+		if m == nil || seen[m.Name] {
+			continue
+		}
+		seen[m.Name] = true
+		// As auth.Key.LimitsFor picks them: the model's name, then its aliases.
+		l, ok := perModel[m.Name]
+		for _, a := range m.Aliases {
+			if !ok {
+				l, ok = perModel[a]
+			}
+		}
+		if !l.IsZero() {
+			scopes = append(scopes, limiter.Scope{Name: "key:" + keyID + ":model:" + m.Name, Limits: l, KeyID: keyID, Models: m.Names()})
+		}
+	}
+	if len(scopes) == 0 {
+		return nil, nil
+	}
+	return lim.Use(ctx, scopes)
 }

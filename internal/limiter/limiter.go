@@ -176,6 +176,9 @@ type backend interface {
 	admit(ctx context.Context, member string, checks []check) (outcome, error)
 	seed(ctx context.Context, c check, epoch string, total int64, bySlot map[int64]int64) error
 	settle(ctx context.Context, member string, settles []settlement) error
+	// peek reads what admit would count for each check, changing nothing;
+	// loaded is false for a budget whose counter is not loaded.
+	peek(ctx context.Context, checks []check) (used []int64, loaded []bool, err error)
 	// forget drops budget counters, to be reloaded from the ledger.
 	forget(ctx context.Context, cs []check) error
 	close() error

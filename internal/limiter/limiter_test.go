@@ -311,7 +311,10 @@ func (failing) seed(context.Context, check, string, int64, map[int64]int64) erro
 func (failing) settle(context.Context, string, []settlement) error                { return nil }
 func (failing) close() error                                                      { return nil }
 func (failing) forget(context.Context, []check) error                             { return nil }
-func (failing) clockNow() time.Time                                               { return clock.Now() }
+func (failing) peek(context.Context, []check) ([]int64, []bool, error) {
+	return nil, nil, errors.New("connection refused")
+}
+func (failing) clockNow() time.Time { return clock.Now() }
 
 func TestReloadFailureFollowsFailMode(t *testing.T) {
 	sp := &fakeSpender{err: errors.New("database down")}

@@ -246,3 +246,40 @@ for i = 1, #KEYS do
 end
 return 1
 `
+
+// luaPeek: KEYS = one base key per check. ARGV = offset, then per check:
+// kind (w window, p parallel, b budget), slot ms. It changes nothing and
+// returns per check what admit would count before adding the request:
+// the window's sum, the live leases, or a budget's spend plus its live
+// reservations; -1 for a budget whose counter is not loaded.
+const luaPeek = luaCommon + `
+local now = clock()
+local out = {}
+for i = 1, #KEYS do
+  local kind, slotms = ARGV[2 * i], tonumber(ARGV[2 * i + 1])
+  local k = KEYS[i]
+  local function sum(key)
+    local flat, cur, total = redis.call('HGETALL', key), math.floor(now / slotms), 0
+    for j = 1, #flat, 2 do
+      if tonumber(flat[j]) > cur - KEEP then total = clamp(total + tonumber(flat[j + 1])) end
+    end
+    return total
+  end
+  if kind == 'w' then
+    out[i] = sum(k)
+  elseif kind == 'p' then
+    out[i] = redis.call('ZCOUNT', k, '(' .. fmt(now), '+inf')
+  elseif not redis.call('HGET', k, 'e') then
+    out[i] = -1
+  else
+    local reserved = 0
+    for _, m in ipairs(redis.call('ZRANGEBYSCORE', k .. ':l', '(' .. fmt(now), '+inf')) do
+      reserved = clamp(reserved + tonumber(redis.call('HGET', k .. ':a', m) or '0'))
+    end
+    local spent
+    if slotms > 0 then spent = sum(k .. ':s') else spent = clamp(tonumber(redis.call('HGET', k, 'c') or '0')) end
+    out[i] = clamp(spent + reserved)
+  end
+end
+return out
+`

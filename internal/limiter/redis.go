@@ -44,6 +44,7 @@ var (
 	scriptSeed   = redis.NewScript(luaSeed)
 	scriptSettle = redis.NewScript(luaSettle)
 	scriptRenew  = redis.NewScript(luaRenew)
+	scriptPeek   = redis.NewScript(luaPeek)
 )
 
 var _ backend = (*Redis)(nil)
@@ -151,13 +152,11 @@ func (r *Redis) admit(ctx context.Context, member string, cs []check) (outcome, 
 	var leaseSets []string
 	for i, c := range cs {
 		keys[i] = r.prefix + c.key
-		kind := "w"
+		kind := scriptKind(c.what)
 		switch c.what {
 		case Parallel:
-			kind = "p"
 			leaseSets = append(leaseSets, keys[i])
 		case Budget:
-			kind = "b"
 			leaseSets = append(leaseSets, keys[i]+":l")
 		}
 		// Amounts and limits within what the scripts count exactly.

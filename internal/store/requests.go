@@ -223,6 +223,13 @@ func (s *Store) insertStmt(ctx context.Context, rows int) (*sql.Stmt, error) {
 	return s.inserts[i], nil
 }
 
+// NoLane selects, in RequestFilter.Lane, the records that have no lane:
+// no upstream was chosen for them.
+const NoLane = "none"
+
+// Lanes are the values RequestFilter.Lane takes.
+var Lanes = []string{"passthrough", "translated", NoLane}
+
 // MaxRequestsPage is the most records one Requests call returns.
 const MaxRequestsPage = 1001 // a page of 1000 and one to tell whether there are more
 
@@ -231,6 +238,9 @@ type RequestFilter struct {
 	KeyID  string
 	Model  string
 	Status int
+	// Lane is "passthrough", "translated", or NoLane for the records no
+	// upstream served (refused, failed before one was chosen).
+	Lane   string
 	Since  time.Time // records at or after this time, when set
 	Before time.Time // records strictly older than this, when set
 	// AfterID pages: the records that come after this one, newest first
@@ -253,6 +263,13 @@ func (s *Store) Requests(ctx context.Context, f RequestFilter) ([]Request, error
 	}
 	if f.Status != 0 {
 		where, args = append(where, "status = ?"), append(args, f.Status)
+	}
+	if f.Lane != "" {
+		lane := f.Lane
+		if lane == NoLane {
+			lane = ""
+		}
+		where, args = append(where, "lane = ?"), append(args, cleanField(lane))
 	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "time >= ?"), append(args, f.Since.UnixMilli())

@@ -109,3 +109,65 @@ func TestOpenErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestFilters checks each filter of Requests alone and together,
+// against records that differ in exactly what each one selects by.
+func TestRequestFilters(t *testing.T) {
+	ctx := context.Background()
+	base := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	lanes := []string{"passthrough", "translated", ""}
+	var recs []store.Request
+	for i := range 60 {
+		r := store.Request{ID: fmt.Sprintf("req_%04d", i), Time: base.Add(time.Duration(i) * time.Minute),
+			ClientProtocol: "openai", Model: fmt.Sprintf("m%d", i%2), Provider: "p", Lane: lanes[i%3], Status: 200}
+		if r.Lane == "" {
+			r.Status, r.ErrorType = 429, "rate_limit_error" // refused before an upstream was chosen
+		}
+		if i%4 == 0 {
+			r.KeyID = "key_a"
+		}
+		recs = append(recs, r)
+	}
+	for name, s := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			if err := s.InsertRequests(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				name string
+				f    store.RequestFilter
+				want func(r store.Request) bool
+			}{
+				{"lane passthrough", store.RequestFilter{Lane: "passthrough"}, func(r store.Request) bool { return r.Lane == "passthrough" }},
+				{"lane translated", store.RequestFilter{Lane: "translated"}, func(r store.Request) bool { return r.Lane == "translated" }},
+				{"no lane", store.RequestFilter{Lane: store.NoLane}, func(r store.Request) bool { return r.Lane == "" }},
+				{"key and lane", store.RequestFilter{KeyID: "key_a", Lane: "translated"},
+					func(r store.Request) bool { return r.KeyID == "key_a" && r.Lane == "translated" }},
+				{"model, status and since", store.RequestFilter{Model: "m1", Status: 429, Since: base.Add(30 * time.Minute)},
+					func(r store.Request) bool {
+						return r.Model == "m1" && r.Status == 429 && !r.Time.Before(base.Add(30*time.Minute))
+					}},
+				{"unknown lane", store.RequestFilter{Lane: "sideways"}, func(store.Request) bool { return false }},
+			} {
+				got, err := s.Requests(ctx, store.RequestFilter{KeyID: tc.f.KeyID, Model: tc.f.Model, Status: tc.f.Status,
+					Lane: tc.f.Lane, Since: tc.f.Since, Limit: 1000})
+				if err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				var want []string
+				for i := len(recs) - 1; i >= 0; i-- { // newest first
+					if tc.want(recs[i]) {
+						want = append(want, recs[i].ID)
+					}
+				}
+				var ids []string
+				for _, r := range got {
+					ids = append(ids, r.ID)
+				}
+				if fmt.Sprint(ids) != fmt.Sprint(want) {
+					t.Errorf("%s: got %v, want %v", tc.name, ids, want)
+				}
+			}
+		})
+	}
+}

@@ -151,8 +151,6 @@ func TestConsoleInABrowser(t *testing.T) {
 	shot(t, ctx, dir, "overview")
 	navText(t, ctx, base+"/console/routes", "main")
 	shot(t, ctx, dir, "routes")
-	navText(t, ctx, base+"/console/limits", "main")
-	shot(t, ctx, dir, "limits")
 
 	// An rpm limit of 1 set in the console: the second call gets 429.
 	keyPage := keyURL(t, ctx, base)
@@ -171,6 +169,25 @@ func TestConsoleInABrowser(t *testing.T) {
 	first, second := chat(t, base, secret), chat(t, base, secret)
 	if first != 200 || second != 429 {
 		t.Fatalf("with rpm 1: %d then %d, want 200 then 429", first, second)
+	}
+	// The limits page shows the window's live use: the one admitted call.
+	if got := navText(t, ctx, base+"/console/limits", "table"); !strings.Contains(got, "rpm 1 of 1") {
+		t.Fatalf("the limits page does not show the rpm window in use:\n%s", got)
+	}
+	shot(t, ctx, dir, "limits")
+
+	// Requests by lane: the refused call reached no upstream.
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/console/requests"),
+		chromedp.WaitVisible(chromedp.ID("lane")),
+		chromedp.SetValue(chromedp.ID("lane"), "none"),
+		chromedp.Submit(chromedp.ID("lane")),
+		chromedp.WaitReady(chromedp.CSS(`#lane option[value="none"][selected]`)), // options have no box: never "visible"
+	); err != nil {
+		t.Fatalf("filtering requests by lane: %v", err)
+	}
+	if got := text(t, ctx, "table tbody"); !strings.Contains(got, "429") || strings.Contains(got, "passthrough") || strings.Contains(got, "translated") {
+		t.Fatalf("requests with no lane:\n%s", got)
 	}
 
 	// A virtual key sees only its own records, and not the keys page.
