@@ -380,12 +380,13 @@ func (s *Service) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) 
 			UnpricedRequests: g.Unpriced, EstimatedRequests: g.Estimated, Tokens: Tokens{Input: g.Input, CacheRead: g.CacheRead,
 				CacheWrite5m: g.CacheWrite5m, CacheWrite1h: g.CacheWrite1h, Output: g.Output, Reasoning: g.Reasoning}}
 		rep.Data = append(rep.Data, ug)
-		rep.Total.add(ug)
+		rep.Total.Add(ug)
 	}
 	return rep, nil
 }
 
-func (t *UsageGroup) add(g UsageGroup) {
+// Add adds g's counts, tokens and cost to t.
+func (t *UsageGroup) Add(g UsageGroup) {
 	t.Requests += g.Requests
 	t.Errors += g.Errors
 	t.UnpricedRequests += g.UnpricedRequests

@@ -59,6 +59,20 @@ func chartSVG(bars []bar, bucket time.Duration, m measure) template.HTML {
 		models = append(models, k)
 	}
 	slices.SortFunc(models, func(a, b string) int { return cmp.Or(cmp.Compare(totals[b], totals[a]), cmp.Compare(a, b)) })
+	// Past the palette's colours, the smallest models are drawn as one
+	// series: colours stay distinct, and the page stays small whatever
+	// the number of models.
+	if len(models) > len(palette) {
+		other := fmt.Sprintf("%d other models", len(models)-len(palette)+1)
+		kept := map[string]bool{}
+		for _, k := range models[:len(palette)-1] {
+			kept[k] = true
+		}
+		for i, b := range bars {
+			bars[i].Groups = mergeOthers(b.Groups, kept, other)
+		}
+		models = append(models[:len(palette)-1], other)
+	}
 	colour := map[string]string{}
 	for i, k := range models {
 		colour[k] = palette[i%len(palette)]
@@ -98,6 +112,26 @@ func chartSVG(bars []bar, bucket time.Duration, m measure) template.HTML {
 	}
 	sb.WriteString(`</svg>`)
 	return template.HTML(sb.String())
+}
+
+// mergeOthers returns groups with those not kept summed into one group
+// named other.
+func mergeOthers(groups []admin.UsageGroup, kept map[string]bool, other string) []admin.UsageGroup {
+	out := make([]admin.UsageGroup, 0, len(kept)+1)
+	rest := admin.UsageGroup{Group: other}
+	merged := false
+	for _, g := range groups {
+		if kept[g.Group] {
+			out = append(out, g)
+			continue
+		}
+		merged = true
+		rest.Add(g)
+	}
+	if merged {
+		out = append(out, rest)
+	}
+	return out
 }
 
 func labelFormat(bucket time.Duration) string {

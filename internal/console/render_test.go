@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +51,36 @@ func TestParseWhen(t *testing.T) {
 	}
 	if _, err := parseWhen("yesterday", now); err == nil {
 		t.Error("parseWhen(yesterday) succeeded")
+	}
+}
+
+// Past eight models, the chart draws the seven largest and one series for
+// the rest: distinct colours, and a page whose size does not grow with
+// the number of models.
+func TestChartMergesSmallModels(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var bars []bar
+	for i := range 30 {
+		var groups []admin.UsageGroup
+		for m := range 12 {
+			cost := int64(1000 * (m + 1))
+			groups = append(groups, admin.UsageGroup{Group: fmt.Sprintf("model-%02d", m), Requests: 1, CostNanoUSD: &cost})
+		}
+		bars = append(bars, bar{Start: at.Add(time.Duration(i) * time.Hour), Groups: groups})
+	}
+	svg := string(chartSVG(bars, time.Hour, costOrTokens(admin.UsageGroup{CostNanoUSD: new(int64(1))})))
+	for m := 5; m < 12; m++ { // the seven largest
+		if !strings.Contains(svg, fmt.Sprintf(">model-%02d</text>", m)) {
+			t.Errorf("model-%02d is not in the legend", m)
+		}
+	}
+	if strings.Contains(svg, ">model-04</text>") || !strings.Contains(svg, ">5 other models</text>") {
+		t.Errorf("the five smallest are not one series")
+	}
+	if n := strings.Count(svg, "<rect"); n != 30*8+8 {
+		t.Errorf("%d rectangles, want 30 bars × 8 series + 8 legend keys", n)
+	}
+	if !strings.Contains(svg, "5 other models: 5 requests") {
+		t.Errorf("the merged series does not sum its models' requests")
 	}
 }

@@ -261,15 +261,22 @@ func (s *Store) Requests(ctx context.Context, f RequestFilter) ([]Request, error
 	if f.Model != "" {
 		where, args = append(where, "model = ?"), append(args, cleanField(f.Model))
 	}
+	// The literal conditions let SQLite use the partial indexes of
+	// migration 00009, which a bound value alone would not prove apply.
+	// PostgreSQL plans with the value and proves it; given the condition
+	// twice, it would count its selectivity twice and choose worse plans.
 	if f.Status != 0 {
 		where, args = append(where, "status = ?"), append(args, f.Status)
-	}
-	if f.Lane != "" {
-		lane := f.Lane
-		if lane == NoLane {
-			lane = ""
+		if f.Status >= 400 && s.dialect == SQLite {
+			where = append(where, "status >= 400")
 		}
-		where, args = append(where, "lane = ?"), append(args, cleanField(lane))
+	}
+	switch f.Lane {
+	case "":
+	case NoLane:
+		where = append(where, "lane = ''")
+	default:
+		where, args = append(where, "lane = ?"), append(args, cleanField(f.Lane))
 	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "time >= ?"), append(args, f.Since.UnixMilli())
