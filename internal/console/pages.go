@@ -187,11 +187,22 @@ func (c *Console) usage(w http.ResponseWriter, r *http.Request, v *viewer) {
 	for i, g := range rep.Data {
 		rows[i] = usageRow{UsageGroup: g, Label: label(g.Group, p.By, names)}
 	}
+	if len(rows) > maxUsageRows {
+		// The largest groups, largest first; the CSV has every one.
+		m := costOrTokens(rep.Total)
+		slices.SortStableFunc(rows, func(a, b usageRow) int { return cmp.Compare(m(b.UsageGroup), m(a.UsageGroup)) })
+		data["Shown"], data["Groups"] = maxUsageRows, len(rows)
+		rows = rows[:maxUsageRows]
+	}
 	data["Rows"], data["Total"] = rows, rep.Total
 	data["Chart"] = groupsSVG(rows)
 	data["CSV"] = "/console/usage.csv?" + r.URL.RawQuery
 	c.render(w, r, http.StatusOK, "usage", v, data)
 }
+
+// maxUsageRows is the most groups the usage page lists (the CSV lists
+// all): a thousand keys would make a page of some 250 KB.
+const maxUsageRows = 100
 
 type usageRow struct {
 	admin.UsageGroup

@@ -50,6 +50,7 @@ func BenchmarkPagesAtScale(b *testing.B) {
 			{"requests/model+status", "/console/requests?model=model-7&status=429", master, c.requests},
 			{"requests/lane=none", "/console/requests?lane=none", master, c.requests},
 			{"usage/30d/model", "/console/usage?since=30d&by=model", master, c.usage},
+			{"usage/30d/key", "/console/usage?since=30d&by=key", master, c.usage},
 		} {
 			b.Run(p.name, func(b *testing.B) {
 				var took []time.Duration

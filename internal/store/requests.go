@@ -143,8 +143,7 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 		start += size
 	}
 	if !s.noRollups && len(stored) > 0 {
-		perKey, all, daily := aggregate(stored)
-		for i, deltas := range [][]rollupDelta{perKey, all, daily} {
+		for i, deltas := range aggregate(stored) {
 			if err := s.addRollups(ctx, tx, rollupTables[i], deltas); err != nil {
 				return fmt.Errorf("adding to the usage roll-ups: %w", err)
 			}

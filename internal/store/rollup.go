@@ -10,11 +10,12 @@ import (
 	"strings"
 )
 
-// The usage ledger keeps roll-ups beside its records (migration 00007):
-// usage_hourly_keys per (hour, key, model, model group, provider, whether
-// the records are usage), usage_hourly the same over all keys, and
-// usage_daily that by UTC day. InsertRequests adds the records it stores
-// to all three in the same transaction, so the roll-ups always equal the
+// The usage ledger keeps roll-ups beside its records (migrations 00007 and
+// 00010): usage_hourly_keys per (hour, key, model, model group, provider,
+// whether the records are usage), usage_hourly the same over all keys,
+// usage_daily that by UTC day, and usage_daily_keys per (UTC day, key,
+// whether usage), for usage by key over long windows. InsertRequests adds
+// the records it stores to all four in the same transaction, so the roll-ups always equal the
 // sums of the records written; deleting records (DeleteRequestsBefore)
 // leaves them as they are. Usage and Spend read them for whole hours (and
 // days) and records only for what is left at a window's edges.
@@ -156,10 +157,12 @@ type rollupDelta struct {
 }
 
 // aggregate sums records into the rows of usage_hourly_keys,
-// usage_hourly and usage_daily (whose keys' hour is the day's start), each
-// sorted by key: writers that share a database lock the rows they add to
-// in one order, so that they cannot deadlock.
-func aggregate(recs []*Request) (perKey, all, daily []rollupDelta) {
+// usage_hourly, usage_daily and usage_daily_keys (the days' keys have the
+// day's start as their hour, and those of usage_daily_keys no model or
+// provider), each sorted by key, in rollupTables' order: writers that
+// share a database lock the rows they add to in one order, so that they
+// cannot deadlock.
+func aggregate(recs []*Request) [][]rollupDelta {
 	byKey := map[rollupKey]*rollupSums{}
 	for _, r := range recs {
 		k := rollupKeyOf(r)
@@ -170,17 +173,19 @@ func aggregate(recs []*Request) (perKey, all, daily []rollupDelta) {
 		}
 		s.add(r)
 	}
-	byAll, byDay := map[rollupKey]*rollupSums{}, map[rollupKey]*rollupSums{}
-	perKey = make([]rollupDelta, 0, len(byKey))
+	byAll, byDay, byDayKey := map[rollupKey]*rollupSums{}, map[rollupKey]*rollupSums{}, map[rollupKey]*rollupSums{}
+	perKey := make([]rollupDelta, 0, len(byKey))
 	for k, s := range byKey {
 		perKey = append(perKey, rollupDelta{k, *s})
+		day := floorDay(k.hour)
+		mergeInto(byDayKey, rollupKey{hour: day, keyID: k.keyID, usage: k.usage}, s)
 		k.keyID = ""
 		mergeInto(byAll, k, s)
-		k.hour = floorDay(k.hour)
+		k.hour = day
 		mergeInto(byDay, k, s)
 	}
 	slices.SortFunc(perKey, func(a, b rollupDelta) int { return a.key.compare(b.key) })
-	return perKey, sortedDeltas(byAll), sortedDeltas(byDay)
+	return [][]rollupDelta{perKey, sortedDeltas(byAll), sortedDeltas(byDay), sortedDeltas(byDayKey)}
 }
 
 func mergeInto(m map[rollupKey]*rollupSums, k rollupKey, s *rollupSums) {
@@ -211,11 +216,33 @@ var (
 	hourlyKeys = rollupTable{"usage_hourly_keys", []string{"hour", "key_id", "model", "model_group", "provider", "is_usage"}}
 	hourlyAll  = rollupTable{"usage_hourly", []string{"hour", "model", "model_group", "provider", "is_usage"}}
 	dailyAll   = rollupTable{"usage_daily", []string{"day", "model", "model_group", "provider", "is_usage"}}
+	dailyKeys  = rollupTable{"usage_daily_keys", []string{"day", "key_id", "is_usage"}}
 )
 
 // rollupTables are the roll-up tables, each with the index of its prepared
 // upserts in Store.upserts.
-var rollupTables = []rollupTable{hourlyKeys, hourlyAll, dailyAll}
+var rollupTables = []rollupTable{hourlyKeys, hourlyAll, dailyAll, dailyKeys}
+
+// keyArgs appends the values of t's key columns of k.
+func (t rollupTable) keyArgs(args []any, k rollupKey) []any {
+	for _, c := range t.keyCols {
+		switch c {
+		case "hour", "day":
+			args = append(args, k.hour)
+		case "key_id":
+			args = append(args, k.keyID)
+		case "model":
+			args = append(args, k.model)
+		case "model_group":
+			args = append(args, k.group)
+		case "provider":
+			args = append(args, k.provider)
+		case "is_usage":
+			args = append(args, k.usage)
+		}
+	}
+	return args
+}
 
 // rollupSumCols are the summed columns of both tables, in rollupSums' order.
 var rollupSumCols = []string{"requests", "errors", "input_tokens", "cache_read_tokens", "cache_write_5m_tokens",
@@ -320,16 +347,12 @@ func (s *Store) addRollups(ctx context.Context, tx *sql.Tx, t rollupTable, delta
 		}
 		args = args[:0]
 		for _, d := range deltas[start : start+size] {
-			k, v := d.key, d.sums
-			args = append(args, k.hour)
-			if t.name == hourlyKeys.name {
-				args = append(args, k.keyID)
-			}
+			v := d.sums
 			var cost any
 			if v.priced {
 				cost = v.cost
 			}
-			args = append(args, k.model, k.group, k.provider, k.usage, v.requests, v.errors, v.input, v.cacheRead,
+			args = append(t.keyArgs(args, d.key), v.requests, v.errors, v.input, v.cacheRead,
 				v.cacheWrite5m, v.cacheWrite1h, v.output, v.reasoning, cost, v.unpriced, v.estimated)
 		}
 		if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...); err != nil {
@@ -348,16 +371,21 @@ func appendDeltas(b []byte, t rollupTable, deltas []rollupDelta) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		k, v := d.key, d.sums
+		v := d.sums
 		b = append(b, '[')
-		b = strconv.AppendInt(b, k.hour, 10)
-		if t.name == hourlyKeys.name {
-			b = appendJSONString(append(b, ','), k.keyID)
+		for j, a := range t.keyArgs(nil, d.key) {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			switch a := a.(type) {
+			case int64:
+				b = strconv.AppendInt(b, a, 10)
+			case string:
+				b = appendJSONString(b, a)
+			case bool:
+				b = strconv.AppendBool(b, a)
+			}
 		}
-		b = appendJSONString(append(b, ','), k.model)
-		b = appendJSONString(append(b, ','), k.group)
-		b = appendJSONString(append(b, ','), k.provider)
-		b = strconv.AppendBool(append(b, ','), k.usage)
 		for _, n := range []int64{v.requests, v.errors, v.input, v.cacheRead, v.cacheWrite5m, v.cacheWrite1h, v.output, v.reasoning} {
 			b = strconv.AppendInt(append(b, ','), n, 10)
 		}

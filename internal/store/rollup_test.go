@@ -301,8 +301,8 @@ func allRecords(t *testing.T, s *store.Store) []store.Request {
 	}
 }
 
-// rollupTableNames are the roll-up tables (migration 00007).
-var rollupTableNames = []string{"usage_hourly_keys", "usage_hourly", "usage_daily"}
+// rollupTableNames are the roll-up tables (migrations 00007 and 00010).
+var rollupTableNames = []string{"usage_hourly_keys", "usage_hourly", "usage_daily", "usage_daily_keys"}
 
 // rollupRow is one row of a roll-up table, as a test compares it.
 type rollupRow struct {
@@ -318,14 +318,16 @@ type rollupRow struct {
 // rollupRows reads a roll-up table in key order.
 func rollupRows(t *testing.T, s *store.Store, table string) []rollupRow {
 	t.Helper()
-	bucket, key := "hour", "key_id"
+	bucket, key, names := "hour", "key_id", "model, model_group, provider"
 	switch table {
 	case "usage_hourly":
 		key = "''"
 	case "usage_daily":
 		bucket, key = "day", "''"
+	case "usage_daily_keys":
+		bucket, names = "day", "'', '', ''"
 	}
-	rows, err := s.DB().Query("SELECT " + bucket + ", " + key + ", model, model_group, provider, is_usage, requests, errors, input_tokens, " +
+	rows, err := s.DB().Query("SELECT " + bucket + ", " + key + ", " + names + ", is_usage, requests, errors, input_tokens, " +
 		"cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano_usd, " +
 		"unpriced, estimated FROM " + table)
 	if err != nil {
@@ -378,7 +380,7 @@ func TestRollupBackfill(t *testing.T) {
 			if err := s.InsertRequests(ctx, recs); err != nil {
 				t.Fatal(err)
 			}
-			var written [3][]rollupRow
+			written := make([][]rollupRow, len(rollupTableNames))
 			for i, table := range rollupTableNames {
 				if written[i] = rollupRows(t, s, table); len(written[i]) < 20 {
 					t.Fatalf("%s: %d rows, too few to tell", table, len(written[i]))
@@ -461,7 +463,7 @@ func TestRetentionKeepsRollups(t *testing.T) {
 			if err := s.InsertRequests(ctx, recs); err != nil {
 				t.Fatal(err)
 			}
-			var before [3][]rollupRow
+			before := make([][]rollupRow, len(rollupTableNames))
 			for i, table := range rollupTableNames {
 				before[i] = rollupRows(t, s, table)
 			}

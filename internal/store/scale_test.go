@@ -85,7 +85,7 @@ func BenchmarkInsertAtScale(b *testing.B) {
 				defer s.SetNoRollups(false)
 				defer func() {
 					for _, q := range []string{"DELETE FROM requests WHERE time >= ?", "DELETE FROM usage_hourly_keys WHERE hour >= ?",
-						"DELETE FROM usage_hourly WHERE hour >= ?", "DELETE FROM usage_daily WHERE day >= ?"} {
+						"DELETE FROM usage_hourly WHERE hour >= ?", "DELETE FROM usage_daily WHERE day >= ?", "DELETE FROM usage_daily_keys WHERE day >= ?"} {
 						if s.Dialect() == store.Postgres {
 							q = strings.Replace(q, "?", "$1", 1)
 						}

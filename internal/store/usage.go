@@ -88,7 +88,8 @@ type UsageGroup struct {
 // order; by model, UnknownModel comes last.
 //
 // The whole UTC hours of [Since, Until) are summed from the hourly
-// roll-ups (and, without a key, its whole UTC days from the daily ones);
+// roll-ups (and, without a key, or by key, its whole UTC days from the
+// daily ones);
 // only the parts of its first and last hours that it does not cover whole
 // are summed from the records themselves. The answer is the sum of the
 // records exactly, at a cost that does not grow with the ledger. Once
@@ -166,6 +167,15 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 			records(since, first)
 		}
 		switch {
+		case f.KeyID == "" && f.GroupBy == ByKey && firstDay < lastDay:
+			// Every key's whole days from a row a key a day.
+			if first < firstDay {
+				rollups(hourlyKeys, first, firstDay)
+			}
+			rollups(dailyKeys, firstDay, lastDay)
+			if lastDay < last {
+				rollups(hourlyKeys, lastDay, last)
+			}
 		case keyed:
 			rollups(hourlyKeys, first, last)
 		case firstDay < lastDay:
