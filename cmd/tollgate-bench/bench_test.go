@@ -125,6 +125,38 @@ func TestQuickRunDirectAndReverseProxy(t *testing.T) {
 	}
 }
 
+// TestQuickRunTollgate runs the gateway's own targets as an operator
+// would set them up (database, migration, a virtual key made with the
+// CLI): each answers every request without error.
+func TestQuickRunTollgate(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc")
+	}
+	if testing.Short() {
+		t.Skip("builds the gateway")
+	}
+	cfg, err := parseFlags([]string{"-quick", "-targets", "tollgate,tollgate-limited,tollgate-stateless", "-workloads", "small,stream", "-c", "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var log bytes.Buffer
+	rep, err := run(ctx, cfg, &log)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	if len(rep.Results) != 3*2 {
+		t.Fatalf("got %d results, want 6:\n%s", len(rep.Results), log.String())
+	}
+	for _, r := range rep.Results {
+		if r.Error != "" || r.Errors != 0 || r.ErrorsConc != 0 || r.Requests == 0 || r.CPUPerReqUS <= 0 {
+			t.Errorf("%s/%s: error %q, %d+%d errors (%s), %d requests, CPU/req %v", r.Workload, r.Target, r.Error,
+				r.Errors, r.ErrorsConc, r.FirstError, r.Requests, r.CPUPerReqUS)
+		}
+	}
+}
+
 func TestPercentile(t *testing.T) {
 	var ds []time.Duration
 	for i := 1; i <= 100; i++ {

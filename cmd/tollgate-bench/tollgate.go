@@ -109,7 +109,13 @@ func startTollgate(ctx context.Context, procs *procSet, tmp, name, bin, upstream
 	}
 	var key string
 	if dbURL != "none" {
-		// A virtual key, made the way an operator would.
+		// The database first (keys never creates one), then a virtual
+		// key, made the way an operator would.
+		migrate := exec.CommandContext(ctx, bin, "migrate", "--config", conf)
+		migrate.Dir, migrate.Env = dir, env
+		if out, err := migrate.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("tollgate migrate: %v: %s", err, out)
+		}
 		args := []string{"keys", "create", "--config", conf, "--name", "bench", "--json"}
 		if name == "tollgate-limited" {
 			args = append(args, "--rpm", "1000000000", "--tpm", "1000000000000", "--max-parallel", "100000",
@@ -117,10 +123,12 @@ func startTollgate(ctx context.Context, procs *procSet, tmp, name, bin, upstream
 		}
 		create := exec.CommandContext(ctx, bin, args...)
 		create.Dir, create.Env = dir, env
+		var stderr strings.Builder
+		create.Stderr = &stderr
 		out, err := create.Output()
 		var k struct{ Key string }
 		if err != nil || json.Unmarshal(out, &k) != nil || k.Key == "" {
-			return nil, fmt.Errorf("tollgate keys create: %v: %s", err, out)
+			return nil, fmt.Errorf("tollgate keys create: %v: %s%s", err, out, stderr.String())
 		}
 		key = k.Key
 	}
