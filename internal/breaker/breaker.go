@@ -197,14 +197,31 @@ func (b *Breaker) bucket() *struct {
 	return c
 }
 
-func (b *Breaker) rateExceeded() bool {
+// Recent counts the successes and failures this breaker saw in its
+// window (Settings.Window, a minute by default) while closed: the
+// target's recent error rate, on this replica.
+func (b *Breaker) Recent() (ok, fails int) {
+	if b == nil {
+		return 0, 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.windowCounts()
+}
+
+// windowCounts sums the buckets still in the window.
+func (b *Breaker) windowCounts() (ok, fails int) {
 	slot := b.now().UnixNano() / int64(b.s.Window/buckets)
-	var ok, fails int
 	for _, c := range b.counts {
 		if slot-c.slot < buckets {
 			ok, fails = ok+c.ok, fails+c.fails
 		}
 	}
+	return ok, fails
+}
+
+func (b *Breaker) rateExceeded() bool {
+	ok, fails := b.windowCounts()
 	n := ok + fails
 	return n >= b.s.MinRequests && float64(fails) >= b.s.ErrorRate*float64(n)
 }

@@ -104,3 +104,26 @@ func TestNilBreakerAllows(t *testing.T) {
 	}
 	b.Done(Failure)
 }
+
+func TestRecentCountsTheWindow(t *testing.T) {
+	b, c := newAt(Settings{Failures: 100, MinRequests: 1000, Window: 10 * time.Second})
+	for i := range 6 {
+		b.Allow()
+		if i%3 == 0 {
+			b.Done(Failure)
+		} else {
+			b.Done(Success)
+		}
+		c.t = c.t.Add(time.Second)
+	}
+	if ok, fails := b.Recent(); ok != 4 || fails != 2 {
+		t.Fatalf("recent: %d ok, %d failed; want 4 and 2", ok, fails)
+	}
+	c.t = c.t.Add(6 * time.Second) // at 12 s: the outcomes of 0 s to 2 s have left the window
+	if ok, fails := b.Recent(); ok != 2 || fails != 1 {
+		t.Fatalf("at 12 s: %d ok, %d failed; want 2 and 1", ok, fails)
+	}
+	if ok, fails := (*Breaker)(nil).Recent(); ok != 0 || fails != 0 {
+		t.Fatal("a nil breaker saw requests")
+	}
+}

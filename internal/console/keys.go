@@ -207,8 +207,8 @@ func (c *Console) routes(w http.ResponseWriter, r *http.Request, v *viewer) {
 		rates[g.Group] = pctText(ratio(g.Errors, g.Requests)) + " of " + num(g.Requests)
 	}
 	type target struct {
-		Name, Weight, Priority, Input, Output, Breaker, ErrorRate string
-		Fallback, Open                                            bool
+		Name, Weight, Priority, Input, Output, Breaker, Recent, ErrorRate string
+		Fallback, Open                                                    bool
 	}
 	type model struct {
 		Name    string
@@ -220,7 +220,11 @@ func (c *Console) routes(w http.ResponseWriter, r *http.Request, v *viewer) {
 		mm := model{Name: m.Name, Aliases: m.Aliases}
 		for _, t := range m.Targets {
 			tt := target{Name: t.Name, Weight: i64(int64(t.Weight)), Priority: i64(int64(t.Priority)), Input: "unpriced", Output: "unpriced",
-				Breaker: t.Breaker.State().String(), Open: t.Breaker.State() != breaker.Closed, ErrorRate: cmpOr(rates[t.Provider.Name()], "no requests")}
+				Breaker: t.Breaker.State().String(), Open: t.Breaker.State() != breaker.Closed, ErrorRate: cmpOr(rates[t.Provider.Name()], "no requests"),
+				Recent: "no requests"}
+			if ok, fails := t.Breaker.Recent(); ok+fails > 0 {
+				tt.Recent = pctText(ratio(int64(fails), int64(ok+fails))) + " of " + num(int64(ok+fails))
+			}
 			if t.Priority >= 1<<20 {
 				tt.Fallback, tt.Priority = true, i64(int64(t.Priority-1<<20))
 			}

@@ -149,7 +149,10 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("the call is not in the overview:\n%s", got)
 	}
 	shot(t, ctx, dir, "overview")
-	navText(t, ctx, base+"/console/routes", "main")
+	// The target's breaker counted the call: its recent error rate.
+	if got := navText(t, ctx, base+"/console/routes", "table"); !strings.Contains(got, "0.0% of 1") {
+		t.Fatalf("the routes page does not show the target's recent calls:\n%s", got)
+	}
 	shot(t, ctx, dir, "routes")
 
 	// An rpm limit of 1 set in the console: the second call gets 429.
