@@ -64,8 +64,12 @@ func printConfig(w io.Writer, cfg *config.Config) {
 		if t.Total == 0 {
 			total = "none"
 		}
-		fmt.Fprintf(w, "  %-16s %-9s %s api_key=%s timeouts: connect=%s first_byte=%s idle=%s total=%s%s\n",
-			p.Name, p.Type, config.RedactURL(p.BaseURL), maskKeys(p), t.Connect, t.FirstByte, t.Idle, total, betas(p.AnthropicBetas))
+		where := config.RedactURL(p.BaseURL) + " api_key=" + maskKeys(p)
+		if t, _ := config.LookupProviderType(p.Type); t.NoKeys {
+			where = cloudOptions(p.CloudOptions)
+		}
+		fmt.Fprintf(w, "  %-16s %-9s %s timeouts: connect=%s first_byte=%s idle=%s total=%s%s\n",
+			p.Name, p.Type, where, t.Connect, t.FirstByte, t.Idle, total, betas(p.AnthropicBetas))
 	}
 	fmt.Fprintln(w, "\nroutes:")
 	for _, m := range cfg.Models {
@@ -97,6 +101,35 @@ func printConfig(w io.Writer, cfg *config.Config) {
 			fmt.Fprintf(w, "    %d. %s/%s (%s)%s\n", i+1, t.Provider, upstream, p.Type, note)
 		}
 	}
+}
+
+// cloudOptions shows a cloud provider's settings, secrets masked and
+// the credentials' source named.
+func cloudOptions(o config.CloudOptions) string {
+	var parts []string
+	add := func(name, v string) {
+		if v != "" {
+			parts = append(parts, name+"="+v)
+		}
+	}
+	add("region", o.Region)
+	add("project", o.Project)
+	add("endpoint", config.RedactURL(o.Endpoint))
+	switch {
+	case o.AccessKeyID != "":
+		add("access_key_id", mask(o.AccessKeyID))
+		add("secret_access_key", mask(o.SecretAccessKey))
+		if o.SessionToken != "" {
+			add("session_token", mask(o.SessionToken))
+		}
+	case o.Profile != "":
+		add("credentials", "profile "+o.Profile)
+	case o.CredentialsFile != "":
+		add("credentials", o.CredentialsFile)
+	default:
+		add("credentials", "default chain")
+	}
+	return strings.Join(parts, " ")
 }
 
 // betas describes an anthropic_betas allowlist ("" when unset: all pass).

@@ -247,6 +247,49 @@ type Provider struct {
 	// AnthropicBetas lists the anthropic-beta features clients may turn
 	// on with this provider's account; unset forwards every one, [] none.
 	AnthropicBetas BetaList `yaml:"anthropic_betas"`
+	// The cloud options: each provider type takes the ones it lists
+	// (ProviderType.Options) and refuses the others.
+	CloudOptions `yaml:",inline"`
+}
+
+// CloudOptions are the settings of the cloud provider types.
+type CloudOptions struct {
+	// Region is the cloud region (bedrock: us-east-1; vertex: us-east5 or global).
+	Region string `yaml:"region"`
+	// AccessKeyID, SecretAccessKey and SessionToken are static AWS
+	// credentials; without them the standard chain is used (environment,
+	// shared profile, container or instance role).
+	AccessKeyID     string `yaml:"access_key_id"`
+	SecretAccessKey string `yaml:"secret_access_key"`
+	SessionToken    string `yaml:"session_token"`
+	// Profile is a shared AWS config profile.
+	Profile string `yaml:"profile"`
+	// Endpoint replaces the API's regional URL (VPC endpoints, proxies, tests).
+	Endpoint string `yaml:"endpoint"`
+	// Project is the Google Cloud project (vertex).
+	Project string `yaml:"project"`
+	// CredentialsFile is a Google service-account or ADC JSON file (vertex).
+	CredentialsFile string `yaml:"credentials_file"`
+	// APIVersion is an Azure OpenAI api-version (deployment URLs).
+	APIVersion string `yaml:"api_version"`
+	// EntraToken is a Microsoft Entra ID bearer token (azure-openai), instead of api_key.
+	EntraToken string `yaml:"entra_token"`
+}
+
+// set lists the cloud options given, by YAML name.
+func (o CloudOptions) set() []string {
+	var out []string
+	for name, v := range map[string]string{
+		"region": o.Region, "access_key_id": o.AccessKeyID, "secret_access_key": o.SecretAccessKey,
+		"session_token": o.SessionToken, "profile": o.Profile, "endpoint": o.Endpoint, "project": o.Project,
+		"credentials_file": o.CredentialsFile, "api_version": o.APIVersion, "entra_token": o.EntraToken,
+	} {
+		if v != "" {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Breaker tunes the circuit breaker of each of a provider's targets;
@@ -586,9 +629,24 @@ func (c *Config) Validate() error {
 			bad(path+".type", "is required (%s)", providerTypeNames())
 		case !ok:
 			bad(path+".type", "unknown provider type %q (want %s)", p.Type, providerTypeNames())
-		case t.BaseURL:
-			if err := checkBaseURL(p.BaseURL); err != nil {
-				bad(path+".base_url", "%v", err)
+		default:
+			if t.BaseURL {
+				if err := checkBaseURL(p.BaseURL); err != nil {
+					bad(path+".base_url", "%v", err)
+				}
+			} else if p.BaseURL != "" {
+				bad(path+".base_url", "is not an option of type %s", p.Type)
+			}
+			for _, o := range p.CloudOptions.set() {
+				if !slices.Contains(t.Options, o) {
+					bad(path+"."+o, "is not an option of type %s", p.Type)
+				}
+			}
+			if t.NoKeys && (p.APIKey != "" || len(p.APIKeys) > 0) {
+				bad(path+".api_key", "type %s does not take API keys: it authenticates with the cloud's credentials", p.Type)
+			}
+			if t.Check != nil {
+				t.Check(p, func(member, format string, args ...any) { bad(path+"."+member, format, args...) })
 			}
 		}
 		for j, b := range p.AnthropicBetas {

@@ -17,6 +17,27 @@ type ProviderType struct {
 	DefaultBaseURL string
 	// ModelOptional: targets may leave model out (the public name is sent).
 	ModelOptional bool
+	// NoKeys: the type authenticates otherwise (a cloud's credentials), so
+	// api_key and api_keys are refused.
+	NoKeys bool
+	// Options are the cloud options (Provider's region, project, …, by
+	// their YAML names) the type takes; any other that is set is refused.
+	Options []string
+	// Check, when set, checks the type's own rules, reporting each broken
+	// one at its member ("region", "access_key_id").
+	Check func(p *Provider, bad func(member, format string, args ...any))
+	// PriceModel, when set, maps an upstream model id to the price
+	// catalogue's (a cloud's "anthropic.claude-…-v1:0" to "claude-…").
+	PriceModel func(upstream string) string
+}
+
+// PriceModel is the id the price catalogue knows an upstream model of
+// the provider type typ by.
+func PriceModel(typ, upstream string) string {
+	if t, ok := LookupProviderType(typ); ok && t.PriceModel != nil {
+		return t.PriceModel(upstream)
+	}
+	return upstream
 }
 
 var (

@@ -129,3 +129,7 @@ func redactAuthority(s string) string {
 	}
 	return s[:start] + user + ":" + Redacted + s[start+at:]
 }
+
+// CheckURL checks an http(s) URL setting as base_url is checked, for the
+// provider types' own URL options.
+func CheckURL(s string) error { return checkBaseURL(s) }

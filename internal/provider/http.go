@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,24 @@ type HTTPSpec struct {
 	Auth func(key string) (name, value string)
 	// Header, when set, adds the API's required headers to each request.
 	Header func(h http.Header)
+
+	// The hooks below let a cloud carry a dialect over its own transport
+	// (see bedrock.go): the model in the URL, another body, a signature,
+	// another framing of the answer.
+
+	// URL, when set, builds each request's URL from base_url (parsed) and
+	// the request, instead of Paths; ok false: the API does not serve the
+	// operation.
+	URL func(base *url.URL, r *Request) (u *url.URL, ok bool)
+	// Body, when set, rewrites the dialect's body into the API's.
+	Body func(r *Request) ([]byte, error)
+	// Sign, when set, authenticates each request as sent (body is what it
+	// carries), after Auth and Header.
+	Sign func(ctx context.Context, req *http.Request, body []byte) error
+	// Response, when set, turns the API's answer into the dialect's (its
+	// error shapes into the dialect's envelope, its stream framing into
+	// server-sent events).
+	Response func(resp *http.Response, r *Request) *http.Response
 }
 
 // HTTP is an upstream reached over HTTP that speaks its dialect as it is
@@ -48,6 +67,7 @@ type HTTP struct {
 	spec     HTTPSpec
 	authName string                  // the credential header, canonical
 	urls     map[dialect.Op]*url.URL // shared, never modified
+	base     *url.URL                // base_url, for spec.URL
 	// keys are the credentials, used in turn; none for keyless upstreams.
 	keys     []*poolKey
 	next     atomic.Uint64
@@ -72,6 +92,13 @@ func NewHTTP(p config.Provider, spec HTTPSpec) (*HTTP, error) {
 		urls:  make(map[dialect.Op]*url.URL),
 	}
 	base := strings.TrimRight(p.BaseURL, "/")
+	if spec.URL != nil {
+		u, err := url.Parse(base)
+		if err != nil {
+			return nil, fmt.Errorf("provider %q: base_url: %w", p.Name, err)
+		}
+		h.base = u
+	}
 	for op, path := range spec.Paths {
 		u, err := url.Parse(base + path)
 		if err != nil {
@@ -123,8 +150,24 @@ func (h *HTTP) CloseIdleConnections() { h.closeIdl() }
 // Do implements Provider.
 func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	u, ok := h.urls[r.Op]
+	if h.spec.URL != nil {
+		u, ok = h.spec.URL(h.base, r)
+	}
 	if !ok {
 		return nil, fmt.Errorf("provider %q does not serve this operation", h.name)
+	}
+	body, contentLength, newBody := r.newReader, r.Body.Len(), func() (io.ReadCloser, error) { return r.newReader(), nil }
+	var raw []byte
+	if h.spec.Body != nil {
+		b, err := h.spec.Body(r)
+		if err != nil {
+			return nil, err
+		}
+		raw, contentLength = b, int64(len(b))
+		body = func() io.ReadCloser { return io.NopCloser(bytes.NewReader(raw)) }
+		newBody = func() (io.ReadCloser, error) { return body(), nil }
+	} else if h.spec.Sign != nil {
+		raw = r.Body.Bytes()
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	stopTotal := func() bool { return false }
@@ -133,8 +176,11 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 		stopTotal = t.Stop
 	}
 	hdr := r.Header
-	if hdr == nil {
+	switch {
+	case hdr == nil:
 		hdr = make(http.Header, 4)
+	case h.spec.Sign != nil:
+		hdr = hdr.Clone() // a signer may change it; a retry starts from the client's
 	}
 	// Canonical keys assigned directly: no per-request canonicalisation.
 	hdr["Content-Type"] = jsonContentType
@@ -148,9 +194,16 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	req := (&http.Request{
 		Method: http.MethodPost, URL: u, Host: u.Host,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: hdr, Body: r.newReader(), ContentLength: r.Body.Len(),
-		GetBody: func() (io.ReadCloser, error) { return r.newReader(), nil },
+		Header: hdr, Body: body(), ContentLength: contentLength, GetBody: newBody,
 	}).WithContext(ctx)
+	if h.spec.Sign != nil {
+		if err := h.spec.Sign(ctx, req, raw); err != nil {
+			req.Body.Close()
+			stopTotal()
+			cancel(nil)
+			return nil, fmt.Errorf("provider %q: signing the request: %w", h.name, err)
+		}
+	}
 	resp, err := h.client.Do(req)
 	if err != nil {
 		stopTotal()
@@ -164,6 +217,9 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 		key.rest(resp.Header)
 	}
 	resp.Body = newIdleBody(resp.Body, h.idle, ctx, cancel, stopTotal)
+	if h.spec.Response != nil {
+		resp = h.spec.Response(resp, r)
+	}
 	return resp, nil
 }
 

@@ -163,7 +163,11 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			if upstream == "" {
 				upstream = mc.Name // echo targets answer under the public name
 			}
-			prices, err := targetPrices(mc, upstream, catalogue)
+			priceID := upstream
+			if pc := cfg.ProviderByName(tc.Provider); pc != nil {
+				priceID = config.PriceModel(pc.Type, upstream) // a cloud's model id, as the catalogue knows it
+			}
+			prices, err := targetPrices(mc, priceID, catalogue)
 			if err != nil {
 				return nil, err
 			}

@@ -25,14 +25,21 @@ type Reply struct {
 	// Hang keeps the connection open without writing after the events,
 	// until the client goes away.
 	Hang bool
+
+	// Bedrock only (NewBedrock): CorruptFrame spoils the CRC of that
+	// event's frame (1-based; 0 none); Exception ends the stream with an
+	// exception frame.
+	CorruptFrame int
+	Exception    *BedrockException
 }
 
 // Received is a request as the upstream saw it.
 type Received struct {
-	Method string
-	Path   string
-	Header http.Header
-	Body   []byte
+	Method  string
+	Path    string
+	RawPath string // the path as sent, escaped (NewBedrock records it)
+	Header  http.Header
+	Body    []byte
 }
 
 // Server is a fake upstream. Its zero value is not usable; call New.
@@ -102,19 +109,35 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	rc.Flush()
 	for _, ev := range rep.Events {
-		if rep.Gap > 0 {
-			select {
-			case <-time.After(rep.Gap):
-			case <-r.Context().Done():
-				s.gone <- struct{}{}
-				return
-			}
+		if !s.wait(r, rep) {
+			return
 		}
 		if _, err := w.Write(ev); err != nil {
 			return
 		}
 		rc.Flush()
 	}
+	s.end(r, rep)
+}
+
+// wait pauses for the reply's gap before an event; false when the client
+// left meanwhile.
+func (s *Server) wait(r *http.Request, rep Reply) bool {
+	if rep.Gap <= 0 {
+		return true
+	}
+	select {
+	case <-time.After(rep.Gap):
+		return true
+	case <-r.Context().Done():
+		s.gone <- struct{}{}
+		return false
+	}
+}
+
+// end ends a reply after its events: hanging until the client leaves, or
+// cutting the connection.
+func (s *Server) end(r *http.Request, rep Reply) {
 	switch {
 	case rep.Hang:
 		<-r.Context().Done()
