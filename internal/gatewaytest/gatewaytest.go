@@ -23,6 +23,13 @@ import (
 // when the test fails.
 func Start(t testing.TB, yaml, masterKey string) string {
 	t.Helper()
+	url, _ := start(t, yaml, masterKey, nil)
+	return url
+}
+
+// StartWithLog is Start, with the gateway's log for the test to read.
+func StartWithLog(t testing.TB, yaml, masterKey string) (string, *LogBuffer) {
+	t.Helper()
 	return start(t, yaml, masterKey, nil)
 }
 
@@ -40,10 +47,11 @@ func StartDB(t testing.TB, yaml, masterKey string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return start(t, yaml, masterKey, db)
+	url, _ := start(t, yaml, masterKey, db)
+	return url
 }
 
-func start(t testing.TB, yaml, masterKey string, db *store.Store) string {
+func start(t testing.TB, yaml, masterKey string, db *store.Store) (string, *LogBuffer) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -76,7 +84,7 @@ func start(t testing.TB, yaml, masterKey string, db *store.Store) string {
 			t.Logf("gateway log:\n%s", logs.String())
 		}
 	})
-	return srv.URL
+	return srv.URL, logs
 }
 
 // LogBuffer is a bytes.Buffer safe for the gateway's concurrent logging.

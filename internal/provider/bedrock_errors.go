@@ -1,16 +1,13 @@
 package provider
 
 import (
-	"bytes"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/dialect"
-	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
 // Bedrock answers errors in its own shape: the error's name in the
@@ -18,14 +15,7 @@ import (
 // statuses of its own. They reach the gateway as Anthropic errors: the
 // envelope the dialect's clients and the translation lane read.
 
-// bedrockErrorKind is what one of Bedrock's error names is to an
-// Anthropic client: the status and the error type.
-type bedrockErrorKind struct {
-	status int
-	typ    string
-}
-
-var bedrockErrors = map[string]bedrockErrorKind{
+var bedrockErrors = map[string]anthropicError{
 	"validationexception":                 {400, "invalid_request_error"},
 	"accessdeniedexception":               {403, "permission_error"},
 	"resourcenotfoundexception":           {404, "not_found_error"},
@@ -49,7 +39,7 @@ var bedrockErrors = map[string]bedrockErrorKind{
 // bedrockError classifies an error name ("ThrottlingException", or
 // "ThrottlingException:http://…" as the header has it); an unknown name
 // keeps the answer's status.
-func bedrockError(name string, status int) bedrockErrorKind {
+func bedrockError(name string, status int) anthropicError {
 	name, _, _ = strings.Cut(name, ":")
 	if i := strings.LastIndexByte(name, '#'); i >= 0 { // "com.amazon…#ValidationException"
 		name = name[i+1:]
@@ -59,24 +49,13 @@ func bedrockError(name string, status int) bedrockErrorKind {
 	}
 	switch {
 	case status == http.StatusTooManyRequests:
-		return bedrockErrorKind{429, "rate_limit_error"}
+		return anthropicError{429, "rate_limit_error"}
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return bedrockErrorKind{status, "authentication_error"}
+		return anthropicError{status, "authentication_error"}
 	case status >= 400 && status < 500:
-		return bedrockErrorKind{status, "invalid_request_error"}
+		return anthropicError{status, "invalid_request_error"}
 	}
-	return bedrockErrorKind{http.StatusInternalServerError, "api_error"}
-}
-
-// bedrockErrorBody is the Anthropic error envelope.
-func bedrockErrorBody(k bedrockErrorKind, message string) []byte {
-	if message == "" {
-		message = http.StatusText(k.status)
-	}
-	b := append([]byte(`{"type":"error","error":{"type":`), strconv.Quote(k.typ)...)
-	b = append(b, `,"message":`...)
-	b = jsonx.AppendQuote(b, message)
-	return append(b, "}}"...)
+	return anthropicError{http.StatusInternalServerError, "api_error"}
 }
 
 // maxErrorBody bounds what is read of an error answer.
@@ -98,7 +77,7 @@ func bedrockResponse(resp *http.Response, r *Request) *http.Response {
 			message = gjson.GetBytes(raw, "Message").Str
 		}
 		k := bedrockError(name, resp.StatusCode)
-		return replaceBody(resp, k.status, "application/json", bedrockErrorBody(k, message))
+		return replaceBody(resp, k.status, "application/json", anthropicErrorBody(k, message))
 	}
 	switch {
 	case r.Op == dialect.CountTokens:
@@ -107,7 +86,7 @@ func bedrockResponse(resp *http.Response, r *Request) *http.Response {
 		n := gjson.GetBytes(raw, "inputTokens")
 		if err != nil || n.Type != gjson.Number {
 			return replaceBody(resp, http.StatusBadGateway, "application/json",
-				bedrockErrorBody(bedrockErrorKind{http.StatusBadGateway, "api_error"}, "Bedrock answered the token count without inputTokens"))
+				anthropicErrorBody(anthropicError{http.StatusBadGateway, "api_error"}, "Bedrock answered the token count without inputTokens"))
 		}
 		return replaceBody(resp, resp.StatusCode, "application/json", []byte(`{"input_tokens":`+n.Raw+`}`))
 	case strings.HasPrefix(resp.Header.Get("Content-Type"), "application/vnd.amazon.eventstream"):
@@ -116,15 +95,5 @@ func bedrockResponse(resp *http.Response, r *Request) *http.Response {
 		resp.ContentLength = -1
 		resp.Body = newEventStreamSSE(resp.Body)
 	}
-	return resp
-}
-
-// replaceBody gives resp a new status and whole body.
-func replaceBody(resp *http.Response, status int, contentType string, body []byte) *http.Response {
-	resp.StatusCode, resp.Status = status, strconv.Itoa(status)+" "+http.StatusText(status)
-	resp.Header.Set("Content-Type", contentType)
-	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
-	resp.ContentLength = int64(len(body))
-	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp
 }

@@ -310,26 +310,8 @@ func TestBedrockCountTokens(t *testing.T) {
 	}
 }
 
-func TestBedrockPriceModel(t *testing.T) {
-	for in, want := range map[string]string{
-		"anthropic.claude-sonnet-4-5-20250929-v1:0":                                             "claude-sonnet-4-5-20250929",
-		"us.anthropic.claude-opus-4-1-20250805-v1:0":                                            "claude-opus-4-1-20250805",
-		"global.anthropic.claude-haiku-4-5-20251001-v1:0":                                       "claude-haiku-4-5-20251001",
-		"apac.anthropic.claude-3-5-sonnet-20241022-v2:0":                                        "claude-3-5-sonnet-20241022",
-		"anthropic.claude-instant-v1":                                                           "claude-instant",
-		"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0": "claude-sonnet-4-5-20250929",
-		"meta.llama3-70b-instruct-v1:0":                                                         "meta.llama3-70b-instruct-v1:0",
-		"claude-sonnet-4-5":                                                                     "claude-sonnet-4-5",
-		"x.y.anthropic.claude":                                                                  "x.y.anthropic.claude",
-	} {
-		if got := BedrockPriceModel(in); got != want {
-			t.Errorf("BedrockPriceModel(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestBedrockConfig(t *testing.T) {
-	for _, tc := range []struct{ yaml, want string }{
+	checkProviderConfigs(t, []providerConfigCase{
 		{`{ name: a, type: bedrock }`, "providers[0].region: is required"},
 		{`{ name: a, type: bedrock, region: us-east-1, api_key: k }`, "providers[0].api_key: type bedrock does not take API keys"},
 		{`{ name: a, type: bedrock, region: us-east-1, access_key_id: AKID }`, "providers[0].secret_access_key: give access_key_id and secret_access_key together"},
@@ -337,7 +319,17 @@ func TestBedrockConfig(t *testing.T) {
 		{`{ name: a, type: bedrock, region: us-east-1, endpoint: "ftp://x" }`, "providers[0].endpoint:"},
 		{`{ name: a, type: bedrock, region: us-east-1, base_url: "https://x" }`, "providers[0].base_url: is not an option of type bedrock"},
 		{`{ name: a, type: openai, api_key: k, region: us-east-1 }`, "providers[0].region: is not an option of type openai"},
-	} {
+	})
+}
+
+// providerConfigCase is a provider's YAML and the error it must get.
+type providerConfigCase struct{ yaml, want string }
+
+// checkProviderConfigs loads each provider (named a) in a configuration
+// and checks the error names the member and the rule.
+func checkProviderConfigs(t *testing.T, cases []providerConfigCase) {
+	t.Helper()
+	for _, tc := range cases {
 		_, err := config.Parse([]byte("providers: ["+tc.yaml+"]\nmodels: [ { name: m, targets: [ { provider: a, model: x } ] } ]\n"), func(string) (string, bool) { return "", false })
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.yaml, err, tc.want)

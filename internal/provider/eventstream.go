@@ -85,11 +85,11 @@ func (e *eventStreamSSE) next() error {
 		if message == "" {
 			message = gjson.GetBytes(msg.Payload, "Message").Str
 		}
-		e.out = appendSSE(e.out, "error", bedrockErrorBody(bedrockError(kind, 0), message))
+		e.out = appendSSE(e.out, "error", anthropicErrorBody(bedrockError(kind, 0), message))
 		return io.EOF
 	case "error":
 		code, message := headerString(msg.Headers, ":error-code"), headerString(msg.Headers, ":error-message")
-		e.out = appendSSE(e.out, "error", bedrockErrorBody(bedrockError(code, 0), message))
+		e.out = appendSSE(e.out, "error", anthropicErrorBody(bedrockError(code, 0), message))
 		return io.EOF
 	}
 	return fmt.Errorf("%w: a frame of message type %q", ErrEventStream, headerString(msg.Headers, ":message-type"))

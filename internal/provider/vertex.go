@@ -1,0 +1,248 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+
+	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/dialect"
+)
+
+// vertexType is Claude on Google Vertex AI: the Anthropic Messages dialect
+// over rawPredict and streamRawPredict, authenticated with OAuth2 access
+// tokens from a service account or Application Default Credentials.
+var vertexType = &Type{
+	Name: "vertex",
+	Config: config.ProviderType{
+		NoKeys:     true,
+		Options:    []string{"project", "region", "credentials_file", "endpoint"},
+		Check:      checkVertex,
+		PriceModel: VertexPriceModel,
+	},
+	New: newVertex,
+}
+
+// vertexAnthropicVersion is the anthropic_version Vertex requires in the body.
+const vertexAnthropicVersion = "vertex-2023-10-16"
+
+// cloudPlatformScope is the OAuth2 scope of Vertex AI's API.
+const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
+
+// tokenEarlyRefresh is how long before its expiry an access token is
+// replaced, so that no request carries one that expires on the way.
+const tokenEarlyRefresh = 5 * time.Minute
+
+func checkVertex(p *config.Provider, bad func(member, format string, args ...any)) {
+	if p.Project == "" {
+		bad("project", "is required (the Google Cloud project id)")
+	}
+	if p.Region == "" {
+		bad("region", "is required (a Vertex AI region such as us-east5, or global)")
+	}
+	if p.Endpoint != "" {
+		if err := config.CheckURL(p.Endpoint); err != nil {
+			bad("endpoint", "%v", err)
+		}
+	}
+}
+
+func newVertex(p config.Provider) (Provider, error) {
+	tokens, err := newGoogleTokens(p.CredentialsFile)
+	if err != nil {
+		return nil, fmt.Errorf("provider %q: Google credentials: %w", p.Name, err)
+	}
+	base := p.Endpoint
+	switch {
+	case base != "":
+	case p.Region == "global":
+		base = "https://aiplatform.googleapis.com"
+	default:
+		base = "https://" + p.Region + "-aiplatform.googleapis.com"
+	}
+	p.BaseURL = base
+	models := "/v1/projects/" + url.PathEscape(p.Project) + "/locations/" + url.PathEscape(p.Region) + "/publishers/anthropic/models/"
+	return NewHTTP(p, HTTPSpec{
+		Dialect: dialect.Anthropic,
+		URL: func(base *url.URL, r *Request) (*url.URL, bool) {
+			var path string
+			switch {
+			case r.Op == dialect.CountTokens:
+				path = models + "count-tokens:rawPredict"
+			case r.Op != dialect.Generate:
+				return nil, false
+			case r.Stream:
+				path = models + url.PathEscape(r.Model) + ":streamRawPredict"
+			default:
+				path = models + url.PathEscape(r.Model) + ":rawPredict"
+			}
+			full, err := url.Parse(strings.TrimRight(base.String(), "/") + path)
+			if err != nil {
+				return nil, false
+			}
+			return full, true
+		},
+		Body: vertexBody,
+		Sign: func(ctx context.Context, req *http.Request, _ []byte) error {
+			tok, err := tokens.token(ctx)
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Authorization", "Bearer "+tok)
+			return nil
+		},
+		Response: vertexResponse,
+	})
+}
+
+// vertexBody is the Messages request as Vertex takes it: no model (the
+// URL names it; a token count keeps it, as its URL does not) and
+// anthropic_version in the body. stream stays: streamRawPredict reads it.
+func vertexBody(r *Request) ([]byte, error) {
+	body := r.Body.Bytes()
+	var err error
+	if r.Op != dialect.CountTokens && gjson.GetBytes(body, "model").Exists() {
+		if body, err = sjson.DeleteBytes(body, "model"); err != nil {
+			return nil, fmt.Errorf("preparing the Vertex request: %w", err)
+		}
+	}
+	if !gjson.GetBytes(body, "anthropic_version").Exists() {
+		if body, err = sjson.SetBytes(body, "anthropic_version", vertexAnthropicVersion); err != nil {
+			return nil, fmt.Errorf("preparing the Vertex request: %w", err)
+		}
+	}
+	return body, nil
+}
+
+// googleStatuses are Google's error statuses as Anthropic errors.
+var googleStatuses = map[string]anthropicError{
+	"INVALID_ARGUMENT":    {400, "invalid_request_error"},
+	"FAILED_PRECONDITION": {400, "invalid_request_error"},
+	"OUT_OF_RANGE":        {400, "invalid_request_error"},
+	"UNAUTHENTICATED":     {401, "authentication_error"},
+	"PERMISSION_DENIED":   {403, "permission_error"},
+	"NOT_FOUND":           {404, "not_found_error"},
+	"RESOURCE_EXHAUSTED":  {429, "rate_limit_error"},
+	"CANCELLED":           {499, "api_error"},
+	"UNAVAILABLE":         {529, "overloaded_error"},
+	"DEADLINE_EXCEEDED":   {504, "timeout_error"},
+	"INTERNAL":            {500, "api_error"},
+	"UNKNOWN":             {500, "api_error"},
+}
+
+// vertexResponse passes Anthropic's own answers (the model's errors too)
+// and rewrites Google's error objects ({"error": {"code", "message",
+// "status"}}, sometimes in a list) into the Anthropic envelope.
+func vertexResponse(resp *http.Response, _ *Request) *http.Response {
+	if resp.StatusCode < 300 {
+		return resp
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	if gjson.GetBytes(raw, "type").Str == "error" {
+		return replaceBody(resp, resp.StatusCode, "application/json", raw)
+	}
+	e := gjson.GetBytes(raw, "error")
+	if !e.Exists() {
+		e = gjson.GetBytes(raw, "0.error")
+	}
+	k, ok := googleStatuses[e.Get("status").Str]
+	if !ok {
+		k = bedrockError("", resp.StatusCode) // by status alone
+	}
+	msg := e.Get("message").Str
+	if msg == "" {
+		msg = strings.TrimSpace(string(raw))
+	}
+	return replaceBody(resp, k.status, "application/json", anthropicErrorBody(k, msg))
+}
+
+// VertexPriceModel is the catalogue's id of a Vertex model id: Vertex
+// writes the version after '@' ("claude-sonnet-4-5@20250929"), the
+// catalogue after '-'.
+func VertexPriceModel(id string) string {
+	name, version, ok := strings.Cut(id, "@")
+	if !ok || version == "" || version == "latest" {
+		return name
+	}
+	return name + "-" + version
+}
+
+// googleTokens hands out OAuth2 access tokens, each replaced
+// tokenEarlyRefresh before it expires. A replacement is fetched by a
+// token source made anew (the libraries' own sources cache a token until
+// seconds before its end). Tokens are never logged.
+type googleTokens struct {
+	mu    sync.Mutex
+	tok   *oauth2.Token
+	fresh func(ctx context.Context) (oauth2.TokenSource, error)
+}
+
+func newGoogleTokens(file string) (*googleTokens, error) {
+	ctx := context.Background()
+	params := google.CredentialsParams{Scopes: []string{cloudPlatformScope}, EarlyTokenRefresh: tokenEarlyRefresh}
+	var data []byte
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		data = b
+	} else {
+		creds, err := google.FindDefaultCredentialsWithParams(ctx, params)
+		if err != nil {
+			return nil, fmt.Errorf("no credentials_file, and no Application Default Credentials: %w", err)
+		}
+		if creds.JSON == nil { // the metadata server: its source refreshes early itself
+			return &googleTokens{fresh: func(context.Context) (oauth2.TokenSource, error) { return creds.TokenSource, nil }}, nil
+		}
+		data = creds.JSON
+	}
+	if _, err := google.CredentialsFromJSONWithParams(ctx, data, params); err != nil {
+		return nil, err
+	}
+	return &googleTokens{fresh: func(ctx context.Context) (oauth2.TokenSource, error) {
+		creds, err := google.CredentialsFromJSONWithParams(ctx, data, params)
+		if err != nil {
+			return nil, err
+		}
+		return creds.TokenSource, nil
+	}}, nil
+}
+
+// tokenFetchTimeout bounds one token request.
+const tokenFetchTimeout = 10 * time.Second
+
+// token returns a valid access token, fetching one when the one held is
+// within tokenEarlyRefresh of its expiry; concurrent callers wait for one
+// fetch.
+func (g *googleTokens) token(ctx context.Context) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.tok != nil && (g.tok.Expiry.IsZero() || time.Until(g.tok.Expiry) > tokenEarlyRefresh) {
+		return g.tok.AccessToken, nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tokenFetchTimeout)
+	defer cancel()
+	ts, err := g.fresh(ctx)
+	if err != nil {
+		return "", fmt.Errorf("Google credentials: %w", err)
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		return "", fmt.Errorf("fetching a Google access token: %w", err)
+	}
+	g.tok = tok
+	return tok.AccessToken, nil
+}
