@@ -37,7 +37,8 @@ type Reply struct {
 type Received struct {
 	Method  string
 	Path    string
-	RawPath string // the path as sent, escaped (NewBedrock records it)
+	RawPath string // the path as sent, escaped
+	Query   string // the raw query
 	Header  http.Header
 	Body    []byte
 }
@@ -84,7 +85,7 @@ func (s *Server) ClientGone() <-chan struct{} { return s.gone }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	rec := Received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	rec := Received{Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
 	s.mu.Lock()
 	s.received = append(s.received, rec)
 	s.mu.Unlock()
