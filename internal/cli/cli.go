@@ -25,6 +25,7 @@ Usage:
   tollgate keys create|update|list|revoke …           manage virtual keys (tollgate keys help)
   tollgate usage [--since 24h] [--by model|key|day|provider] [--key NAME] [--format table|json|csv]
                                                       sum tokens and cost from the usage ledger
+  tollgate prices check FILE                          validate a price file (LiteLLM's format) and list its prices
   tollgate version                                    print the version and build
 
 keys and usage act on the database of --config FILE (default $TOLLGATE_CONFIG, else
@@ -54,6 +55,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = keys(args[1:], stdout, stderr)
 	case "usage":
 		err = usageCmd(args[1:], stdout, stderr)
+	case "prices":
+		err = pricesCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "-h", "--help":
@@ -97,6 +100,7 @@ var synopses = map[string]string{
 	"keys update":  "tollgate keys update ID [--name NAME] [--models a,b] [--expires 720h|never] [LIMITS] [--json]\n\nChange a virtual key; flags not given are left as they are.",
 	"keys list":    "tollgate keys list [--json]\n\nList the virtual keys.",
 	"keys revoke":  "tollgate keys revoke ID\n\nRevoke a virtual key: it is refused from then on (gateways notice within a few seconds).",
+	"prices check": "tollgate prices check FILE [--model ID]\n\nRead a price file in LiteLLM's model_prices_and_context_window.json format and list what it prices, per million tokens;\nentries it cannot use are listed on stderr. Exit code 1 when the file prices nothing.",
 	"usage":        "tollgate usage [--since 24h] [--by model|key|day|provider] [--key NAME] [--format table|json|csv]\n\nSum tokens and cost from the usage ledger.",
 }
 

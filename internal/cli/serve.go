@@ -26,7 +26,6 @@ import (
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/ledger"
 	"github.com/tollgate/tollgate/internal/metrics"
-	"github.com/tollgate/tollgate/internal/pricing"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/store"
@@ -480,7 +479,7 @@ func newRoutes(cfg *config.Config) (*route.Table, []func(), error) {
 // reuse, when set, may return an existing provider for a configuration
 // (a reload keeps the connections of providers it does not change).
 func buildRoutes(cfg *config.Config, reuse func(config.Provider) provider.Provider) (*route.Table, map[string]provider.Provider, error) {
-	catalogue, err := pricing.Builtin()
+	catalogue, err := loadCatalogue(cfg.Pricing.Files)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -71,6 +71,16 @@ type Config struct {
 	Redis     Redis      `yaml:"redis"`
 	Tracing   Tracing    `yaml:"tracing"`
 	Metrics   Metrics    `yaml:"metrics"`
+	Pricing   PriceFiles `yaml:"pricing"`
+}
+
+// PriceFiles adds prices for the models whose configuration has none.
+type PriceFiles struct {
+	// Files are price files in LiteLLM's model_prices_and_context_window.json
+	// format, read at start and on reload. A model is priced by its own
+	// pricing, else by the first file that lists its upstream id, else by
+	// the built-in catalogue.
+	Files []string `yaml:"files"`
 }
 
 // Metrics configures where the Prometheus metrics are served and who may
@@ -611,6 +621,11 @@ func (c *Config) Validate() error {
 	}
 	if f := c.Server.LogFormat; f != "json" && f != "text" {
 		bad("server.log_format", "must be json or text, not %q", f)
+	}
+	for i, f := range c.Pricing.Files {
+		if f == "" {
+			bad(fmt.Sprintf("pricing.files[%d]", i), "must not be empty")
+		}
 	}
 	providers := make(map[string]*Provider, len(c.Providers))
 	for i := range c.Providers {

@@ -163,11 +163,13 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			if upstream == "" {
 				upstream = mc.Name // echo targets answer under the public name
 			}
-			priceID := upstream
+			ids := []string{upstream}
 			if pc := cfg.ProviderByName(tc.Provider); pc != nil {
-				priceID = config.PriceModel(pc.Type, upstream) // a cloud's model id, as the catalogue knows it
+				// A cloud's model id as it is (price files list many), then
+				// as the catalogue knows the model.
+				ids = append(ids, config.PriceModel(pc.Type, upstream))
 			}
-			prices, err := targetPrices(mc, priceID, catalogue)
+			prices, err := targetPrices(mc, ids, catalogue)
 			if err != nil {
 				return nil, err
 			}
@@ -250,7 +252,7 @@ func policy(s string) translate.Policy {
 }
 
 // targetPrices resolves what a target costs.
-func targetPrices(mc config.Model, upstream string, catalogue *pricing.Catalogue) (*pricing.Prices, error) {
+func targetPrices(mc config.Model, upstreamIDs []string, catalogue *pricing.Catalogue) (*pricing.Prices, error) {
 	if pc := mc.Pricing; pc != nil {
 		p, err := parsePrices(pc.Prices)
 		if err != nil {
@@ -265,8 +267,10 @@ func targetPrices(mc config.Model, upstream string, catalogue *pricing.Catalogue
 		}
 		return p, nil
 	}
-	if p := catalogue.Lookup(upstream); p != nil {
-		return p, nil
+	for _, id := range upstreamIDs {
+		if p := catalogue.Lookup(id); p != nil {
+			return p, nil
+		}
 	}
 	return catalogue.Lookup(mc.Name), nil
 }

@@ -1,0 +1,115 @@
+package pricing
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tollgate/tollgate/internal/meter"
+)
+
+func TestParseLiteLLM(t *testing.T) {
+	data, err := os.ReadFile("testdata/litellm_prices.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, skipped, err := ParseLiteLLM(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Per million tokens, exactly.
+	for id, want := range map[string][6]string{
+		"claude-sonnet-4-5-20250929":                          {"3", "15", "0.3", "3.75", "6", "unpriced"},
+		"bedrock/us.anthropic.claude-haiku-4-5-20251001-v1:0": {"1.1", "5.5", "unpriced", "unpriced", "unpriced", "unpriced"},
+		"us.anthropic.claude-haiku-4-5-20251001-v1:0":         {"1.1", "5.5", "unpriced", "unpriced", "unpriced", "unpriced"},
+		"prod-gpt-4o":    {"2.5", "10", "1.25", "unpriced", "unpriced", "10"},
+		"my-local-model": {"0", "0", "unpriced", "unpriced", "unpriced", "unpriced"},
+	} {
+		p := c.Lookup(id)
+		if p == nil {
+			t.Errorf("%s: not priced", id)
+			continue
+		}
+		got := [6]string{p.Input.String(), p.Output.String(), p.CacheRead.String(), p.CacheWrite5m.String(), p.CacheWrite1h.String(), p.Reasoning.String()}
+		if got != want {
+			t.Errorf("%s: %v, want %v", id, got, want)
+		}
+	}
+	// The long-prompt tier: a request over 200k prompt tokens at its prices.
+	p := c.Lookup("claude-sonnet-4-5-20250929")
+	if p.LongPrompt == nil || p.LongPrompt.ThresholdTokens != 200_000 {
+		t.Fatalf("tier %+v", p.LongPrompt)
+	}
+	cost, err := p.Cost(meter.Usage{Input: 250_000, Output: 1000})
+	if want := int64(250_000*6_000 + 1000*22_500); err != nil || cost != want {
+		t.Errorf("long prompt cost %d (%v), want %d nano-USD", cost, err, want)
+	}
+	reasons := map[string]string{}
+	for _, s := range skipped {
+		reasons[s.Model] = s.Reason
+	}
+	for id, want := range map[string]string{
+		"dall-e-3":      "no input_cost_per_token",
+		"too-precise":   "not a whole number of nano-USD",
+		"negative":      "not a price",
+		"not-an-object": "not an object",
+	} {
+		if !strings.Contains(reasons[id], want) {
+			t.Errorf("%s: skipped for %q, want %q", id, reasons[id], want)
+		}
+	}
+	if _, ok := reasons["sample_spec"]; ok || c.Lookup("sample_spec") != nil {
+		t.Error("sample_spec is LiteLLM's documentation, not a model")
+	}
+	for _, bad := range []string{`[]`, `{"a": {"mode": "chat"}}`, `not json`} {
+		if _, _, err := ParseLiteLLM([]byte(bad)); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+// TestMergePrecedence: the first catalogue that prices a model wins.
+func TestMergePrecedence(t *testing.T) {
+	file, _, err := ParseLiteLLM([]byte(`{"claude-sonnet-4-5": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Merge(file, builtin)
+	if got := m.Lookup("claude-sonnet-4-5").Input.String(); got != "1" {
+		t.Errorf("the file's price: %s", got)
+	}
+	if m.Lookup("claude-sonnet-4-5-20250929") != builtin.Lookup("claude-sonnet-4-5-20250929") || m.Len() < builtin.Len() {
+		t.Error("the built-in catalogue's other models are kept")
+	}
+}
+
+// FuzzParseLiteLLM: any file is either refused or yields prices that
+// each parse back from their own text.
+func FuzzParseLiteLLM(f *testing.F) {
+	data, _ := os.ReadFile("testdata/litellm_prices.json")
+	f.Add(data)
+	f.Add([]byte(`{"m": {"input_cost_per_token": 1e-300, "output_cost_per_token": 1e300}}`))
+	f.Add([]byte(`{"a/b": {"litellm_provider": "a", "input_cost_per_token": 0.1}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		c, _, err := ParseLiteLLM(in)
+		if err != nil {
+			return
+		}
+		for _, id := range c.Models() {
+			p := c.Lookup(id)
+			for _, pr := range []Price{p.Input, p.Output, p.CacheRead, p.CacheWrite5m, p.CacheWrite1h, p.Reasoning} {
+				if !pr.IsSet() {
+					continue
+				}
+				back, err := ParsePrice(pr.String())
+				if err != nil || back != pr {
+					t.Fatalf("%s: %s does not parse back (%v)", id, pr, err)
+				}
+			}
+		}
+	})
+}
