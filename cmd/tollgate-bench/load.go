@@ -36,15 +36,22 @@ type workload struct {
 	// speaks the other protocol, so it goes through the translation lane.
 	// Only gateways can serve it; other targets are skipped.
 	Translated bool
+	// Bedrock sends the request to the tollgate model on the fake
+	// upstream's Bedrock endpoints (SigV4, event-stream frames). Only
+	// gateways can serve it.
+	Bedrock bool
 }
 
 var allWorkloads = []workload{
 	{Name: "small", API: apiOpenAI, BodySize: 1 << 10, NFactor: 1, Desc: "OpenAI chat, ~1 KB body, non-streaming"},
 	{Name: "large", API: apiOpenAI, BodySize: 100 << 10, NFactor: 0.5, Desc: "OpenAI chat, ~100 KB body (one long user message), non-streaming"},
 	{Name: "stream", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "OpenAI chat, ~1 KB body, stream:true, 50 content events"},
+	{Name: "anthropic", API: apiAnthropic, BodySize: 1 << 10, NFactor: 1, Desc: "Anthropic messages, ~1 KB body, non-streaming"},
 	{Name: "stream-anthropic", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text deltas"},
 	{Name: "small-translated", API: apiOpenAI, BodySize: 1 << 10, NFactor: 1, Translated: true, Desc: "OpenAI chat, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
 	{Name: "stream-translated", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Desc: "OpenAI chat, ~1 KB body, stream:true, 50 events, to a model with an Anthropic upstream (translation lane)"},
+	{Name: "bedrock", API: apiAnthropic, BodySize: 1 << 10, NFactor: 1, Bedrock: true, Desc: "Anthropic messages, ~1 KB body, non-streaming, to Claude on a fake Bedrock (signed with SigV4)"},
+	{Name: "stream-bedrock", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Bedrock: true, Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text deltas, from a fake Bedrock's event-stream frames"},
 	{Name: "responses", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Desc: "OpenAI Responses, ~1 KB body, non-streaming"},
 	{Name: "stream-responses", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 text deltas"},
 	{Name: "responses-translated", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Translated: true, Desc: "OpenAI Responses, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
@@ -168,6 +175,9 @@ func newReqSpec(t *target, w workload) *reqSpec {
 		case t.gateway:
 			model = tollgateModelOpenAI
 		}
+	}
+	if w.Bedrock && t.gateway {
+		model = tollgateModelBedrock
 	}
 	if w.Translated && t.gateway {
 		// Another protocol's model: the gateway translates both ways.

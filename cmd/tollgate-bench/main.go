@@ -35,7 +35,11 @@
 //   - large: ~100 KB request (one long user message), same answer.
 //   - stream: ~1 KB request with stream:true; 50 content events, each
 //     written and flushed separately by the upstream.
-//   - stream-anthropic (optional): the same over /v1/messages.
+//   - anthropic, stream-anthropic (optional): ~1 KB Messages requests over
+//     /v1/messages, whole and streamed.
+//   - bedrock, stream-bedrock (optional): the same to a tollgate model on the
+//     fake upstream's Bedrock endpoints (signed with SigV4, streamed in
+//     event-stream frames); compare them with anthropic and stream-anthropic.
 //   - small-translated, stream-translated (optional): OpenAI requests to a
 //     tollgate model whose upstream speaks the Anthropic API, so they take
 //     the translation lane; compare them with tollgate's small and stream.
@@ -173,7 +177,7 @@ func main() {
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("tollgate-bench", flag.ContinueOnError)
 	targets := fs.String("targets", strings.Join(defaultTargets, ","), "comma-separated targets: "+strings.Join(knownTargets, ", "))
-	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, stream-anthropic, small-translated, stream-translated, responses, stream-responses, responses-translated, stream-responses-translated")
+	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, anthropic, stream-anthropic, small-translated, stream-translated, bedrock, stream-bedrock, responses, stream-responses, responses-translated, stream-responses-translated")
 	n := fs.Int("n", 2000, "timed requests at concurrency 1 for small (large and stream use half)")
 	c := fs.Int("c", 32, "concurrency of the throughput / CPU phase")
 	d := fs.Duration("d", 5*time.Second, "duration of the throughput / CPU phase, per target and workload")
@@ -456,8 +460,8 @@ func measureWorkload(ctx context.Context, cfg config, targets []*target, w workl
 	var cells []*cell
 	var out []Result
 	for _, t := range targets {
-		if w.Translated && !t.gateway {
-			continue // only a gateway can translate
+		if (w.Translated || w.Bedrock) && !t.gateway {
+			continue // only a gateway can translate, or sign for Bedrock
 		}
 		c := &cell{t: t, spec: newReqSpec(t, w), r: Result{Workload: w.Name, Target: t.Name, Concurrency: cfg.c}}
 		c.r.BodyBytes = len(c.spec.body)

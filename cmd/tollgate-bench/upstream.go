@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )
 
 // streamContentEvents is how many content deltas every streamed answer has.
@@ -82,6 +85,27 @@ type fakeUpstream struct {
 	anthropicMiddle   [][]byte // content_block_start, deltas, content_block_stop
 	responsesEvents   [][]byte // created … output_item.done: all but the terminal event
 	responsesText     string   // the streamed text, as a JSON string
+	bedrockMiddle     [][]byte // anthropicMiddle, message_delta and message_stop as event-stream frames
+}
+
+// bedrockFrame is an Anthropic stream event (its data) as Bedrock frames it.
+func bedrockFrame(data []byte) []byte {
+	var b bytes.Buffer
+	eventstream.NewEncoder().Encode(&b, eventstream.Message{
+		Headers: eventstream.Headers{
+			{Name: ":event-type", Value: eventstream.StringValue("chunk")},
+			{Name: ":content-type", Value: eventstream.StringValue("application/json")},
+			{Name: ":message-type", Value: eventstream.StringValue("event")},
+		},
+		Payload: []byte(`{"bytes":"` + base64.StdEncoding.EncodeToString(data) + `"}`),
+	})
+	return b.Bytes()
+}
+
+// sseDataOf is the data line of a pre-rendered SSE event.
+func sseDataOf(ev []byte) []byte {
+	_, data, _ := bytes.Cut(ev, []byte("data: "))
+	return bytes.TrimRight(data, "\n")
 }
 
 var benchWords = strings.Fields(`The gateway forwards each request to the provider and relays
@@ -120,6 +144,13 @@ func newFakeUpstream() *fakeUpstream {
 	}
 	u.anthropicMiddle = append(u.anthropicMiddle, []byte("event: content_block_stop\n"+
 		`data: {"type":"content_block_stop","index":0}`+"\n\n"))
+
+	for _, ev := range u.anthropicMiddle {
+		u.bedrockMiddle = append(u.bedrockMiddle, bedrockFrame(sseDataOf(ev)))
+	}
+	u.bedrockMiddle = append(u.bedrockMiddle,
+		bedrockFrame(fmt.Appendf(nil, `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`, streamContentEvents)),
+		bedrockFrame([]byte(`{"type":"message_stop","amazon-bedrock-invocationMetrics":{"inputTokenCount":300,"outputTokenCount":50,"invocationLatency":100,"firstByteLatency":10}}`)))
 
 	seq := 0
 	rev := func(typ, rest string) {
@@ -163,7 +194,12 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var api string
+	bedrockStream := false
 	switch {
+	case strings.HasPrefix(r.URL.Path, "/model/") && strings.HasSuffix(r.URL.Path, "/invoke"):
+		api = apiAnthropic // Bedrock: the Messages body, the stream in the path
+	case strings.HasPrefix(r.URL.Path, "/model/") && strings.HasSuffix(r.URL.Path, "/invoke-with-response-stream"):
+		api, bedrockStream = apiAnthropic, true
 	case strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		api = apiOpenAI
 	case strings.HasSuffix(r.URL.Path, "/v1/messages"):
@@ -187,9 +223,21 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body := buf.Bytes()
 	promptTokens := len(body)/4 + 1
-	stream := jsonTrueField(body, "stream")
+	stream := jsonTrueField(body, "stream") || bedrockStream
 
 	switch {
+	case bedrockStream:
+		h := w.Header()
+		h.Set("Content-Type", "application/vnd.amazon.eventstream")
+		w.WriteHeader(http.StatusOK)
+		rc := http.NewResponseController(w)
+		frames := append([][]byte{bedrockFrame(fmt.Appendf(nil, `{"type":"message_start","message":{"id":"msg_bench0001","type":"message","role":"assistant","model":"claude-bench","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`, promptTokens))},
+			u.bedrockMiddle...)
+		for _, f := range frames {
+			if _, err := w.Write(f); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
 	case api == apiOpenAI && !stream:
 		out := fmt.Appendf(nil, `{"id":"chatcmpl-bench0001","object":"chat.completion","created":1700000000,"model":"gpt-bench","system_fingerprint":"fp_bench","choices":[{"index":0,"message":{"role":"assistant","content":%s,"refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":64,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}`,
 			answerText, promptTokens, promptTokens+64)

@@ -1,38 +1,78 @@
 package provider
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"unsafe"
 
-	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/tidwall/gjson"
 )
 
+// unsafeString views b as a string without copying; b must not change
+// while the string is used.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// unsafeBytes views s as bytes without copying; they must not be written.
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
 // eventStreamSSE reads an AWS event stream (application/vnd.amazon.eventstream:
-// binary frames, each CRC-checked by the SDK's decoder) whose chunk events
+// binary frames, each CRC-checked: eventframe.go) whose chunk events
 // carry Anthropic stream events base64-encoded, and yields those events as
 // server-sent events, their payloads the upstream's bytes. An exception
 // frame becomes the Anthropic error event and ends the stream; a frame
 // that does not decode (a bad CRC, a cut connection) is a read error.
 type eventStreamSSE struct {
-	src     io.ReadCloser
-	dec     *eventstream.Decoder
-	payload []byte // the decoder's payload buffer, reused
-	event   []byte // a chunk's decoded event, reused
-	out     []byte // SSE bytes not yet read
-	off     int
-	err     error // returned once out is drained
+	src    io.ReadCloser
+	br     *bufio.Reader
+	frames eventFrameReader
+	event  []byte // a chunk's decoded event, reused
+	out    []byte // SSE bytes not yet read
+	off    int
+	err    error // returned once out is drained
 }
 
-func newEventStreamSSE(src io.ReadCloser) *eventStreamSSE {
-	return &eventStreamSSE{src: src, dec: eventstream.NewDecoder()}
+func newEventStreamSSE(src io.ReadCloser) io.ReadCloser {
+	e := eventStreamPool.Get().(*eventStreamSSE)
+	e.src = src
+	e.br.Reset(src)
+	e.frames.r = e.br
+	return &pooledStream{e}
 }
 
+// pooledStream is one stream's hold on a pooled reader: closing it gives
+// the reader back, once; reading after that fails.
+type pooledStream struct{ e *eventStreamSSE }
+
+func (p *pooledStream) Read(b []byte) (int, error) {
+	if p.e == nil {
+		return 0, errReadAfterClose
+	}
+	return p.e.Read(b)
+}
+
+func (p *pooledStream) Close() error {
+	if p.e == nil {
+		return nil
+	}
+	e := p.e
+	p.e = nil
+	return e.close()
+}
+
+var errReadAfterClose = errors.New("bedrock event stream: read after close")
+
+// Read returns the events of one frame at least, and of every further
+// frame that has arrived whole: never waiting for a frame while it holds
+// an event, and handing the relay many events at once when they came
+// together.
 func (e *eventStreamSSE) Read(p []byte) (int, error) {
 	for e.off >= len(e.out) {
 		if e.err != nil {
@@ -40,68 +80,84 @@ func (e *eventStreamSSE) Read(p []byte) (int, error) {
 		}
 		e.out, e.off = e.out[:0], 0
 		e.err = e.next()
+		for e.err == nil && len(e.out) < len(p) && e.frameBuffered() {
+			e.err = e.next()
+		}
 	}
 	n := copy(p, e.out[e.off:])
 	e.off += n
 	return n, nil
 }
 
-func (e *eventStreamSSE) Close() error { return e.src.Close() }
+// frameBuffered reports whether a whole frame is in the buffer, so that
+// decoding it cannot block.
+func (e *eventStreamSSE) frameBuffered() bool {
+	head, err := e.br.Peek(4)
+	if err != nil {
+		return false
+	}
+	return int(binary.BigEndian.Uint32(head)) <= e.br.Buffered()
+}
+
+// close closes the upstream's body and gives the reader, with its
+// buffers, back to the pool.
+func (e *eventStreamSSE) close() error {
+	err := e.src.Close()
+	e.src, e.off, e.err = nil, 0, nil
+	e.br.Reset(nil)
+	if cap(e.out) > 64<<10 || cap(e.frames.buf) > 64<<10 || cap(e.event) > 64<<10 {
+		return err // an outsized stream: its buffers go to the collector
+	}
+	e.out, e.event = e.out[:0], e.event[:0]
+	eventStreamPool.Put(e)
+	return err
+}
+
+// eventStreamPool keeps readers with their buffers between streams.
+var eventStreamPool = sync.Pool{New: func() any { return &eventStreamSSE{br: bufio.NewReaderSize(nil, 16<<10)} }}
 
 // ErrEventStream marks an event stream that could not be decoded.
 var ErrEventStream = errors.New("bedrock event stream")
 
 // next decodes one frame into e.out; io.EOF at the end of the stream.
 func (e *eventStreamSSE) next() error {
-	msg, err := e.dec.Decode(e.src, e.payload[:0])
+	f, err := e.frames.next()
 	if err != nil {
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF {
 			return io.EOF // between frames: the stream's end
 		}
 		return fmt.Errorf("%w: %w", ErrEventStream, err)
 	}
-	if cap(msg.Payload) > cap(e.payload) {
-		e.payload = msg.Payload[:0]
-	}
-	switch headerString(msg.Headers, ":message-type") {
+	switch string(f.messageType) {
 	case "event":
-		if headerString(msg.Headers, ":event-type") != "chunk" {
+		if string(f.eventType) != "chunk" {
 			return nil // no other event type carries model output
 		}
-		b64 := gjson.GetBytes(msg.Payload, "bytes")
+		// The payload is read in place: the frame's buffer lives until
+		// the next frame, and the event is decoded out of it now.
+		b64 := gjson.Get(unsafeString(f.payload), "bytes")
 		if b64.Type != gjson.String {
 			return fmt.Errorf("%w: a chunk without bytes", ErrEventStream)
 		}
-		ev, err := base64.StdEncoding.AppendDecode(e.event[:0], []byte(b64.Str))
+		ev, err := base64.StdEncoding.AppendDecode(e.event[:0], unsafeBytes(b64.Str))
 		if err != nil {
 			return fmt.Errorf("%w: a chunk's bytes are not base64: %w", ErrEventStream, err)
 		}
 		e.event = ev
-		e.out = appendSSE(e.out, gjson.GetBytes(ev, "type").Str, ev)
+		e.out = appendSSE(e.out, gjson.Get(unsafeString(ev), "type").Str, ev)
 		return nil
 	case "exception":
-		kind := headerString(msg.Headers, ":exception-type")
-		message := gjson.GetBytes(msg.Payload, "message").Str
+		message := gjson.GetBytes(f.payload, "message").Str
 		if message == "" {
-			message = gjson.GetBytes(msg.Payload, "Message").Str
+			message = gjson.GetBytes(f.payload, "Message").Str
 		}
-		e.out = appendSSE(e.out, "error", anthropicErrorBody(bedrockError(kind, 0), message))
+		e.out = appendSSE(e.out, "error", anthropicErrorBody(bedrockError(string(f.exceptionType), 0), message))
 		return io.EOF
 	case "error":
-		code, message := headerString(msg.Headers, ":error-code"), headerString(msg.Headers, ":error-message")
-		e.out = appendSSE(e.out, "error", anthropicErrorBody(bedrockError(code, 0), message))
+		e.out = appendSSE(e.out, "error", anthropicErrorBody(bedrockError(string(f.errorCode), 0), string(f.errorMessage)))
 		return io.EOF
 	}
-	return fmt.Errorf("%w: a frame of message type %q", ErrEventStream, headerString(msg.Headers, ":message-type"))
-}
-
-func headerString(h eventstream.Headers, name string) string {
-	if v := h.Get(name); v != nil {
-		if s, ok := v.Get().(string); ok {
-			return s
-		}
-	}
-	return ""
+	return fmt.Errorf("%w: a frame of message type %q", ErrEventStream, f.messageType)
 }
 
 // appendSSE appends one server-sent event. The data must be one line:
