@@ -135,7 +135,7 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"duplicate model name", minimal + "  - { name: echo, targets: [ { provider: demo } ] }\n", "models[1].name: \"echo\" is already declared at models[0].name"},
 		{"alias clashes with a name", strings.Replace(minimal, "name: echo,", "name: echo, aliases: [a, echo],", 1), "models[0].aliases[1]: \"echo\" is already declared"},
 		{"unknown provider in target", strings.Replace(minimal, "provider: demo", "provider: nope", 1), "models[0].targets[0].provider: unknown provider \"nope\""},
-		{"unknown provider type", strings.Replace(minimal, "type: echo", "type: gemini", 1), "providers[0].type: unknown provider type \"gemini\""},
+		{"unknown provider type", strings.Replace(minimal, "type: echo", "type: cohere", 1), "providers[0].type: unknown provider type \"cohere\""},
 		{"missing upstream model", "providers: [ { name: o, type: openai, base_url: \"http://x/v1\" } ]\nmodels: [ { name: m, targets: [ { provider: o } ] } ]\n", "models[0].targets[0].model: is required"},
 		{"bad base_url", "providers: [ { name: o, type: openai, base_url: \"ftp://x\" } ]\nmodels: [ { name: m, targets: [ { provider: o, model: x } ] } ]\n", "providers[0].base_url"},
 		{"bad duration", strings.Replace(minimal, "type: echo", "type: echo, timeouts: { idle: soon }", 1), `providers[0].timeouts.idle: expected a duration with a unit, such as 30s, 5m or 1h, found "soon"`},

@@ -10,7 +10,7 @@ import (
 )
 
 // builtin are the protocols tollgate speaks, one line each.
-var builtin = []*Dialect{Anthropic, OpenAI, Responses}
+var builtin = []*Dialect{Anthropic, OpenAI, Responses, Gemini}
 
 // builtinPairs are the translators between them, one line each: key is
 // (client dialect, upstream dialect).
@@ -33,6 +33,9 @@ var builtinPairs = map[[2]*Dialect]*Translator{
 	{Anthropic, Responses}: {Request: translate.MessagesBodyToResponses, Response: translate.ResponsesAnswerToMessages,
 		Stream: func(p *translate.Plan, _ int64) Tap { return translate.NewResponsesToMessagesStream(p) },
 		Error:  translate.OpenAIErrorToAnthropicRetry},
+	{Anthropic, Gemini}: {Request: translate.MessagesBodyToGemini, Response: translate.GeminiAnswerToMessages,
+		Stream: func(p *translate.Plan, _ int64) Tap { return translate.NewGeminiToMessagesStream(p) },
+		Error:  translate.GeminiErrorToAnthropic},
 }
 
 // Default answers requests to shared routes that no dialect claims.

@@ -124,3 +124,25 @@ func (u *Usage) SetResponses(usage string) {
 		Reasoning: obj.Get("output_tokens_details.reasoning_tokens").Int(),
 	}
 }
+
+// SetGemini replaces u with a Gemini usageMetadata object. Gemini's
+// promptTokenCount includes the cached tokens (cachedContentTokenCount)
+// and leaves out the tokens of tool results it fetched itself
+// (toolUsePromptTokenCount), which are billed as input; thoughts
+// (thoughtsTokenCount) are output tokens that candidatesTokenCount does
+// not include.
+func (u *Usage) SetGemini(usage string) {
+	obj := gjson.Parse(usage)
+	if !obj.IsObject() {
+		return
+	}
+	prompt := obj.Get("promptTokenCount").Int() + obj.Get("toolUsePromptTokenCount").Int()
+	cached := obj.Get("cachedContentTokenCount").Int()
+	thoughts := obj.Get("thoughtsTokenCount").Int()
+	*u = Usage{
+		Input:     max(prompt-cached, 0),
+		CacheRead: cached,
+		Output:    obj.Get("candidatesTokenCount").Int() + thoughts,
+		Reasoning: thoughts,
+	}
+}

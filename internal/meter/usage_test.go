@@ -71,3 +71,19 @@ func TestUsageAllocs(t *testing.T) {
 		t.Errorf("usage extraction allocates %v times per call, want 0", n)
 	}
 }
+
+func TestSetGemini(t *testing.T) {
+	var u Usage
+	u.SetGemini(`{"promptTokenCount":1200,"cachedContentTokenCount":1000,"candidatesTokenCount":40,"thoughtsTokenCount":300,"toolUsePromptTokenCount":5,"totalTokenCount":1545}`)
+	if want := (Usage{Input: 205, CacheRead: 1000, Output: 340, Reasoning: 300}); u != want {
+		t.Errorf("got %+v, want %+v", u, want)
+	}
+	u.SetGemini(`{"promptTokenCount":7}`)
+	if u != (Usage{Input: 7}) {
+		t.Errorf("a first chunk's usage: %+v", u)
+	}
+	u.SetGemini(`not json`)
+	if u != (Usage{Input: 7}) {
+		t.Errorf("garbage changed the usage: %+v", u)
+	}
+}

@@ -17,7 +17,7 @@ type Type struct {
 }
 
 // builtin are the provider types, one line each.
-var builtin = []*Type{anthropicType, openAIType, responsesType, bedrockType, vertexType, azureType, azureResponsesType, echoType}
+var builtin = []*Type{anthropicType, openAIType, responsesType, bedrockType, vertexType, vertexGeminiType, geminiType, azureType, azureResponsesType, echoType}
 
 var (
 	typesMu sync.RWMutex

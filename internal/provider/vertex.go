@@ -63,15 +63,7 @@ func newVertex(p config.Provider) (Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("provider %q: Google credentials: %w", p.Name, err)
 	}
-	base := p.Endpoint
-	switch {
-	case base != "":
-	case p.Region == "global":
-		base = "https://aiplatform.googleapis.com"
-	default:
-		base = "https://" + p.Region + "-aiplatform.googleapis.com"
-	}
-	p.BaseURL = base
+	p.BaseURL = vertexEndpoint(p)
 	models := "/v1/projects/" + url.PathEscape(p.Project) + "/locations/" + url.PathEscape(p.Region) + "/publishers/anthropic/models/"
 	return NewHTTP(p, HTTPSpec{
 		Dialect: dialect.Anthropic,
@@ -93,17 +85,21 @@ func newVertex(p config.Provider) (Provider, error) {
 			}
 			return full, true
 		},
-		Body: vertexBody,
-		Sign: func(ctx context.Context, req *http.Request, _ []byte) error {
-			tok, err := tokens.token(ctx)
-			if err != nil {
-				return err
-			}
-			req.Header.Set("Authorization", "Bearer "+tok)
-			return nil
-		},
+		Body:     vertexBody,
+		Sign:     tokens.sign,
 		Response: vertexResponse,
 	})
+}
+
+// vertexEndpoint is the Vertex AI endpoint of p's region, or its own.
+func vertexEndpoint(p config.Provider) string {
+	switch {
+	case p.Endpoint != "":
+		return p.Endpoint
+	case p.Region == "global":
+		return "https://aiplatform.googleapis.com"
+	}
+	return "https://" + p.Region + "-aiplatform.googleapis.com"
 }
 
 // vertexBody is the Messages request as Vertex takes it: no model (the
@@ -219,6 +215,16 @@ func newGoogleTokens(file string) (*googleTokens, error) {
 		}
 		return creds.TokenSource, nil
 	}}, nil
+}
+
+// sign sets an access token as the request's bearer credential.
+func (g *googleTokens) sign(ctx context.Context, req *http.Request, _ []byte) error {
+	tok, err := g.token(ctx)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	return nil
 }
 
 // tokenFetchTimeout bounds one token request.

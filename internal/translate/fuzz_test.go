@@ -7,6 +7,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/gemini"
 	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
@@ -223,4 +224,41 @@ func checkSystemPlacement(t *testing.T, msgs []anthropic.Message) {
 			t.Fatalf("system message at %d breaks the placement rules: %q", i, roles)
 		}
 	}
+}
+
+// FuzzStreamGeminiToMessages: whatever a Gemini upstream streams, the
+// Anthropic client's stream obeys the grammar and nothing panics.
+func FuzzStreamGeminiToMessages(f *testing.F) {
+	seedStreams(f, "m2g_")
+	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
+		p := &Plan{ClientModel: "m", Stream: true, signer: goldenSigner}
+		if tools {
+			p.toolNames = map[string]string{"_f_1": "1 f"}
+		}
+		out := translateStream(t, goldenPairs["m2g"], up, p, int(piece%32)+1)
+		if len(out) > 0 && string(out[:5]) != "HTTP " {
+			if err := anthropicGrammar(out); err != nil {
+				t.Fatalf("grammar: %v\nupstream %q\nclient %q", err, up, out)
+			}
+		}
+	})
+}
+
+// FuzzMessagesToGemini fuzzes Anthropic requests for Gemini upstreams:
+// every model turn's function calls carry a signature, the client's
+// sealed one or the documented skip value.
+func FuzzMessagesToGemini(f *testing.F) {
+	fuzzRequests(f, "m2g_", MessagesToGemini, func(t *testing.T, _ Caps, out *gemini.Request) {
+		for i, c := range out.Contents {
+			signed := false
+			for _, p := range c.Parts {
+				signed = signed || p.FunctionCall != nil && p.ThoughtSignature != ""
+			}
+			for _, p := range c.Parts {
+				if p.FunctionCall != nil && !signed {
+					t.Fatalf("contents[%d]: function calls without a signature", i)
+				}
+			}
+		}
+	}, Caps{})
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/gemini"
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
@@ -280,6 +281,15 @@ var goldenPairs = map[string]goldenPair{
 		response: bytesAnswer(ResponsesAnswerToMessages),
 		stream:   func(p *Plan) stream { return NewResponsesToMessagesStream(p) },
 		grammar:  func(t *testing.T, got []byte, _ *Plan) { checkAnthropicGrammar(t, got) },
+	},
+	"m2g": { // Anthropic client, Gemini upstream
+		request: decodeRequest(MessagesToGemini),
+		response: decodeAnswer(func(r *gemini.Response, p *Plan) (*anthropic.Response, error) {
+			m, _, err := GeminiToMessages(r, p)
+			return m, err
+		}),
+		stream:  func(p *Plan) stream { return NewGeminiToMessagesStream(p) },
+		grammar: func(t *testing.T, got []byte, _ *Plan) { checkAnthropicGrammar(t, got) },
 	},
 	"r2m": { // Responses client, Anthropic upstream
 		request: decodeRequest(ResponsesToMessages),

@@ -82,23 +82,8 @@ func a2oTopLevel(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan
 	} else if len(in.Container) > 0 && string(in.Container) != "null" {
 		p.drop("container") // an empty container asks for nothing
 	}
-	for _, a := range []struct {
-		param   string
-		present bool
-	}{
-		{"service_tier", in.ServiceTier != ""}, {"inference_geo", in.InferenceGeo != ""},
-		{"cache_control", len(in.CacheControl) > 0}, {"context_management", len(in.ContextMgmt) > 0},
-	} {
-		if a.present {
-			if err := p.advisory(a.param, "not supported by this model's upstream"); err != nil {
-				return err
-			}
-		}
-	}
-	if in.OutputConfig != nil {
-		if err := unknownMembers(in.OutputConfig.Extra, "output_config.", p); err != nil {
-			return err
-		}
+	if err := anthropicAccountMembers(in, p, "this model's upstream"); err != nil {
+		return err
 	}
 	if format := outputFormat(in); len(format) > 0 {
 		rf, err := a2oResponseFormat(format)
@@ -108,6 +93,28 @@ func a2oTopLevel(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan
 		out.ResponseFormat = rf
 	}
 	return unknownMembers(in.Extra, "", p)
+}
+
+// anthropicAccountMembers drops (or, strictly, refuses) the members that
+// only Anthropic's service reads, and checks output_config's.
+func anthropicAccountMembers(in *anthropic.MessagesRequest, p *Plan, upstream string) error {
+	for _, a := range []struct {
+		param   string
+		present bool
+	}{
+		{"service_tier", in.ServiceTier != ""}, {"inference_geo", in.InferenceGeo != ""},
+		{"cache_control", len(in.CacheControl) > 0}, {"context_management", len(in.ContextMgmt) > 0},
+	} {
+		if a.present {
+			if err := p.advisory(a.param, "not supported by "+upstream); err != nil {
+				return err
+			}
+		}
+	}
+	if in.OutputConfig != nil {
+		return unknownMembers(in.OutputConfig.Extra, "output_config.", p)
+	}
+	return nil
 }
 
 // emptyJSON reports whether a raw member is absent or asks for nothing:

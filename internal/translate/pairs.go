@@ -55,6 +55,12 @@ func MessagesBodyToResponses(body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, MessagesRequestToResponses)
 }
 
+// MessagesBodyToGemini translates a Messages request body into a Gemini
+// generateContent body. A body that cannot be translated is a *RequestError.
+func MessagesBodyToGemini(body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, MessagesToGemini)
+}
+
 // bodyToBody decodes a client body into In, translates it with f and
 // encodes the result.
 func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error)) ([]byte, *Plan, error) {

@@ -2,7 +2,6 @@ package translate
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"unsafe"
 
@@ -63,16 +62,11 @@ const maxToolCalls = 128
 // tool calls are buffered and replayed, so every client sees a sequential
 // stream. It is created per request and is not safe for concurrent use.
 type ChatToMessagesStream struct {
-	p     *Plan
-	state streamState
-	out   []byte
-	f     sse.Fields
+	p *Plan
+	f sse.Fields
+	anthropicEvents
 
-	next     int       // index of the next block to start
-	open     blockKind // open text or thinking block
-	openIdx  int
-	thinking strings.Builder // thinking text, for the synthetic signature
-	sig      string          // upstream-provided signature for the open thinking block
+	sig string // upstream-provided signature for the open thinking block
 
 	tools        []*toolSlot
 	live         *toolSlot
@@ -181,18 +175,7 @@ func (s *ChatToMessagesStream) Close(eof bool, msg string) ([]byte, bool) {
 	return s.out, false
 }
 
-func (s *ChatToMessagesStream) begin() {
-	if s.state != stateBefore {
-		return
-	}
-	s.state = stateStreaming
-	start, _ := jsonx.Marshal(messageStart{Type: "message_start", Message: anthropic.Response{
-		ID: "msg_" + base62(24), Type: "message", Role: "assistant", Model: s.p.ClientModel,
-		Content: []anthropic.Block{},
-		Usage:   mustJSON(anthropic.Usage{InputTokens: s.p.InputEstimate}),
-	}})
-	s.out = sse.AppendEvent(s.out, "message_start", start)
-}
+func (s *ChatToMessagesStream) begin() { s.anthropicEvents.begin(s.p) }
 
 func (s *ChatToMessagesStream) reasoning(r gjson.Result) {
 	if s.open == blockText {
@@ -355,50 +338,11 @@ func (s *ChatToMessagesStream) maxKey() int {
 	return m
 }
 
-func (s *ChatToMessagesStream) startBlock(k blockKind, block string) {
-	s.open, s.openIdx = k, s.next
-	s.startRaw([]byte(block))
-}
-
-func (s *ChatToMessagesStream) startRaw(block []byte) {
-	b := append(s.out, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":"...)
-	b = strconv.AppendInt(b, int64(s.next), 10)
-	b = append(b, `,"content_block":`...)
-	b = append(b, block...)
-	s.out = append(b, "}\n\n"...)
-	s.next++
-}
-
-// delta emits a content_block_delta for the open block: prefix is the
-// delta object up to its string value, quoted that value.
-func (s *ChatToMessagesStream) delta(prefix, quoted string) {
-	b := append(s.out, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"...)
-	b = strconv.AppendInt(b, int64(s.openIdx), 10)
-	b = append(b, `,"delta":`...)
-	b = append(b, prefix...)
-	b = append(b, quoted...)
-	s.out = append(b, "}}\n\n"...)
-}
-
 // stopOpen closes the open text or thinking block; a thinking block gets
 // its signature first (the upstream's, or a synthetic one).
 func (s *ChatToMessagesStream) stopOpen() {
-	if s.open == blockThinking {
-		sig := s.sig
-		if sig == "" {
-			sig = s.p.signer.Sign(s.thinking.String())
-		}
-		s.delta(`{"type":"signature_delta","signature":`, string(jsonx.AppendQuote(nil, sig)))
-		s.sig = ""
-	}
-	s.stopBlock(s.openIdx)
-	s.open = blockNone
-}
-
-func (s *ChatToMessagesStream) stopBlock(idx int) {
-	b := append(s.out, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":"...)
-	b = strconv.AppendInt(b, int64(idx), 10)
-	s.out = append(b, "}\n\n"...)
+	s.closeOpen(s.sig, s.p.signer)
+	s.sig = ""
 }
 
 func (s *ChatToMessagesStream) finalize() {
@@ -407,21 +351,7 @@ func (s *ChatToMessagesStream) finalize() {
 		s.stopOpen()
 	}
 	s.closeTools()
-	stop := stopReason(s.finish, s.toolsEmitted && !s.p.JSONTool, s.refused)
-	u := s.usage
-	if !s.gotUse {
-		u.Input = s.p.InputEstimate
-	}
-	au := anthropicUsage(u)
-	md, _ := jsonx.Marshal(messageDelta{Type: "message_delta", Delta: stopDelta{StopReason: stop}, Usage: au})
-	s.out = sse.AppendEvent(s.out, "message_delta", md)
-	s.out = sse.AppendEvent(s.out, "message_stop", []byte(`{"type":"message_stop"}`))
-	s.state = stateDone
-}
-
-func (s *ChatToMessagesStream) fail(body []byte) {
-	s.out = sse.AppendEvent(s.out, "error", body)
-	s.state = stateFailed
+	s.end(s.p, stopReason(s.finish, s.toolsEmitted && !s.p.JSONTool, s.refused), s.usage, s.gotUse)
 }
 
 type messageStart struct {

@@ -1,0 +1,362 @@
+package translate
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/tollgate/tollgate/internal/jsonx"
+)
+
+// Gemini takes function parameters and response schemas in its own
+// subset of OpenAPI 3.0's schema object, not JSON Schema. geminiSchema
+// converts one:
+//
+//   - type names go upper case; a type list with "null" becomes nullable,
+//     one of several types an anyOf;
+//   - oneOf becomes anyOf, a one-member allOf its member, const a
+//     one-value enum, local $ref (to $defs or definitions) the schema it
+//     names, inlined;
+//   - properties keep their declared order (propertyOrdering);
+//   - annotations Gemini does not read ($schema, examples, …) are left
+//     out; keywords that only narrow what is valid and that Gemini cannot
+//     say (additionalProperties, not, multipleOf, …) are left out and
+//     reported as dropped, or refused under the strict policy;
+//   - what cannot be said without changing what is valid is refused with
+//     its path: a recursive $ref, a remote $ref, an allOf of several
+//     schemas, tuples, enums of numbers, a schema that accepts nothing.
+
+// geminiTypes maps JSON Schema's types to Gemini's.
+var geminiTypes = map[string]string{
+	"string": "STRING", "number": "NUMBER", "integer": "INTEGER", "boolean": "BOOLEAN", "array": "ARRAY", "object": "OBJECT",
+}
+
+// geminiKeep are the keywords copied as they are (after their checks).
+var geminiKeep = []string{"title", "description", "default", "minimum", "maximum", "minLength", "maxLength", "pattern",
+	"minItems", "maxItems", "minProperties", "maxProperties", "example"}
+
+// geminiFormats are the string formats Gemini reads; others are left out.
+var geminiFormats = []string{"enum", "date-time", "int32", "int64", "float", "double"}
+
+// geminiAnnotations are left out silently: they do not change what is valid.
+var geminiAnnotations = []string{"$schema", "$id", "$comment", "$anchor", "examples", "deprecated", "readOnly", "writeOnly",
+	"$defs", "definitions", "contentMediaType", "contentEncoding", "contentSchema", "$dynamicAnchor"}
+
+// geminiNarrowing only narrow what is valid: left out, reported.
+var geminiNarrowing = []string{"additionalProperties", "unevaluatedProperties", "patternProperties", "propertyNames",
+	"multipleOf", "uniqueItems", "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",
+	"contains", "minContains", "maxContains", "unevaluatedItems", "additionalItems", "exclusiveMinimum", "exclusiveMaximum"}
+
+// maxSchemaDepth bounds nesting, $refs included.
+const maxSchemaDepth = 64
+
+type schemaConv struct {
+	root  gjson.Result
+	p     *Plan
+	param string   // what a drop is reported as: "tools.input_schema"
+	refs  []string // the $refs being inlined, innermost last
+}
+
+// geminiSchema converts the JSON Schema schema (raw JSON) found at path.
+func geminiSchema(schema []byte, path, param string, p *Plan) ([]byte, error) {
+	if !gjson.ValidBytes(schema) {
+		return nil, badRequest(path, "%s: not valid JSON", path)
+	}
+	root := gjson.ParseBytes(schema)
+	c := &schemaConv{root: root, p: p, param: param}
+	return c.node(nil, root, path, 0)
+}
+
+func (c *schemaConv) node(b []byte, s gjson.Result, path string, depth int) ([]byte, error) {
+	if depth > maxSchemaDepth {
+		return nil, badRequest(path, "%s: the schema nests deeper than %d levels", path, maxSchemaDepth)
+	}
+	switch {
+	case s.Type == gjson.True:
+		return append(b, "{}"...), nil // true: anything
+	case s.Type == gjson.False:
+		return nil, badRequest(path, "%s: a schema that accepts nothing (false) cannot be sent to Gemini", path)
+	case !s.IsObject():
+		return nil, badRequest(path, "%s: a schema must be an object", path)
+	}
+	if ref := s.Get(`\$ref`); ref.Exists() {
+		return c.ref(b, s, ref, path, depth)
+	}
+	if all := s.Get("allOf"); all.Exists() {
+		members := all.Array()
+		if !all.IsArray() || len(members) != 1 {
+			return nil, badRequest(path+".allOf", "%s.allOf: Gemini takes no intersection of schemas; merge them into one", path)
+		}
+		return c.node(b, members[0], path+".allOf[0]", depth+1)
+	}
+
+	out := orderedObject{b: append(b, '{')}
+	nullable := s.Get("nullable").Bool()
+	var typ string
+	var multi []string
+	switch t := s.Get("type"); {
+	case t.Type == gjson.String:
+		typ = t.Str
+	case t.IsArray():
+		for _, x := range t.Array() {
+			if x.Str == "null" {
+				nullable = true
+			} else {
+				multi = append(multi, x.Str)
+			}
+		}
+		if len(multi) == 1 {
+			typ, multi = multi[0], nil
+		}
+	case t.Exists():
+		return nil, badRequest(path+".type", "%s.type: want a type name or a list of them", path)
+	}
+	if typ == "null" {
+		typ, nullable = "", true
+	}
+	if typ != "" {
+		g, ok := geminiTypes[typ]
+		if !ok {
+			return nil, badRequest(path+".type", "%s.type: %q is not a JSON Schema type", path, typ)
+		}
+		out.rawMember("type", strconv.Quote(g))
+	}
+
+	var anyOf []gjson.Result
+	var anyOfPath string
+	if a := s.Get("anyOf"); a.Exists() {
+		anyOf, anyOfPath = a.Array(), path+".anyOf"
+	} else if a := s.Get("oneOf"); a.Exists() {
+		anyOf, anyOfPath = a.Array(), path+".oneOf" // exclusive becomes inclusive: still what the model may produce
+	}
+	if len(multi) > 1 {
+		if len(anyOf) > 0 {
+			return nil, badRequest(path+".type", "%s: a list of types beside anyOf cannot be sent to Gemini", path)
+		}
+		b := out.key("anyOf")
+		b = append(b, '[')
+		for i, t := range multi {
+			g, ok := geminiTypes[t]
+			if !ok {
+				return nil, badRequest(path+".type", "%s.type: %q is not a JSON Schema type", path, t)
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":`...)
+			b = append(append(b, strconv.Quote(g)...), '}')
+		}
+		out.b = append(b, ']')
+	}
+	if len(anyOf) > 0 {
+		b := out.key("anyOf")
+		b = append(b, '[')
+		n := 0
+		for i, sub := range anyOf {
+			if sub.Get("type").Str == "null" && len(sub.Map()) == 1 {
+				nullable = true // {"type":"null"} among the options: nullable
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = c.node(b, sub, anyOfPath+"["+strconv.Itoa(i)+"]", depth+1); err != nil {
+				return nil, err
+			}
+			n++
+		}
+		out.b = append(b, ']')
+	}
+	if nullable {
+		out.rawMember("nullable", "true")
+	}
+
+	if e := s.Get("enum"); e.Exists() {
+		vals := e.Array()
+		var strs []string
+		for _, v := range vals {
+			switch v.Type {
+			case gjson.String:
+				strs = append(strs, v.Raw)
+			case gjson.Null:
+				if !nullable {
+					out.rawMember("nullable", "true")
+					nullable = true
+				}
+			default:
+				return nil, badRequest(path+".enum", "%s.enum: Gemini takes enums of strings only, not %s", path, v.Raw)
+			}
+		}
+		if typ == "" {
+			out.rawMember("type", `"STRING"`)
+		}
+		out.rawMember("enum", "["+strings.Join(strs, ",")+"]")
+	}
+	if k := s.Get("const"); k.Exists() {
+		if k.Type != gjson.String {
+			return nil, badRequest(path+".const", "%s.const: Gemini takes constants of strings only, not %s", path, k.Raw)
+		}
+		if typ == "" {
+			out.rawMember("type", `"STRING"`)
+		}
+		out.rawMember("enum", "["+k.Raw+"]")
+	}
+	if f := s.Get("format"); f.Type == gjson.String && slices.Contains(geminiFormats, f.Str) {
+		out.rawMember("format", f.Raw)
+	}
+	for _, k := range geminiKeep {
+		if v := s.Get(k); v.Exists() {
+			out.rawMember(k, v.Raw)
+		}
+	}
+
+	if props := s.Get("properties"); props.Exists() {
+		if !props.IsObject() {
+			return nil, badRequest(path+".properties", "%s.properties: want an object", path)
+		}
+		var names []string
+		var err error
+		b := out.key("properties")
+		b = append(b, '{')
+		props.ForEach(func(k, v gjson.Result) bool {
+			if len(names) > 0 {
+				b = append(b, ',')
+			}
+			b = jsonx.AppendQuote(b, k.Str)
+			b = append(b, ':')
+			b, err = c.node(b, v, path+".properties."+k.Str, depth+1)
+			names = append(names, k.Str)
+			return err == nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.b = append(b, '}')
+		if req := s.Get("required"); req.IsArray() {
+			var kept []string
+			for _, r := range req.Array() {
+				if r.Type == gjson.String && slices.Contains(names, r.Str) {
+					kept = append(kept, string(jsonx.AppendQuote(nil, r.Str)))
+				}
+			}
+			if len(kept) > 0 {
+				out.rawMember("required", "["+strings.Join(kept, ",")+"]")
+			}
+		}
+		if len(names) > 1 {
+			quoted := make([]string, len(names))
+			for i, n := range names {
+				quoted[i] = string(jsonx.AppendQuote(nil, n))
+			}
+			out.rawMember("propertyOrdering", "["+strings.Join(quoted, ",")+"]")
+		}
+	}
+	if items := s.Get("items"); items.Exists() {
+		if items.IsArray() {
+			return nil, badRequest(path+".items", "%s.items: Gemini takes no tuples (a list of item schemas)", path)
+		}
+		var err error
+		b := out.key("items")
+		if out.b, err = c.node(b, items, path+".items", depth+1); err != nil {
+			return nil, err
+		}
+	}
+	if s.Get("prefixItems").Exists() {
+		return nil, badRequest(path+".prefixItems", "%s.prefixItems: Gemini takes no tuples", path)
+	}
+
+	var err error
+	s.ForEach(func(k, _ gjson.Result) bool {
+		if slices.Contains(geminiNarrowing, k.Str) {
+			if k.Str == "additionalProperties" && s.Get("additionalProperties").Type == gjson.True {
+				return true // allows what is allowed anyway
+			}
+			err = c.p.advisoryAt(path+"."+k.Str, c.param+"."+k.Str, "Gemini's schemas have no "+k.Str)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(out.b, '}'), nil
+}
+
+// ref inlines a local reference; siblings of $ref other than description
+// and title are left out, as draft-07 says.
+func (c *schemaConv) ref(b []byte, s, ref gjson.Result, path string, depth int) ([]byte, error) {
+	target := ref.Str
+	var p string
+	switch {
+	case target == "#":
+		p = "@this"
+	case strings.HasPrefix(target, "#/$defs/"):
+		p = `\$defs.` + escapePath(strings.TrimPrefix(target, "#/$defs/"))
+	case strings.HasPrefix(target, "#/definitions/"):
+		p = "definitions." + escapePath(strings.TrimPrefix(target, "#/definitions/"))
+	default:
+		return nil, badRequest(path+".$ref", "%s.$ref: only references within the schema (#/$defs/…) can be sent to Gemini, not %q", path, target)
+	}
+	if slices.Contains(c.refs, target) {
+		return nil, badRequest(path+".$ref", "%s.$ref: %q refers to itself; Gemini takes no recursive schemas", path, target)
+	}
+	t := c.root.Get(p)
+	if !t.Exists() {
+		return nil, badRequest(path+".$ref", "%s.$ref: %q names no definition", path, target)
+	}
+	c.refs = append(c.refs, target)
+	start := len(b)
+	b, err := c.node(b, t, path+"."+target, depth+1)
+	c.refs = c.refs[:len(c.refs)-1]
+	if err != nil {
+		return nil, err
+	}
+	// The referring schema's own description and title win.
+	for _, k := range []string{"description", "title"} {
+		if v := s.Get(k); v.Exists() {
+			var err error
+			if b, err = setMember(b, start, k, v.Raw); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b, nil
+}
+
+// setMember sets member k of the object b[start:] to raw.
+func setMember(b []byte, start int, k, raw string) ([]byte, error) {
+	obj, err := sjson.SetRawBytes(slices.Clone(b[start:]), k, []byte(raw))
+	if err != nil {
+		return nil, err
+	}
+	return append(b[:start], obj...), nil
+}
+
+// escapePath escapes a JSON pointer token for gjson.
+func escapePath(tok string) string {
+	tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+	r := strings.NewReplacer(".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`)
+	return r.Replace(tok)
+}
+
+// orderedObject writes an object's members in order.
+type orderedObject struct {
+	b []byte
+	n int
+}
+
+func (o *orderedObject) key(k string) []byte {
+	if o.n > 0 {
+		o.b = append(o.b, ',')
+	}
+	o.n++
+	o.b = jsonx.AppendQuote(o.b, k)
+	return append(o.b, ':')
+}
+
+func (o *orderedObject) rawMember(k, raw string) {
+	o.b = append(o.key(k), raw...)
+}

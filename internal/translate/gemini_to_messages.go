@@ -1,0 +1,117 @@
+package translate
+
+import (
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/gemini"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/meter"
+)
+
+// GeminiToMessages translates a whole Gemini answer into a Messages
+// answer: thoughts become thinking blocks, function calls tool_use
+// blocks. A thought signature reaches the client as a thinking block's
+// (sealed) signature, placed where Gemini put it: on the thought it ends,
+// or on an empty thinking block just before the call or text that
+// carried it. A prompt Gemini blocked is a refusal with no content.
+func GeminiToMessages(r *gemini.Response, p *Plan) (*anthropic.Response, meter.Usage, error) {
+	var u meter.Usage
+	u.SetGemini(string(r.UsageMetadata))
+	out := &anthropic.Response{ID: "msg_" + base62(24), Type: "message", Role: "assistant", Model: p.ClientModel,
+		Content: []anthropic.Block{}}
+	if r.ResponseID != "" {
+		out.ID = "msg_" + sanitizeID(r.ResponseID)
+	}
+	blocked := r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" && len(r.Candidates) == 0
+	finish, tools := "", false
+	if len(r.Candidates) > 0 {
+		c := r.Candidates[0]
+		finish = c.FinishReason
+		var thinking *anthropic.Block
+		closeThinking := func(sig string) {
+			if thinking == nil {
+				return
+			}
+			thinking.Signature = sig
+			if sig == "" {
+				thinking.Signature = p.signer.Sign(thinking.Thinking)
+			}
+			out.Content = append(out.Content, *thinking)
+			thinking = nil
+		}
+		for _, part := range c.Content.Parts {
+			sig := ""
+			if part.ThoughtSignature != "" {
+				sig = p.signer.sealGemini(part.ThoughtSignature)
+			}
+			switch {
+			case part.Thought:
+				if thinking == nil {
+					thinking = &anthropic.Block{Type: "thinking"}
+				}
+				thinking.Thinking += part.Text
+				if sig != "" {
+					closeThinking(sig)
+				}
+			case part.FunctionCall != nil:
+				closeThinking("")
+				if sig != "" {
+					out.Content = append(out.Content, anthropic.Block{Type: "thinking", Signature: sig})
+				}
+				args := part.FunctionCall.Args
+				if len(args) == 0 || string(args) == "null" {
+					args = jsontext.Value("{}")
+				}
+				out.Content = append(out.Content, anthropic.Block{Type: "tool_use", ID: geminiCallID(part.FunctionCall.ID),
+					Name: p.clientToolName(part.FunctionCall.Name), Input: args})
+				tools = true
+			case part.Text != "":
+				closeThinking("")
+				if sig != "" {
+					out.Content = append(out.Content, anthropic.Block{Type: "thinking", Signature: sig})
+				}
+				if n := len(out.Content); n > 0 && out.Content[n-1].Type == "text" {
+					out.Content[n-1].Text += part.Text
+				} else {
+					out.Content = append(out.Content, anthropic.Block{Type: "text", Text: part.Text})
+				}
+			case sig != "":
+				closeThinking("")
+				out.Content = append(out.Content, anthropic.Block{Type: "thinking", Signature: sig})
+			}
+		}
+		closeThinking("")
+	}
+	stop := geminiStopReason(finish, tools && !p.JSONTool, blocked)
+	out.StopReason = &stop
+	out.Usage = mustJSON(anthropicUsage(u))
+	return out, u, nil
+}
+
+// geminiCallID is the tool_use id of a Gemini function call: its own id
+// (Gemini 3 sends one) made safe, or a new one.
+func geminiCallID(id string) string {
+	if id == "" {
+		return "toolu_" + randomHex(12)
+	}
+	return sanitizeID(id)
+}
+
+// GeminiAnswerToMessages translates a whole Gemini answer, and when the
+// client asked for a stream, into the events of one.
+func GeminiAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byte, u meter.Usage, err error) {
+	var r gemini.Response
+	if err := jsonx.Unmarshal(body, &r); err != nil {
+		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid Gemini response", Err: err}
+	}
+	m, u, err := GeminiToMessages(&r, p)
+	if err != nil {
+		return nil, nil, u, err
+	}
+	if p.Stream {
+		return nil, MessagesStream(m), u, nil
+	}
+	out, err = jsonx.Marshal(m)
+	return out, nil, u, err
+}

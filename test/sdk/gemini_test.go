@@ -1,0 +1,171 @@
+package sdk_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/gatewaytest"
+	"github.com/tollgate/tollgate/internal/upstreamtest"
+)
+
+const geminiConfig = `
+providers:
+  - { name: goog, type: gemini, base_url: %q, api_key: gemini-secret-key }
+models:
+  - { name: gemini-test, targets: [ { provider: goog, model: gemini-3-pro-preview } ] }
+`
+
+// geminiSignature is the thought signature the fake Gemini puts on the
+// first of its parallel function calls, and insists on getting back.
+const geminiSignature = "CiQBVKhc7sigParisLondon=="
+
+// fakeGemini answers as the Gemini API does: thoughts and two parallel
+// function calls (the first signed) for a question, text once the
+// function responses come, a 400 like Gemini 3's when a model turn's
+// function call comes back without its signature, and a blocked prompt.
+func fakeGemini(t *testing.T) *upstreamtest.Server {
+	return newUpstream(t, func(r upstreamtest.Received) upstreamtest.Reply {
+		body := gjson.ParseBytes(r.Body)
+		switch {
+		case r.Header.Get("X-Goog-Api-Key") != "gemini-secret-key":
+			return upstreamtest.Reply{Status: 403, Body: []byte(`{"error":{"code":403,"message":"API key not valid.","status":"PERMISSION_DENIED"}}`)}
+		case !strings.HasPrefix(r.Path, "/v1beta/models/gemini-3-pro-preview:"):
+			return upstreamtest.Reply{Status: 404, Body: []byte(`{"error":{"code":404,"message":"not found","status":"NOT_FOUND"}}`)}
+		case strings.Contains(string(r.Body), "forbidden"):
+			return upstreamtest.Reply{Body: []byte(`{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":5}}`)}
+		}
+		for i, c := range body.Get("contents").Array() {
+			for _, p := range c.Get("parts").Array() {
+				if p.Get("functionCall").Exists() && p.Get("functionCall.args.city").Str == "Paris" && p.Get("thoughtSignature").Str != geminiSignature {
+					return upstreamtest.Reply{Status: 400, Body: []byte(fmt.Sprintf(`{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts. contents[%d]","status":"INVALID_ARGUMENT"}}`, i))}
+				}
+			}
+		}
+		answered := strings.Contains(string(r.Body), `"functionResponse"`)
+		stream := strings.HasSuffix(r.Path, ":streamGenerateContent") && r.Query == "alt=sse"
+		var chunks []string
+		if answered {
+			chunks = []string{
+				`{"candidates":[{"content":{"parts":[{"text":"Paris is warmer "}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":300}}`,
+				`{"candidates":[{"content":{"parts":[{"text":"than London."}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":300,"cachedContentTokenCount":200,"candidatesTokenCount":7,"totalTokenCount":307}}`,
+			}
+		} else {
+			chunks = []string{
+				`{"candidates":[{"content":{"parts":[{"text":"Two cities: two calls.","thought":true}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":120}}`,
+				`{"candidates":[{"content":{"parts":[{"functionCall":{"id":"c1","name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"` + geminiSignature + `"},{"functionCall":{"id":"c2","name":"get_weather","args":{"city":"London"}}}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":120,"candidatesTokenCount":20,"thoughtsTokenCount":30,"totalTokenCount":170}}`,
+			}
+		}
+		if stream {
+			var events [][]byte
+			for _, c := range chunks {
+				events = append(events, []byte("data: "+c+"\r\n\r\n"))
+			}
+			return upstreamtest.Reply{Events: events}
+		}
+		// A whole answer holds every part.
+		var parts []string
+		for _, c := range chunks {
+			for _, p := range gjson.Get(c, "candidates.0.content.parts").Array() {
+				parts = append(parts, p.Raw)
+			}
+		}
+		last := chunks[len(chunks)-1]
+		return upstreamtest.Reply{Body: []byte(`{"candidates":[{"content":{"parts":[` + strings.Join(parts, ",") + `],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":` +
+			gjson.Get(last, "usageMetadata").Raw + `,"modelVersion":"gemini-3-pro-preview","responseId":"r-1"}`)}
+	})
+}
+
+var geminiWeatherTool = anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{Name: "get_weather", Description: anthropic.String("Weather for a city"),
+	InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{"city": map[string]any{"type": "string"}}, Required: []string{"city"}}}}
+
+// TestGeminiWithTheAnthropicSDK: a tool loop of an Anthropic client on a
+// Gemini model, whole and streamed: the thought signature Gemini put on
+// its first parallel call reaches the client sealed in a thinking block,
+// and comes back to Gemini on that call in the next turn (Gemini 3
+// refuses the turn otherwise).
+func TestGeminiWithTheAnthropicSDK(t *testing.T) {
+	t.Parallel()
+	srv := fakeGemini(t)
+	base := gatewaytest.Start(t, fmt.Sprintf(geminiConfig, srv.URL), masterKey)
+	client := anthropicClient(base)
+	for _, streamed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", streamed), func(t *testing.T) {
+			params := anthropic.MessageNewParams{Model: "gemini-test", MaxTokens: 1024, Tools: []anthropic.ToolUnionParam{geminiWeatherTool},
+				Thinking: anthropic.ThinkingConfigParamOfEnabled(512), Messages: userText("Is Paris warmer than London?")}
+			first := send(t, client, params, streamed)
+			var calls []anthropic.ToolUseBlock
+			sealed := 0
+			for _, b := range first.Content {
+				switch v := b.AsAny().(type) {
+				case anthropic.ToolUseBlock:
+					calls = append(calls, v)
+				case anthropic.ThinkingBlock:
+					if strings.HasPrefix(v.Signature, "tollgate.r1.") {
+						sealed++
+					}
+				}
+			}
+			if first.StopReason != "tool_use" || len(calls) != 2 || sealed != 1 || calls[0].ID != "c1" {
+				t.Fatalf("first turn: %+v", first)
+			}
+			if first.Usage.OutputTokens != 50 {
+				t.Errorf("output tokens %d, want 20 + 30 thoughts", first.Usage.OutputTokens)
+			}
+			// The next turn, as any agent sends it: the whole assistant
+			// message back, and the results.
+			params.Messages = append(params.Messages, first.ToParam(), anthropic.NewUserMessage(
+				anthropic.NewToolResultBlock(calls[0].ID, "21C", false), anthropic.NewToolResultBlock(calls[1].ID, "14C", false)))
+			second := send(t, client, params, streamed)
+			if second.StopReason != "end_turn" || len(second.Content) != 1 || second.Content[0].Text != "Paris is warmer than London." ||
+				second.Usage.CacheReadInputTokens != 200 || second.Usage.InputTokens != 100 {
+				t.Fatalf("second turn: %+v", second)
+			}
+			sent := gjson.ParseBytes(srv.Last().Body)
+			if sent.Get("contents.1.parts.0.thoughtSignature").Str != geminiSignature || sent.Get("contents.2.parts.1.functionResponse.response.result").Str != "14C" {
+				t.Errorf("Gemini got %s", srv.Last().Body)
+			}
+		})
+	}
+
+	// A turn whose call lost its signature is Gemini's 400, in Anthropic's envelope.
+	_, err := client.Messages.New(callContext(t), anthropic.MessageNewParams{Model: "gemini-test", MaxTokens: 64, Tools: []anthropic.ToolUnionParam{geminiWeatherTool},
+		Messages: []anthropic.MessageParam{userText("weather?")[0],
+			anthropic.NewAssistantMessage(anthropic.NewThinkingBlock("tollgate.r1.forged.AAAA", "x"), anthropic.NewToolUseBlock("c1", map[string]any{"city": "Paris"}, "get_weather")),
+			anthropic.NewUserMessage(anthropic.NewToolResultBlock("c1", "21C", false))}})
+	if e := anthropicError(t, err, 400, "invalid_request_error"); !strings.Contains(e.Error(), "thought_signature") {
+		t.Errorf("an unsigned call: %v", e)
+	}
+	// A prompt Gemini blocks is a refusal.
+	msg, err := client.Messages.New(callContext(t), anthropic.MessageNewParams{Model: "gemini-test", MaxTokens: 64, Messages: userText("forbidden words")})
+	if err != nil || msg.StopReason != "refusal" || len(msg.Content) != 0 {
+		t.Fatalf("blocked prompt: %v %+v", err, msg)
+	}
+	assertNoClientKey(t, srv.Last())
+}
+
+// send makes one request, whole or streamed, and returns the message.
+func send(t *testing.T, client anthropic.Client, params anthropic.MessageNewParams, streamed bool) anthropic.Message {
+	t.Helper()
+	if !streamed {
+		m, err := client.Messages.New(callContext(t), params)
+		if err != nil {
+			t.Fatalf("Messages.New: %v", err)
+		}
+		return *m
+	}
+	stream := client.Messages.NewStreaming(callContext(t), params)
+	var acc anthropic.Message
+	for stream.Next() {
+		if err := acc.Accumulate(stream.Current()); err != nil {
+			t.Fatalf("accumulating: %v", err)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	return acc
+}
