@@ -433,7 +433,7 @@ type ResponsesToChatStream struct {
 
 // NewResponsesToChatStream starts a translated stream for p.
 func NewResponsesToChatStream(p *Plan, created int64) *ResponsesToChatStream {
-	return &ResponsesToChatStream{w: MessagesToChatStream{p: p, created: created}}
+	return &ResponsesToChatStream{w: MessagesToChatStream{p: p, chatChunks: chatChunks{created: created}}}
 }
 
 // Usage is the usage the upstream reported.

@@ -262,3 +262,35 @@ func FuzzMessagesToGemini(f *testing.F) {
 		}
 	}, Caps{})
 }
+
+// FuzzStreamGeminiToChat: whatever a Gemini upstream streams, the OpenAI
+// client's stream obeys the grammar and nothing panics.
+func FuzzStreamGeminiToChat(f *testing.F) {
+	seedStreams(f, "c2g_")
+	f.Fuzz(func(t *testing.T, up []byte, piece uint8, usage bool) {
+		p := &Plan{ClientModel: "m", Stream: true, IncludeUsage: usage, signer: goldenSigner}
+		out := translateStream(t, goldenPairs["c2g"], up, p, int(piece%32)+1)
+		if len(out) > 0 && string(out[:5]) != "HTTP " {
+			if err := openAIGrammar(out, usage); err != nil {
+				t.Fatalf("grammar: %v\nupstream %q\nclient %q", err, up, out)
+			}
+		}
+	})
+}
+
+// FuzzChatToGemini fuzzes Chat requests for Gemini upstreams (the same
+// signature rule as FuzzMessagesToGemini).
+func FuzzChatToGemini(f *testing.F) {
+	fuzzRequests(f, "c2g_", ChatToGemini, func(t *testing.T, _ Caps, out *gemini.Request) {
+		for i, c := range out.Contents {
+			signed, calls := false, false
+			for _, p := range c.Parts {
+				calls = calls || p.FunctionCall != nil
+				signed = signed || p.FunctionCall != nil && p.ThoughtSignature != ""
+			}
+			if calls && !signed {
+				t.Fatalf("contents[%d]: function calls without a signature", i)
+			}
+		}
+	}, Caps{})
+}

@@ -54,6 +54,8 @@ func GeminiToMessages(r *gemini.Response, p *Plan) (*anthropic.Response, meter.U
 				if sig != "" {
 					closeThinking(sig)
 				}
+			case part.FunctionCall != nil && part.FunctionCall.Name == "":
+				// A call without a name cannot be run or answered: left out.
 			case part.FunctionCall != nil:
 				closeThinking("")
 				if sig != "" {
@@ -91,9 +93,12 @@ func GeminiToMessages(r *gemini.Response, p *Plan) (*anthropic.Response, meter.U
 
 // geminiCallID is the tool_use id of a Gemini function call: its own id
 // (Gemini 3 sends one) made safe, or a new one.
-func geminiCallID(id string) string {
+func geminiCallID(id string) string { return geminiCallIDWith(id, "toolu_") }
+
+// geminiCallIDWith is geminiCallID with the prefix of a new id.
+func geminiCallIDWith(id, prefix string) string {
 	if id == "" {
-		return "toolu_" + randomHex(12)
+		return prefix + randomHex(12)
 	}
 	return sanitizeID(id)
 }

@@ -291,6 +291,12 @@ var goldenPairs = map[string]goldenPair{
 		stream:  func(p *Plan) stream { return NewGeminiToMessagesStream(p) },
 		grammar: func(t *testing.T, got []byte, _ *Plan) { checkAnthropicGrammar(t, got) },
 	},
+	"c2g": { // OpenAI client, Gemini upstream
+		request:  decodeRequest(ChatToGemini),
+		response: bytesAnswer(GeminiAnswerToChat),
+		stream:   func(p *Plan) stream { return NewGeminiToChatStream(p, goldenCreated) },
+		grammar:  func(t *testing.T, got []byte, p *Plan) { checkOpenAIGrammar(t, got, p.IncludeUsage) },
+	},
 	"r2m": { // Responses client, Anthropic upstream
 		request: decodeRequest(ResponsesToMessages),
 		response: decodeAnswer(func(r *anthropic.Response, p *Plan) (*responses.Response, error) {

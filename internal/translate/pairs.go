@@ -61,6 +61,13 @@ func MessagesBodyToGemini(body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, MessagesToGemini)
 }
 
+// ChatBodyToGemini translates a Chat Completions request body into a
+// Gemini generateContent body. A body that cannot be translated is a
+// *RequestError.
+func ChatBodyToGemini(body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, ChatToGemini)
+}
+
 // bodyToBody decodes a client body into In, translates it with f and
 // encodes the result.
 func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error)) ([]byte, *Plan, error) {

@@ -34,14 +34,9 @@ const (
 // client asked, and [DONE] only after a normal end. It is created per
 // request and is not safe for concurrent use.
 type MessagesToChatStream struct {
-	p       *Plan
-	state   streamState
-	out     []byte
-	f       sse.Fields
-	created int64
-
-	prefix []byte // a chunk up to its delta object
-	suffix []byte // what follows the delta in an ordinary chunk
+	p *Plan
+	f sse.Fields
+	chatChunks
 
 	blocks   []upstreamBlock
 	toolIdx  []int // block index → OpenAI tool-call index
@@ -54,7 +49,7 @@ type MessagesToChatStream struct {
 // NewMessagesToChatStream starts a translated stream for p; created is the
 // unix time shown on every chunk.
 func NewMessagesToChatStream(p *Plan, created int64) *MessagesToChatStream {
-	return &MessagesToChatStream{p: p, created: created}
+	return &MessagesToChatStream{p: p, chatChunks: chatChunks{created: created}}
 }
 
 // Usage is the usage the upstream reported so far, in buckets.
@@ -141,43 +136,7 @@ func (s *MessagesToChatStream) begin(msgID string) {
 }
 
 // start emits the first chunk, under the given chunk id.
-func (s *MessagesToChatStream) start(id string) {
-	s.state = stateStreaming
-	p := append([]byte(nil), `{"id":`...)
-	p = jsonx.AppendQuote(p, id)
-	p = append(p, `,"object":"chat.completion.chunk","created":`...)
-	p = strconv.AppendInt(p, s.created, 10)
-	p = append(p, `,"model":`...)
-	p = jsonx.AppendQuote(p, s.p.ClientModel)
-	s.prefix = append(p, `,"choices":[{"index":0,"delta":`...)
-	s.suffix = []byte(`,"logprobs":null,"finish_reason":null}]`)
-	if s.p.IncludeUsage {
-		s.suffix = append(s.suffix, `,"usage":null`...)
-	}
-	s.suffix = append(s.suffix, '}')
-	s.chunk(`{"role":"assistant","content":""}`)
-}
-
-// chunk emits one chunk with the given delta object.
-func (s *MessagesToChatStream) chunk(delta string) {
-	b := append(s.out, "data: "...)
-	b = append(b, s.prefix...)
-	b = append(b, delta...)
-	b = append(b, s.suffix...)
-	s.out = append(b, "\n\n"...)
-}
-
-// chunkRaw emits a chunk whose delta is prefix + quoted + close, splicing
-// the upstream's JSON string without unescaping it.
-func (s *MessagesToChatStream) chunkRaw(prefix, quoted, close string) {
-	b := append(s.out, "data: "...)
-	b = append(b, s.prefix...)
-	b = append(b, prefix...)
-	b = append(b, quoted...)
-	b = append(b, close...)
-	b = append(b, s.suffix...)
-	s.out = append(b, "\n\n"...)
-}
+func (s *MessagesToChatStream) start(id string) { s.chatChunks.start(s.p, id) }
 
 func (s *MessagesToChatStream) blockStart(index, block gjson.Result) {
 	i := int(index.Int())
@@ -275,31 +234,5 @@ func (s *MessagesToChatStream) blockDelta(i int, d gjson.Result) {
 
 func (s *MessagesToChatStream) finalize() {
 	s.begin("")
-	finish := finishReason(s.stop, s.p.JSONTool)
-	b := append(s.out, "data: "...)
-	b = append(b, s.prefix...)
-	b = append(b, `{},"logprobs":null,"finish_reason":"`...)
-	b = append(b, finish...)
-	b = append(b, `"}]`...)
-	if s.p.IncludeUsage {
-		b = append(b, `,"usage":null`...)
-	}
-	b = append(b, "}\n\n"...)
-	s.out = b
-	if s.p.IncludeUsage {
-		// The one usage chunk: empty choices, just before [DONE].
-		usage, _ := jsonx.Marshal(openAIUsage(s.usage))
-		u := append([]byte(nil), s.prefix[:len(s.prefix)-len(`{"index":0,"delta":`)]...)
-		u = append(u, `],"usage":`...)
-		u = append(u, usage...)
-		u = append(u, '}')
-		s.out = sse.AppendEvent(s.out, "", u)
-	}
-	s.out = append(s.out, "data: [DONE]\n\n"...)
-	s.state = stateDone
-}
-
-func (s *MessagesToChatStream) fail(body []byte) {
-	s.out = sse.AppendEvent(s.out, "", body)
-	s.state = stateFailed
+	s.end(s.p, finishReason(s.stop, s.p.JSONTool), s.usage)
 }

@@ -68,7 +68,7 @@ func MessagesStream(r *anthropic.Response) []byte {
 // first fragment, arguments in a second), then finish_reason in a chunk of
 // its own, the usage chunk when the client asked, and [DONE].
 func ChatStream(c *openai.Completion, p *Plan) []byte {
-	s := &MessagesToChatStream{p: p, created: c.Created}
+	s := &MessagesToChatStream{p: p, chatChunks: chatChunks{created: c.Created}}
 	s.start(c.ID)
 	out := s.out
 	if len(c.Choices) > 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/openai/openai-go/v3"
 	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/gatewaytest"
@@ -168,4 +169,60 @@ func send(t *testing.T, client anthropic.Client, params anthropic.MessageNewPara
 		t.Fatalf("stream: %v", err)
 	}
 	return acc
+}
+
+// TestGeminiWithTheOpenAISDK: the same tool loop from a Chat Completions
+// client: the signature rides on the tool call's id, which every agent
+// sends back with its call and its result.
+func TestGeminiWithTheOpenAISDK(t *testing.T) {
+	t.Parallel()
+	srv := fakeGemini(t)
+	base := gatewaytest.Start(t, fmt.Sprintf(geminiConfig, srv.URL), masterKey)
+	client := openAIClient(base)
+	tools := []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather",
+		Parameters: openai.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}})}
+	for _, streamed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", streamed), func(t *testing.T) {
+			msgs := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Is Paris warmer than London?")}
+			params := openai.ChatCompletionNewParams{Model: "gemini-test", Tools: tools, Messages: msgs, ReasoningEffort: "low"}
+			first := chatTurn(t, client, params, streamed)
+			calls := first.Choices[0].Message.ToolCalls
+			if first.Choices[0].FinishReason != "tool_calls" || len(calls) != 2 || !strings.HasPrefix(calls[0].ID, "c1~tollgate.r1.") || calls[1].ID != "c2" {
+				t.Fatalf("first turn: %+v", first.Choices[0])
+			}
+			params.Messages = append(params.Messages, first.Choices[0].Message.ToParam(),
+				openai.ToolMessage("21C", calls[0].ID), openai.ToolMessage("14C", calls[1].ID))
+			second := chatTurn(t, client, params, streamed)
+			if second.Choices[0].Message.Content != "Paris is warmer than London." || second.Usage.PromptTokens != 300 ||
+				second.Usage.PromptTokensDetails.CachedTokens != 200 {
+				t.Fatalf("second turn: %+v %+v", second.Choices[0], second.Usage)
+			}
+			sent := gjson.ParseBytes(srv.Last().Body)
+			if sent.Get("contents.1.parts.0.thoughtSignature").Str != geminiSignature || sent.Get("contents.2.parts.0.functionResponse.id").Str != "c1" {
+				t.Errorf("Gemini got %s", srv.Last().Body)
+			}
+		})
+	}
+}
+
+// chatTurn makes one chat request, whole or streamed (accumulated).
+func chatTurn(t *testing.T, client openai.Client, params openai.ChatCompletionNewParams, streamed bool) *openai.ChatCompletion {
+	t.Helper()
+	if !streamed {
+		c, err := client.Chat.Completions.New(callContext(t), params)
+		if err != nil {
+			t.Fatalf("Chat.Completions.New: %v", err)
+		}
+		return c
+	}
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	stream := client.Chat.Completions.NewStreaming(callContext(t), params)
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	return &acc.ChatCompletion
 }

@@ -1,0 +1,205 @@
+package translate
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/meter"
+	"github.com/tollgate/tollgate/internal/sse"
+)
+
+// geminiFinishReason is the Chat finish_reason of a Gemini answer.
+func geminiFinishReason(finish string, toolsEmitted, blocked bool) string {
+	return finishReason(geminiStopReason(finish, toolsEmitted, blocked), false)
+}
+
+// geminiToolCall is a Gemini function call as a Chat tool call: its id
+// carries the part's signature; its arguments are compact JSON.
+func (p *Plan) geminiToolCall(fc gjson.Result, sig string) openai.ToolCall {
+	args := fc.Get("args").Raw
+	if args == "" || args == "null" {
+		args = "{}"
+	}
+	a := jsontext.Value(args).Clone()
+	a.Compact()
+	return openai.ToolCall{ID: p.callIDWithSignature(geminiCallIDWith(fc.Get("id").String(), "call_"), sig), Type: "function",
+		Function: openai.FunctionCall{Name: p.clientToolName(fc.Get("name").String()), Arguments: string(a)}}
+}
+
+// GeminiAnswerToChat translates a whole Gemini answer into a chat
+// completion, and when the client asked for a stream, into its chunks.
+func GeminiAnswerToChat(body []byte, p *Plan, created int64) (out, stream []byte, u meter.Usage, err error) {
+	r := gjson.ParseBytes(body)
+	if !r.IsObject() {
+		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid Gemini response"}
+	}
+	u.SetGemini(r.Get("usageMetadata").Raw)
+	m := openai.ChatMessage{Role: "assistant"}
+	var text, reasoning strings.Builder
+	c := r.Get("candidates.0")
+	for _, part := range c.Get("content.parts").Array() {
+		switch {
+		case part.Get("thought").Bool():
+			reasoning.WriteString(part.Get("text").String())
+		case part.Get("functionCall").IsObject() && part.Get("functionCall.name").String() == "":
+			// A call without a name cannot be run or answered: left out.
+		case part.Get("functionCall").IsObject():
+			m.ToolCalls = append(m.ToolCalls, p.geminiToolCall(part.Get("functionCall"), part.Get("thoughtSignature").String()))
+		default:
+			text.WriteString(part.Get("text").String())
+		}
+	}
+	if text.Len() > 0 {
+		m.Content = textContent(text.String())
+	} else {
+		m.Content = openai.MessageContent{Null: true}
+	}
+	m.ReasoningContent = reasoning.String()
+	blocked := !c.Exists() && r.Get("promptFeedback.blockReason").String() != ""
+	finish := geminiFinishReason(c.Get("finishReason").String(), len(m.ToolCalls) > 0, blocked)
+	usage, _ := jsonx.Marshal(openAIUsage(u))
+	completion := &openai.Completion{ID: chatID(r.Get("responseId").String()), Object: "chat.completion", Created: created, Model: p.ClientModel,
+		Choices: []openai.Choice{{Index: 0, Message: m, Logprobs: jsontext.Value("null"), FinishReason: &finish}}, Usage: usage}
+	if p.Stream {
+		return nil, ChatStream(completion, p), u, nil
+	}
+	out, err = jsonx.Marshal(completion)
+	return out, nil, u, err
+}
+
+// GeminiToChatStream turns a Gemini stream into Chat Completions chunks:
+// thoughts as reasoning_content, text as content, each function call as
+// one whole tool call (Gemini sends them whole), a finish chunk, the
+// usage chunk when the client asked for it, and [DONE].
+type GeminiToChatStream struct {
+	p *Plan
+	f sse.Fields
+	chatChunks
+
+	calls   int
+	finish  string
+	blocked bool
+	usage   meter.Usage
+}
+
+// NewGeminiToChatStream starts a translated stream for p.
+func NewGeminiToChatStream(p *Plan, created int64) *GeminiToChatStream {
+	return &GeminiToChatStream{p: p, chatChunks: chatChunks{created: created}}
+}
+
+// Usage is the usage the upstream reported so far.
+func (s *GeminiToChatStream) Usage() meter.Usage { return s.usage }
+
+// StartError reports whether the first event is an error, with the status
+// and the OpenAI body to answer instead.
+func (s *GeminiToChatStream) StartError(ev []byte) (int, []byte, bool) {
+	s.f.Parse(ev)
+	if !isErrorChunk(s.f.Data) {
+		return 0, nil, false
+	}
+	status, body := geminiErrorToOpenAI(0, s.f.Data)
+	return status, body, true
+}
+
+// Feed takes one upstream event and returns the chunks it makes.
+func (s *GeminiToChatStream) Feed(ev []byte) []byte {
+	s.out = s.out[:0]
+	if s.state >= stateDone {
+		return nil
+	}
+	s.f.Parse(ev)
+	data := s.f.Data
+	if data == nil {
+		return nil
+	}
+	if isErrorChunk(data) {
+		_, body := geminiErrorToOpenAI(0, data)
+		s.fail(body)
+		return s.out
+	}
+	chunk := gjson.Parse(unsafeString(data))
+	if !chunk.IsObject() {
+		return nil
+	}
+	s.begin(chunk.Get("responseId").String())
+	c := chunk.Get("candidates.0")
+	if !c.Exists() && chunk.Get("promptFeedback.blockReason").String() != "" {
+		s.blocked = true
+	}
+	for _, part := range c.Get("content.parts").Array() {
+		text := part.Get("text")
+		switch {
+		case part.Get("thought").Bool():
+			if text.Type == gjson.String && text.Str != "" {
+				s.chunkRaw(`{"reasoning_content":`, quotedRaw(text), `}`)
+			}
+		case part.Get("functionCall").IsObject() && part.Get("functionCall.name").String() == "":
+		case part.Get("functionCall").IsObject():
+			tc := s.p.geminiToolCall(part.Get("functionCall"), part.Get("thoughtSignature").String())
+			b := []byte(`{"tool_calls":[{"index":`)
+			b = strconv.AppendInt(b, int64(s.calls), 10)
+			b = append(b, `,"id":`...)
+			b = jsonx.AppendQuote(b, tc.ID)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = jsonx.AppendQuote(b, tc.Function.Name)
+			b = append(b, `,"arguments":`...)
+			b = jsonx.AppendQuote(b, tc.Function.Arguments)
+			s.chunk(string(append(b, `}}]}`...)))
+			s.calls++
+		case text.Type == gjson.String && text.Str != "":
+			s.chunkRaw(`{"content":`, quotedRaw(text), `}`)
+		}
+	}
+	if fr := c.Get("finishReason"); fr.Type == gjson.String && fr.Str != "" {
+		s.finish = strings.Clone(fr.Str)
+	}
+	if u := chunk.Get("usageMetadata"); u.IsObject() {
+		s.usage.SetGemini(u.Raw)
+	}
+	return s.out
+}
+
+// Close ends the stream: cleanly after a finish reason (or a blocked
+// prompt), else with an error chunk.
+func (s *GeminiToChatStream) Close(eof bool, msg string) ([]byte, bool) {
+	s.out = s.out[:0]
+	switch {
+	case s.state >= stateDone:
+		return nil, s.state == stateDone
+	case eof && (s.finish != "" || s.blocked):
+		s.finalize()
+		return s.out, true
+	}
+	s.fail(openai.MarshalError(openai.ErrServer, msg, "", "upstream_stream_interrupted"))
+	return s.out, false
+}
+
+func (s *GeminiToChatStream) begin(responseID string) {
+	if s.state == stateBefore {
+		s.start(s.p, chatID(responseID))
+	}
+}
+
+func (s *GeminiToChatStream) finalize() {
+	s.begin("")
+	s.end(s.p, geminiFinishReason(s.finish, s.calls > 0, s.blocked), s.usage)
+}
+
+// geminiErrorToOpenAI translates a Gemini error into the OpenAI envelope.
+func geminiErrorToOpenAI(status int, body []byte) (int, []byte) {
+	st, out, _ := GeminiErrorToOpenAI(status, body)
+	return st, out
+}
+
+// GeminiErrorToOpenAI translates a Gemini error answer (status 0: a
+// stream's error event) into the OpenAI envelope, through the Anthropic
+// error it reads as.
+func GeminiErrorToOpenAI(status int, body []byte) (int, []byte, bool) {
+	st, ab, _ := GeminiErrorToAnthropic(status, body)
+	return AnthropicErrorToOpenAI(st, ab)
+}
