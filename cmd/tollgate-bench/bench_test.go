@@ -135,7 +135,8 @@ func TestQuickRunTollgate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the gateway")
 	}
-	cfg, err := parseFlags([]string{"-quick", "-targets", "tollgate,tollgate-limited,tollgate-stateless", "-workloads", "small,stream", "-c", "4"})
+	cfg, err := parseFlags([]string{"-quick", "-targets", "tollgate,tollgate-limited,tollgate-stateless", "-workloads",
+		"small,stream,bedrock,stream-bedrock,gemini,stream-gemini", "-c", "4"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +147,8 @@ func TestQuickRunTollgate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
-	if len(rep.Results) != 3*2 {
-		t.Fatalf("got %d results, want 6:\n%s", len(rep.Results), log.String())
+	if len(rep.Results) != 3*6 {
+		t.Fatalf("got %d results, want 18:\n%s", len(rep.Results), log.String())
 	}
 	for _, r := range rep.Results {
 		if r.Error != "" || r.Errors != 0 || r.ErrorsConc != 0 || r.Requests == 0 || r.CPUPerReqUS <= 0 {

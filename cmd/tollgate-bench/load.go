@@ -40,6 +40,10 @@ type workload struct {
 	// upstream's Bedrock endpoints (SigV4, event-stream frames). Only
 	// gateways can serve it.
 	Bedrock bool
+	// Gemini sends the request to the tollgate model on the fake
+	// upstream's Gemini endpoints (the translation lane). Only gateways
+	// can serve it.
+	Gemini bool
 }
 
 var allWorkloads = []workload{
@@ -52,6 +56,8 @@ var allWorkloads = []workload{
 	{Name: "stream-translated", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Desc: "OpenAI chat, ~1 KB body, stream:true, 50 events, to a model with an Anthropic upstream (translation lane)"},
 	{Name: "bedrock", API: apiAnthropic, BodySize: 1 << 10, NFactor: 1, Bedrock: true, Desc: "Anthropic messages, ~1 KB body, non-streaming, to Claude on a fake Bedrock (signed with SigV4)"},
 	{Name: "stream-bedrock", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Bedrock: true, Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text deltas, from a fake Bedrock's event-stream frames"},
+	{Name: "gemini", API: apiAnthropic, BodySize: 1 << 10, NFactor: 1, Gemini: true, Desc: "Anthropic messages, ~1 KB body, non-streaming, to a model on a fake Gemini API (translation lane)"},
+	{Name: "stream-gemini", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Gemini: true, Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text parts from a fake Gemini API (translation lane)"},
 	{Name: "responses", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Desc: "OpenAI Responses, ~1 KB body, non-streaming"},
 	{Name: "stream-responses", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 text deltas"},
 	{Name: "responses-translated", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Translated: true, Desc: "OpenAI Responses, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
@@ -178,6 +184,9 @@ func newReqSpec(t *target, w workload) *reqSpec {
 	}
 	if w.Bedrock && t.gateway {
 		model = tollgateModelBedrock
+	}
+	if w.Gemini && t.gateway {
+		model = tollgateModelGemini
 	}
 	if w.Translated && t.gateway {
 		// Another protocol's model: the gateway translates both ways.

@@ -40,6 +40,8 @@
 //   - bedrock, stream-bedrock (optional): the same to a tollgate model on the
 //     fake upstream's Bedrock endpoints (signed with SigV4, streamed in
 //     event-stream frames); compare them with anthropic and stream-anthropic.
+//   - gemini, stream-gemini (optional): the same to a model on the fake
+//     upstream's Gemini API endpoints, through the translation lane.
 //   - small-translated, stream-translated (optional): OpenAI requests to a
 //     tollgate model whose upstream speaks the Anthropic API, so they take
 //     the translation lane; compare them with tollgate's small and stream.
@@ -177,7 +179,7 @@ func main() {
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("tollgate-bench", flag.ContinueOnError)
 	targets := fs.String("targets", strings.Join(defaultTargets, ","), "comma-separated targets: "+strings.Join(knownTargets, ", "))
-	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, anthropic, stream-anthropic, small-translated, stream-translated, bedrock, stream-bedrock, responses, stream-responses, responses-translated, stream-responses-translated")
+	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, anthropic, stream-anthropic, small-translated, stream-translated, bedrock, stream-bedrock, gemini, stream-gemini, responses, stream-responses, responses-translated, stream-responses-translated")
 	n := fs.Int("n", 2000, "timed requests at concurrency 1 for small (large and stream use half)")
 	c := fs.Int("c", 32, "concurrency of the throughput / CPU phase")
 	d := fs.Duration("d", 5*time.Second, "duration of the throughput / CPU phase, per target and workload")
@@ -460,7 +462,7 @@ func measureWorkload(ctx context.Context, cfg config, targets []*target, w workl
 	var cells []*cell
 	var out []Result
 	for _, t := range targets {
-		if (w.Translated || w.Bedrock) && !t.gateway {
+		if (w.Translated || w.Bedrock || w.Gemini) && !t.gateway {
 			continue // only a gateway can translate, or sign for Bedrock
 		}
 		c := &cell{t: t, spec: newReqSpec(t, w), r: Result{Workload: w.Name, Target: t.Name, Concurrency: cfg.c}}

@@ -24,11 +24,14 @@ const (
 	// bench-b is Claude on the fake upstream's Bedrock endpoints.
 	tollgateModelBedrock = "bench-b"
 	upstreamModelBedrock = "us.anthropic.claude-bench-v1:0"
+	// bench-g is a model on the fake upstream's Gemini API endpoints.
+	tollgateModelGemini = "bench-g"
+	upstreamModelGemini = "gemini-bench"
 )
 
 // tollgateFeatures are the provider types a build may lack: older
 // builds run the workloads they can.
-type tollgateFeatures struct{ responses, bedrock bool }
+type tollgateFeatures struct{ responses, bedrock, gemini bool }
 
 // tollgateConfig is the configuration of a tollgate target: bench-o and
 // bench-a on the fake upstream's chat and messages endpoints, and, for
@@ -42,6 +45,9 @@ func tollgateConfig(addr, upstreamAddr, dbURL, dir string, f tollgateFeatures) s
 	fmt.Fprintf(&b, "  - { name: upa, type: anthropic, base_url: \"http://%s\", api_key: \"upstream-key\" }\n", upstreamAddr)
 	if f.responses {
 		fmt.Fprintf(&b, "  - { name: upr, type: openai-responses, base_url: \"http://%s/v1\", api_key: \"upstream-key\" }\n", upstreamAddr)
+	}
+	if f.gemini {
+		fmt.Fprintf(&b, "  - { name: upg, type: gemini, base_url: \"http://%s\", api_key: \"upstream-key\" }\n", upstreamAddr)
 	}
 	if f.bedrock {
 		fmt.Fprintf(&b, "  - { name: upb, type: bedrock, region: us-east-1, access_key_id: AKIDBENCH, secret_access_key: bench-secret, endpoint: \"http://%s\" }\n", upstreamAddr)
@@ -57,6 +63,9 @@ func tollgateConfig(addr, upstreamAddr, dbURL, dir string, f tollgateFeatures) s
 	}
 	if f.bedrock {
 		model(tollgateModelBedrock, "upb", `"`+upstreamModelBedrock+`"`)
+	}
+	if f.gemini {
+		model(tollgateModelGemini, "upg", upstreamModelGemini)
 	}
 	return b.String()
 }
@@ -106,9 +115,9 @@ func startTollgate(ctx context.Context, procs *procSet, tmp, name, bin, upstream
 		dbURL = "none"
 	}
 	// The newest configuration the build takes: a build from before
-	// Bedrock runs without bench-b, one from before the Responses API
-	// without bench-r too.
-	for _, f := range []tollgateFeatures{{true, true}, {true, false}, {false, false}} {
+	// Gemini runs without bench-g, one from before Bedrock without bench-b
+	// too, one from before the Responses API without bench-r as well.
+	for _, f := range []tollgateFeatures{{true, true, true}, {true, true, false}, {true, false, false}, {false, false, false}} {
 		if err := os.WriteFile(conf, []byte(tollgateConfig(addr, upstreamAddr, dbURL, dir, f)), 0o600); err != nil {
 			return nil, err
 		}

@@ -86,6 +86,7 @@ type fakeUpstream struct {
 	responsesEvents   [][]byte // created … output_item.done: all but the terminal event
 	responsesText     string   // the streamed text, as a JSON string
 	bedrockMiddle     [][]byte // anthropicMiddle, message_delta and message_stop as event-stream frames
+	geminiChunks      [][]byte // a Gemini stream's text events, all but the last
 }
 
 // bedrockFrame is an Anthropic stream event (its data) as Bedrock frames it.
@@ -152,6 +153,11 @@ func newFakeUpstream() *fakeUpstream {
 		bedrockFrame(fmt.Appendf(nil, `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`, streamContentEvents)),
 		bedrockFrame([]byte(`{"type":"message_stop","amazon-bedrock-invocationMetrics":{"inputTokenCount":300,"outputTokenCount":50,"invocationLatency":100,"firstByteLatency":10}}`)))
 
+	for i := 0; i < streamContentEvents; i++ {
+		w := benchWords[i%len(benchWords)] + " "
+		u.geminiChunks = append(u.geminiChunks, []byte(`data: {"candidates":[{"content":{"parts":[{"text":`+strconv.Quote(w)+`}],"role":"model"},"index":0}],"modelVersion":"gemini-bench","responseId":"bench1"}`+"\r\n\r\n"))
+	}
+
 	seq := 0
 	rev := func(typ, rest string) {
 		u.responsesEvents = append(u.responsesEvents, fmt.Appendf(nil, "event: %s\ndata: {\"type\":%q,\"sequence_number\":%d%s}\n\n", typ, typ, seq, rest))
@@ -196,6 +202,9 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var api string
 	bedrockStream := false
 	switch {
+	case strings.HasPrefix(r.URL.Path, "/v1beta/models/"):
+		u.serveGemini(w, r)
+		return
 	case strings.HasPrefix(r.URL.Path, "/model/") && strings.HasSuffix(r.URL.Path, "/invoke"):
 		api = apiAnthropic // Bedrock: the Messages body, the stream in the path
 	case strings.HasPrefix(r.URL.Path, "/model/") && strings.HasSuffix(r.URL.Path, "/invoke-with-response-stream"):
@@ -279,6 +288,29 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sw.event(fmt.Appendf(nil, "event: message_delta\n"+`data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`+"\n\n", streamContentEvents))
 		sw.event([]byte("event: message_stop\n" + `data: {"type":"message_stop"}` + "\n\n"))
 	}
+}
+
+// serveGemini answers the Gemini API's generateContent and
+// streamGenerateContent (alt=sse: CRLF-separated events).
+func (u *fakeUpstream) serveGemini(w http.ResponseWriter, r *http.Request) {
+	buf := u.bufs.Get().(*bytes.Buffer)
+	defer u.bufs.Put(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	promptTokens := buf.Len()/4 + 1
+	usage := fmt.Sprintf(`"usageMetadata":{"promptTokenCount":%d,"candidatesTokenCount":%d,"totalTokenCount":%d}`, promptTokens, streamContentEvents, promptTokens+streamContentEvents)
+	if !strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
+		writeJSON(w, []byte(`{"candidates":[{"content":{"parts":[{"text":`+answerText+`}],"role":"model"},"finishReason":"STOP","index":0}],`+usage+`,"modelVersion":"gemini-bench","responseId":"bench1"}`))
+		return
+	}
+	sw := startSSE(w)
+	for _, c := range u.geminiChunks {
+		sw.event(c)
+	}
+	sw.event([]byte(`data: {"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP","index":0}],` + usage + `,"modelVersion":"gemini-bench","responseId":"bench1"}` + "\r\n\r\n"))
 }
 
 func writeJSON(w http.ResponseWriter, body []byte) {
