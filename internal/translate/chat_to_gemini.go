@@ -418,12 +418,18 @@ func c2gTools(in *openai.ChatRequest, out *gemini.Request, p *Plan) error {
 	if tc == nil || len(decls) == 0 && tc.Type != "none" {
 		return nil
 	}
-	fc := &gemini.FunctionCallingConfig{Mode: map[string]string{"auto": "AUTO", "any": "ANY", "none": "NONE", "tool": "ANY"}[tc.Type]}
-	if tc.Type == "tool" {
-		fc.AllowedFunctionNames = []string{p.geminiToolName(tc.Name)}
-	}
-	out.ToolConfig = &gemini.ToolConfig{FunctionCallingConfig: fc}
+	out.ToolConfig = p.geminiToolConfig(map[string]string{"auto": "AUTO", "any": "ANY", "none": "NONE", "tool": "ANY"}[tc.Type], tc.Name)
 	return nil
+}
+
+// geminiToolConfig is the function calling config of a mode; name, when
+// set, is the one function the model must call.
+func (p *Plan) geminiToolConfig(mode, name string) *gemini.ToolConfig {
+	fc := &gemini.FunctionCallingConfig{Mode: mode}
+	if name != "" {
+		fc.AllowedFunctionNames = []string{p.geminiToolName(name)}
+	}
+	return &gemini.ToolConfig{FunctionCallingConfig: fc}
 }
 
 // c2gResponseFormat maps response_format to a JSON response (with its

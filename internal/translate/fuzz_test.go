@@ -281,16 +281,46 @@ func FuzzStreamGeminiToChat(f *testing.F) {
 // FuzzChatToGemini fuzzes Chat requests for Gemini upstreams (the same
 // signature rule as FuzzMessagesToGemini).
 func FuzzChatToGemini(f *testing.F) {
-	fuzzRequests(f, "c2g_", ChatToGemini, func(t *testing.T, _ Caps, out *gemini.Request) {
-		for i, c := range out.Contents {
-			signed, calls := false, false
-			for _, p := range c.Parts {
-				calls = calls || p.FunctionCall != nil
-				signed = signed || p.FunctionCall != nil && p.ThoughtSignature != ""
-			}
-			if calls && !signed {
-				t.Fatalf("contents[%d]: function calls without a signature", i)
+	fuzzRequests(f, "c2g_", ChatToGemini, func(t *testing.T, _ Caps, out *gemini.Request) { checkSignedTurns(t, out) }, Caps{})
+}
+
+// FuzzStreamGeminiToResponses: whatever a Gemini upstream streams, the
+// Responses client's stream obeys the grammar and nothing panics.
+func FuzzStreamGeminiToResponses(f *testing.F) {
+	seedStreams(f, "r2g_")
+	seedStreams(f, "m2g_")
+	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
+		p := &Plan{ClientModel: "m", Stream: true, signer: goldenSigner, rp: &responsesPlan{req: &responses.Request{Model: "m"}}}
+		if tools {
+			p.rp.tools = map[string]rTool{"f": {name: "apply_patch", custom: true}, "ns__g": {namespace: "ns", name: "g"}}
+		}
+		out := translateStream(t, goldenPairs["r2g"], up, p, int(piece%32)+1)
+		if len(out) > 0 && string(out[:5]) != "HTTP " {
+			if err := responsesGrammar(out); err != nil {
+				t.Fatalf("grammar: %v\nupstream %q\nclient %q", err, up, out)
 			}
 		}
-	}, Caps{})
+	})
+}
+
+// FuzzResponsesToGemini fuzzes Responses requests for Gemini upstreams
+// (the same signature rule as FuzzMessagesToGemini).
+func FuzzResponsesToGemini(f *testing.F) {
+	fuzzRequests(f, "r2g_", ResponsesToGemini, func(t *testing.T, _ Caps, out *gemini.Request) { checkSignedTurns(t, out) }, Caps{})
+}
+
+// checkSignedTurns fails when a model turn's function calls carry no
+// thought signature (Gemini 3 refuses such a turn).
+func checkSignedTurns(t *testing.T, out *gemini.Request) {
+	t.Helper()
+	for i, c := range out.Contents {
+		signed, calls := false, false
+		for _, p := range c.Parts {
+			calls = calls || p.FunctionCall != nil
+			signed = signed || p.FunctionCall != nil && p.ThoughtSignature != ""
+		}
+		if calls && !signed {
+			t.Fatalf("contents[%d]: function calls without a signature", i)
+		}
+	}
 }

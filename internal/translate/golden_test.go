@@ -297,6 +297,12 @@ var goldenPairs = map[string]goldenPair{
 		stream:   func(p *Plan) stream { return NewGeminiToChatStream(p, goldenCreated) },
 		grammar:  func(t *testing.T, got []byte, p *Plan) { checkOpenAIGrammar(t, got, p.IncludeUsage) },
 	},
+	"r2g": { // Responses client, Gemini upstream
+		request:  decodeRequest(ResponsesToGemini),
+		response: bytesAnswer(GeminiAnswerToResponses),
+		stream:   func(p *Plan) stream { return NewGeminiToResponsesStream(p, goldenCreated) },
+		grammar:  func(t *testing.T, got []byte, _ *Plan) { checkResponsesGrammar(t, got) },
+	},
 	"r2m": { // Responses client, Anthropic upstream
 		request: decodeRequest(ResponsesToMessages),
 		response: decodeAnswer(func(r *anthropic.Response, p *Plan) (*responses.Response, error) {

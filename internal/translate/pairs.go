@@ -68,6 +68,13 @@ func ChatBodyToGemini(body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, ChatToGemini)
 }
 
+// ResponsesBodyToGemini translates a Responses request body into a Gemini
+// generateContent body. A body that cannot be translated is a
+// *RequestError.
+func ResponsesBodyToGemini(body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, ResponsesToGemini)
+}
+
 // bodyToBody decodes a client body into In, translates it with f and
 // encodes the result.
 func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error)) ([]byte, *Plan, error) {

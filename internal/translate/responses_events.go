@@ -33,6 +33,7 @@ type rsOut struct {
 	text  []byte           // its text, reasoning summary, arguments or input so far
 
 	deltaPrefix []byte // the open item's ids in its delta events, up to "delta":
+	summary     bool   // the open reasoning item's summary part has started
 }
 
 func newRSOut(p *Plan, created int64) *rsOut {
@@ -160,6 +161,15 @@ func (w *rsOut) openReasoning() {
 	if w.openType() != "reasoning" {
 		w.start(responses.Item{Type: "reasoning", ID: newItemID("rs"), Summary: []responses.Part{}})
 		w.deltaPrefix = append(w.ids(w.deltaPrefix[:0], "summary_index", 0), `,"delta":`...)
+		w.summary = false
+	}
+}
+
+// openSummary starts the reasoning item's summary part, on its first
+// text: an item with no text (a signature alone) has an empty summary.
+func (w *rsOut) openSummary() {
+	if !w.summary {
+		w.summary = true
 		if w.emit() {
 			w.event("response.reasoning_summary_part.added", append(w.ids(nil, "summary_index", 0), `,"part":{"type":"summary_text","text":""}`...))
 		}
@@ -172,6 +182,7 @@ func (w *rsOut) reasoning(delta, quoted string) {
 	if delta == "" {
 		return
 	}
+	w.openSummary()
 	w.text = append(w.text, delta...)
 	w.delta("response.reasoning_summary_text.delta", quoted, "")
 }
@@ -256,11 +267,14 @@ func (w *rsOut) closeOpen() {
 	}
 	switch it.Type {
 	case "reasoning":
-		if emit {
-			done("response.reasoning_summary_text.done", "summary_index", `,"text":`, text, "")
-			done("response.reasoning_summary_part.done", "summary_index", `,"part":{"type":"summary_text","text":`, text, "}")
+		it.Summary = []responses.Part{}
+		if w.summary {
+			if emit {
+				done("response.reasoning_summary_text.done", "summary_index", `,"text":`, text, "")
+				done("response.reasoning_summary_part.done", "summary_index", `,"part":{"type":"summary_text","text":`, text, "}")
+			}
+			it.Summary = []responses.Part{{Type: "summary_text", Text: text}}
 		}
-		it.Summary = []responses.Part{{Type: "summary_text", Text: text}}
 		if it.EncryptedContent == nil && w.p.signer != nil {
 			enc := w.p.signer.encodeReasoning(text)
 			it.EncryptedContent = &enc

@@ -368,34 +368,46 @@ func r2mTools(in *responses.Request, out *anthropic.MessagesRequest, p *Plan) er
 	return nil
 }
 
-// r2mText maps text.format to structured output and reports a verbosity
-// the model has no setting for.
-func r2mText(t *responses.Text, out *anthropic.MessagesRequest, p *Plan) error {
+// responsesFormat reads text.format: "" for plain text, "json_object",
+// or "json_schema" with its schema. A verbosity no upstream has a setting
+// for is reported.
+func responsesFormat(t *responses.Text, p *Plan) (string, jsontext.Value, error) {
 	if t == nil {
-		return nil
+		return "", nil, nil
 	}
 	if t.Verbosity != "" && t.Verbosity != "medium" {
 		if err := p.advisory("text.verbosity", "the upstream has no verbosity setting"); err != nil {
-			return err
+			return "", nil, err
 		}
 	}
 	f := t.Format
 	if f == nil {
-		return nil
+		return "", nil, nil
 	}
 	switch f.Type {
 	case "text", "":
+		return "", nil, nil
+	case "json_object":
+		return f.Type, nil, nil
+	case "json_schema":
+		if len(f.Schema) == 0 {
+			return "", nil, badRequest("text.format.schema", "text.format.schema: required")
+		}
+		return f.Type, f.Schema, nil
+	}
+	return "", nil, badRequest("text.format.type", "text.format.type: unknown value %q", f.Type)
+}
+
+// r2mText maps text.format to structured output.
+func r2mText(t *responses.Text, out *anthropic.MessagesRequest, p *Plan) error {
+	kind, schema, err := responsesFormat(t, p)
+	switch kind {
 	case "json_object":
 		anthropicFormat(jsontext.Value(`{"type":"object","additionalProperties":true,"properties":{}}`), false, out, p)
 	case "json_schema":
-		if len(f.Schema) == 0 {
-			return badRequest("text.format.schema", "text.format.schema: required")
-		}
-		anthropicFormat(f.Schema, true, out, p)
-	default:
-		return badRequest("text.format.type", "text.format.type: unknown value %q", f.Type)
+		anthropicFormat(schema, true, out, p)
 	}
-	return nil
+	return err
 }
 
 // isWebSearch reports whether a Responses tool type is the hosted web search.

@@ -33,6 +33,9 @@ const (
 	// signature is the scripted Claude thinking block's: Codex keeps the
 	// reasoning item and must give it back, so Claude gets its block again.
 	signature = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds5+Ypl/ZBRRBLoeMUQ=="
+	// geminiSignature is the thought signature on the scripted Gemini's
+	// call: Gemini 3 refuses the next turn without it.
+	geminiSignature = "CiQBVKhc7sigCodexGemini=="
 )
 
 func TestCodexExec(t *testing.T) {
@@ -74,6 +77,12 @@ func TestCodexExec(t *testing.T) {
 			if !bytes.Contains(second, []byte(`"role":"tool"`)) || !bytes.Contains(second, []byte(`"tool_call_id":"call_codex1"`)) ||
 				!bytes.Contains(second, []byte("Process exited with code 0")) {
 				t.Errorf("second request lacks the command's result:\n%s", second)
+			}
+		}},
+		{"gemini-test", geminiUpstream, func(t *testing.T, second []byte) {
+			if !bytes.Contains(second, []byte(`"thoughtSignature":"`+geminiSignature+`"`)) || !bytes.Contains(second, []byte(`"functionResponse"`)) ||
+				!bytes.Contains(second, []byte("Process exited with code 0")) {
+				t.Errorf("second request lacks the signed call or the command's result:\n%s", second)
 			}
 		}},
 		{"codex-test", responsesUpstream, func(t *testing.T, second []byte) {
@@ -166,10 +175,12 @@ providers:
   - { name: ant, type: anthropic, base_url: %[1]q, api_key: %[2]q }
   - { name: oai, type: openai, base_url: "%[1]s/v1", api_key: %[2]q }
   - { name: oair, type: openai-responses, base_url: "%[1]s/v1", api_key: %[2]q }
+  - { name: goog, type: gemini, base_url: %[1]q, api_key: %[2]q }
 models:
   - { name: claude-test, targets: [ { provider: ant, model: claude-sonnet-4-5 } ] }
   - { name: gpt-test, targets: [ { provider: oai, model: gpt-4o } ] }
   - { name: codex-test, targets: [ { provider: oair, model: gpt-5-codex } ] }
+  - { name: gemini-test, targets: [ { provider: goog, model: gemini-3-pro-preview } ] }
 `, up.URL, upstreamKey)
 	return gatewaytest.Start(t, yaml, masterKey)
 }
@@ -260,4 +271,17 @@ func responsesUpstream(t *testing.T) *upstreamtest.Server {
 		}
 	}
 	return scripted(t, `"function_call_output"`, turn("resp_1", call), turn("resp_2", msg))
+}
+
+func geminiUpstream(t *testing.T) *upstreamtest.Server {
+	usage := `"usageMetadata":{"promptTokenCount":900,"candidatesTokenCount":20,"thoughtsTokenCount":10,"totalTokenCount":930}`
+	args, _ := json.Marshal(map[string]string{"cmd": command})
+	first := []string{
+		`data: {"candidates":[{"content":{"parts":[{"text":"The user wants a file.","thought":true}],"role":"model"},"index":0}],"responseId":"g1"}` + "\n\n",
+		`data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"exec_command","args":` + string(args) + `},"thoughtSignature":"` + geminiSignature + `"}],"role":"model"},"finishReason":"STOP","index":0}],` + usage + `,"responseId":"g1"}` + "\n\n",
+	}
+	second := []string{
+		`data: {"candidates":[{"content":{"parts":[{"text":"` + answer + `"}],"role":"model"},"finishReason":"STOP","index":0}],` + usage + `,"responseId":"g2"}` + "\n\n",
+	}
+	return scripted(t, `"functionResponse"`, first, second)
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/gatewaytest"
@@ -225,4 +227,77 @@ func chatTurn(t *testing.T, client openai.Client, params openai.ChatCompletionNe
 		t.Fatalf("stream: %v", err)
 	}
 	return &acc.ChatCompletion
+}
+
+// TestGeminiWithTheResponsesSDK: the same tool loop from a Responses
+// client (Codex CLI's protocol): the signature comes sealed in the
+// encrypted_content of the reasoning item before the calls, which the
+// client sends back as input with the calls and their outputs.
+func TestGeminiWithTheResponsesSDK(t *testing.T) {
+	t.Parallel()
+	srv := fakeGemini(t)
+	base := gatewaytest.Start(t, fmt.Sprintf(geminiConfig, srv.URL), masterKey)
+	client := openAIClient(base)
+	tools := []responses.ToolUnionParam{responses.ToolParamOfFunction("get_weather",
+		map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}, false)}
+	for _, streamed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", streamed), func(t *testing.T) {
+			input := responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("Is Paris warmer than London?", responses.EasyInputMessageRoleUser)}
+			params := responses.ResponseNewParams{Model: "gemini-test", Tools: tools, Store: openai.Bool(false),
+				Include:   []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent},
+				Reasoning: shared.ReasoningParam{Effort: shared.ReasoningEffortLow, Summary: shared.ReasoningSummaryAuto}}
+			params.Input.OfInputItemList = input
+			first := responsesTurn(t, client, params, streamed)
+			var calls []responses.ResponseFunctionToolCall
+			for _, it := range first.Output {
+				switch it.Type {
+				case "reasoning":
+					r := it.AsReasoning().ToParam()
+					input = append(input, responses.ResponseInputItemUnionParam{OfReasoning: &r})
+				case "function_call":
+					c := it.AsFunctionCall()
+					calls = append(calls, c)
+					p := c.ToParam()
+					input = append(input, responses.ResponseInputItemUnionParam{OfFunctionCall: &p})
+				}
+			}
+			if len(calls) != 2 || calls[0].CallID != "c1" || calls[0].Arguments != `{"city":"Paris"}` || first.Output[0].Type != "reasoning" ||
+				first.Output[0].AsReasoning().EncryptedContent == "" {
+				t.Fatalf("first turn: %s", first.RawJSON())
+			}
+			for i, out := range []string{"21C", "14C"} {
+				o := responses.ResponseInputItemParamOfFunctionCallOutput(out)
+				o.OfFunctionCallOutput.CallID = openai.String(calls[i].CallID)
+				input = append(input, o)
+			}
+			params.Input.OfInputItemList = input
+			second := responsesTurn(t, client, params, streamed)
+			if second.OutputText() != "Paris is warmer than London." || second.Usage.InputTokens != 300 ||
+				second.Usage.InputTokensDetails.CachedTokens != 200 || second.Status != "completed" {
+				t.Fatalf("second turn: %s", second.RawJSON())
+			}
+			sent := gjson.ParseBytes(srv.Last().Body)
+			if sent.Get("contents.1.parts.0.thoughtSignature").Str != geminiSignature || sent.Get("contents.2.parts.1.functionResponse.id").Str != "c2" {
+				t.Errorf("Gemini got %s", srv.Last().Body)
+			}
+		})
+	}
+}
+
+// responsesTurn makes one Responses request, whole or streamed (the
+// response of response.completed).
+func responsesTurn(t *testing.T, client openai.Client, params responses.ResponseNewParams, streamed bool) *responses.Response {
+	t.Helper()
+	if !streamed {
+		r, err := client.Responses.New(callContext(t), params)
+		if err != nil {
+			t.Fatalf("Responses.New: %v", err)
+		}
+		return r
+	}
+	got := readResponsesStream(t, client.Responses.NewStreaming(callContext(t), params))
+	if got.final == nil {
+		t.Fatal("no response.completed")
+	}
+	return got.final
 }

@@ -3,6 +3,7 @@ package responses
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -178,7 +179,10 @@ func (p *Part) appendJSON(b []byte) []byte {
 	n := len(b)
 	b = append(b, `{"type":`...)
 	b = jsonx.AppendQuote(b, p.Type)
-	b = member(b, n, "text", p.Text)
+	if p.Text != "" || strings.HasSuffix(p.Type, "_text") {
+		// A text part's text is required, even when empty.
+		b = jsonx.AppendQuote(key(b, n, "text"), p.Text)
+	}
 	b = member(b, n, "refusal", p.Refusal)
 	b = member(b, n, "image_url", p.ImageURL)
 	b = member(b, n, "file_id", p.FileID)
