@@ -137,3 +137,49 @@ func TestAzureWithTheAnthropicSDK(t *testing.T) {
 		t.Errorf("content filter: %v", e)
 	}
 }
+
+// TestAzureWithTheResponsesSDK: a Responses client on a chat deployment
+// (translation lane, whole and streamed, content-filter fields and all),
+// and on azure-openai-responses: Azure's v1 Responses API with an Entra
+// ID token, the pass-through lane.
+func TestAzureWithTheResponsesSDK(t *testing.T) {
+	t.Parallel()
+	t.Run("chat deployment", func(t *testing.T) {
+		t.Parallel()
+		base, _ := startAzureGateway(t)
+		client := openAIClient(base)
+		res, err := client.Responses.New(callContext(t), responsesParams("gpt-azure"))
+		if err != nil || res.OutputText() != "Hello from Azure." || res.Usage.InputTokens != 11 || res.Status != "completed" {
+			t.Fatalf("response: %v %+v", err, res)
+		}
+		got := readResponsesStream(t, client.Responses.NewStreaming(callContext(t), responsesParams("gpt-azure")))
+		if got.final == nil || got.text != "Hello from Azure." || got.final.Usage.OutputTokens != 4 {
+			t.Fatalf("stream: %+v", got)
+		}
+	})
+	t.Run("responses API", func(t *testing.T) {
+		t.Parallel()
+		srv := newUpstream(t, func(r upstreamtest.Received) upstreamtest.Reply {
+			switch {
+			case r.Header.Get("Authorization") != "Bearer entra-token-value" || r.Header.Get("Api-Key") != "":
+				return upstreamtest.Reply{Status: 401, Body: []byte(`{"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API endpoint."}}`)}
+			case r.Path != "/openai/v1/responses" || !strings.Contains(string(r.Body), `"model":"prod-codex"`):
+				return upstreamtest.Reply{Status: 404, Body: []byte(`{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist."}}`)}
+			}
+			return upstreamtest.Reply{Body: upstreamtest.File("responses.json")}
+		})
+		base := gatewaytest.Start(t, fmt.Sprintf(`
+providers:
+  - { name: azr, type: azure-openai-responses, base_url: %q, entra_token: entra-token-value }
+models:
+  - { name: codex-azure, targets: [ { provider: azr, model: prod-codex } ] }
+`, srv.URL+"/openai/v1"), masterKey)
+		client := openAIClient(base)
+		res, err := client.Responses.New(callContext(t), responsesParams("codex-azure"))
+		if err != nil {
+			t.Fatalf("Responses.New: %v", err)
+		}
+		checkCodexAnswer(t, res)
+		assertNoClientKey(t, srv.Last())
+	})
+}

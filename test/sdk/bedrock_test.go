@@ -149,17 +149,20 @@ func TestBedrockStreamCorruptFrame(t *testing.T) {
 	}
 }
 
+// bedrockClaude answers as Claude on Bedrock: the recorded stream on
+// invoke-with-response-stream, the recorded message on invoke.
+func bedrockClaude(r upstreamtest.Received) upstreamtest.Reply {
+	if strings.HasSuffix(r.Path, "/invoke-with-response-stream") {
+		return upstreamtest.Reply{Events: upstreamtest.Events("anthropic_stream.sse")}
+	}
+	return upstreamtest.Reply{Body: upstreamtest.File("anthropic_message.json")}
+}
+
 // TestBedrockWithTheOpenAISDK: a Chat Completions client on Claude on
 // Bedrock goes through the translation lane, whole and streamed.
 func TestBedrockWithTheOpenAISDK(t *testing.T) {
 	t.Parallel()
-	message, events := upstreamtest.File("anthropic_message.json"), upstreamtest.Events("anthropic_stream.sse")
-	base, srv := startBedrockGateway(t, func(r upstreamtest.Received) upstreamtest.Reply {
-		if strings.HasSuffix(r.Path, "/invoke-with-response-stream") {
-			return upstreamtest.Reply{Events: events}
-		}
-		return upstreamtest.Reply{Body: message}
-	})
+	base, srv := startBedrockGateway(t, bedrockClaude)
 	client := openAIClient(base)
 	got, err := client.Chat.Completions.New(callContext(t), openai.ChatCompletionNewParams{Model: "claude-bedrock",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
@@ -201,5 +204,32 @@ func TestBedrockWrongSecret(t *testing.T) {
 	_, err := client.Messages.New(callContext(t), anthropic.MessageNewParams{Model: "claude-bedrock", MaxTokens: 16, Messages: userText("hi")})
 	if e := anthropicError(t, err, 502, ""); !strings.Contains(e.Error(), "upstream_auth_failed") && !strings.Contains(e.Error(), "rejected the gateway's credential") {
 		t.Errorf("wrong secret: %v", e)
+	}
+}
+
+// TestBedrockWithTheResponsesSDK: a Responses client (Codex CLI's
+// protocol) on Claude on Bedrock goes through the translation lane,
+// whole and streamed, signed like every Bedrock request.
+func TestBedrockWithTheResponsesSDK(t *testing.T) {
+	t.Parallel()
+	base, srv := startBedrockGateway(t, bedrockClaude)
+	client := openAIClient(base)
+	res, err := client.Responses.New(callContext(t), responsesParams("claude-bedrock"))
+	if err != nil {
+		t.Fatalf("Responses.New: %v", err)
+	}
+	if res.OutputText() != "Hi! <b>&</b> How can I help?" || res.Usage.InputTokens != 12+2048 || res.Usage.InputTokensDetails.CachedTokens != 2048 {
+		t.Fatalf("response: %s", res.RawJSON())
+	}
+	if body := string(srv.Last().Body); strings.Contains(body, `"model"`) || !strings.Contains(body, `"anthropic_version":"bedrock-2023-05-31"`) ||
+		!strings.Contains(body, `"system":[{"type":"text","text":"Be brief."}]`) {
+		t.Errorf("Bedrock got %s", body)
+	}
+	got := readResponsesStream(t, client.Responses.NewStreaming(callContext(t), responsesParams("claude-bedrock")))
+	if got.final == nil || got.text != "Let me check — ünïcödé ✓ 🌦" || got.args != `{"location": "Paris", "unit": "celsius"}` {
+		t.Fatalf("stream: text %q, arguments %q, completed %v", got.text, got.args, got.final != nil)
+	}
+	if !strings.HasSuffix(srv.Last().Path, "/invoke-with-response-stream") {
+		t.Errorf("streamed to %s", srv.Last().Path)
 	}
 }

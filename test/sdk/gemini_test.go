@@ -2,8 +2,12 @@ package sdk_test
 
 import (
 	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/openai/openai-go/v3"
@@ -31,12 +35,51 @@ const geminiSignature = "CiQBVKhc7sigParisLondon=="
 // function responses come, a 400 like Gemini 3's when a model turn's
 // function call comes back without its signature, and a blocked prompt.
 func fakeGemini(t *testing.T) *upstreamtest.Server {
+	return fakeGeminiAt(t, "/v1beta/models/gemini-3-pro-preview:", func(h http.Header) bool { return h.Get("X-Goog-Api-Key") == "gemini-secret-key" })
+}
+
+// geminiBackend is a gateway in front of a fake Gemini.
+type geminiBackend struct {
+	name string
+	base string
+	srv  *upstreamtest.Server
+}
+
+// geminiBackends are the two ways to reach Gemini: the Gemini API with an
+// API key, and Vertex AI with a service account's access tokens; the
+// model is gemini-test on each.
+func geminiBackends(t *testing.T) []geminiBackend {
+	api := fakeGemini(t)
+	tokens := upstreamtest.NewGoogleTokens(time.Hour)
+	t.Cleanup(tokens.Close)
+	vertex := fakeGeminiAt(t, "/v1/projects/test-project/locations/global/publishers/google/models/gemini-3-pro-preview:",
+		func(h http.Header) bool { return tokens.Valid(h.Get("Authorization")) })
+	file := filepath.Join(t.TempDir(), "sa.json")
+	if err := os.WriteFile(file, tokens.ServiceAccountJSON(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []geminiBackend{
+		{"gemini", gatewaytest.Start(t, fmt.Sprintf(geminiConfig, api.URL), masterKey), api},
+		{"vertex-gemini", gatewaytest.Start(t, fmt.Sprintf(vertexGeminiConfig, file, vertex.URL), masterKey), vertex},
+	}
+}
+
+const vertexGeminiConfig = `
+providers:
+  - { name: gcp, type: vertex-gemini, project: test-project, region: global, credentials_file: %q, endpoint: %q }
+models:
+  - { name: gemini-test, targets: [ { provider: gcp, model: gemini-3-pro-preview } ] }
+`
+
+// fakeGeminiAt is fakeGemini serving the model at path (ending in ":"),
+// to requests whose headers authorized accepts.
+func fakeGeminiAt(t *testing.T, path string, authorized func(http.Header) bool) *upstreamtest.Server {
 	return newUpstream(t, func(r upstreamtest.Received) upstreamtest.Reply {
 		body := gjson.ParseBytes(r.Body)
 		switch {
-		case r.Header.Get("X-Goog-Api-Key") != "gemini-secret-key":
+		case !authorized(r.Header):
 			return upstreamtest.Reply{Status: 403, Body: []byte(`{"error":{"code":403,"message":"API key not valid.","status":"PERMISSION_DENIED"}}`)}
-		case !strings.HasPrefix(r.Path, "/v1beta/models/gemini-3-pro-preview:"):
+		case !strings.HasPrefix(r.Path, path):
 			return upstreamtest.Reply{Status: 404, Body: []byte(`{"error":{"code":404,"message":"not found","status":"NOT_FOUND"}}`)}
 		case strings.Contains(string(r.Body), "forbidden"):
 			return upstreamtest.Reply{Body: []byte(`{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":5}}`)}
@@ -92,47 +135,49 @@ var geminiWeatherTool = anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{Na
 // refuses the turn otherwise).
 func TestGeminiWithTheAnthropicSDK(t *testing.T) {
 	t.Parallel()
-	srv := fakeGemini(t)
-	base := gatewaytest.Start(t, fmt.Sprintf(geminiConfig, srv.URL), masterKey)
-	client := anthropicClient(base)
-	for _, streamed := range []bool{false, true} {
-		t.Run(fmt.Sprintf("stream=%v", streamed), func(t *testing.T) {
-			params := anthropic.MessageNewParams{Model: "gemini-test", MaxTokens: 1024, Tools: []anthropic.ToolUnionParam{geminiWeatherTool},
-				Thinking: anthropic.ThinkingConfigParamOfEnabled(512), Messages: userText("Is Paris warmer than London?")}
-			first := send(t, client, params, streamed)
-			var calls []anthropic.ToolUseBlock
-			sealed := 0
-			for _, b := range first.Content {
-				switch v := b.AsAny().(type) {
-				case anthropic.ToolUseBlock:
-					calls = append(calls, v)
-				case anthropic.ThinkingBlock:
-					if strings.HasPrefix(v.Signature, "tollgate.r1.") {
-						sealed++
+	backends := geminiBackends(t)
+	for _, g := range backends {
+		srv, client := g.srv, anthropicClient(g.base)
+		for _, streamed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", g.name, streamed), func(t *testing.T) {
+				params := anthropic.MessageNewParams{Model: "gemini-test", MaxTokens: 1024, Tools: []anthropic.ToolUnionParam{geminiWeatherTool},
+					Thinking: anthropic.ThinkingConfigParamOfEnabled(512), Messages: userText("Is Paris warmer than London?")}
+				first := send(t, client, params, streamed)
+				var calls []anthropic.ToolUseBlock
+				sealed := 0
+				for _, b := range first.Content {
+					switch v := b.AsAny().(type) {
+					case anthropic.ToolUseBlock:
+						calls = append(calls, v)
+					case anthropic.ThinkingBlock:
+						if strings.HasPrefix(v.Signature, "tollgate.r1.") {
+							sealed++
+						}
 					}
 				}
-			}
-			if first.StopReason != "tool_use" || len(calls) != 2 || sealed != 1 || calls[0].ID != "c1" {
-				t.Fatalf("first turn: %+v", first)
-			}
-			if first.Usage.OutputTokens != 50 {
-				t.Errorf("output tokens %d, want 20 + 30 thoughts", first.Usage.OutputTokens)
-			}
-			// The next turn, as any agent sends it: the whole assistant
-			// message back, and the results.
-			params.Messages = append(params.Messages, first.ToParam(), anthropic.NewUserMessage(
-				anthropic.NewToolResultBlock(calls[0].ID, "21C", false), anthropic.NewToolResultBlock(calls[1].ID, "14C", false)))
-			second := send(t, client, params, streamed)
-			if second.StopReason != "end_turn" || len(second.Content) != 1 || second.Content[0].Text != "Paris is warmer than London." ||
-				second.Usage.CacheReadInputTokens != 200 || second.Usage.InputTokens != 100 {
-				t.Fatalf("second turn: %+v", second)
-			}
-			sent := gjson.ParseBytes(srv.Last().Body)
-			if sent.Get("contents.1.parts.0.thoughtSignature").Str != geminiSignature || sent.Get("contents.2.parts.1.functionResponse.response.result").Str != "14C" {
-				t.Errorf("Gemini got %s", srv.Last().Body)
-			}
-		})
+				if first.StopReason != "tool_use" || len(calls) != 2 || sealed != 1 || calls[0].ID != "c1" {
+					t.Fatalf("first turn: %+v", first)
+				}
+				if first.Usage.OutputTokens != 50 {
+					t.Errorf("output tokens %d, want 20 + 30 thoughts", first.Usage.OutputTokens)
+				}
+				// The next turn, as any agent sends it: the whole assistant
+				// message back, and the results.
+				params.Messages = append(params.Messages, first.ToParam(), anthropic.NewUserMessage(
+					anthropic.NewToolResultBlock(calls[0].ID, "21C", false), anthropic.NewToolResultBlock(calls[1].ID, "14C", false)))
+				second := send(t, client, params, streamed)
+				if second.StopReason != "end_turn" || len(second.Content) != 1 || second.Content[0].Text != "Paris is warmer than London." ||
+					second.Usage.CacheReadInputTokens != 200 || second.Usage.InputTokens != 100 {
+					t.Fatalf("second turn: %+v", second)
+				}
+				sent := gjson.ParseBytes(srv.Last().Body)
+				if sent.Get("contents.1.parts.0.thoughtSignature").Str != geminiSignature || sent.Get("contents.2.parts.1.functionResponse.response.result").Str != "14C" {
+					t.Errorf("Gemini got %s", srv.Last().Body)
+				}
+			})
+		}
 	}
+	srv, client := backends[0].srv, anthropicClient(backends[0].base)
 
 	// A turn whose call lost its signature is Gemini's 400, in Anthropic's envelope.
 	_, err := client.Messages.New(callContext(t), anthropic.MessageNewParams{Model: "gemini-test", MaxTokens: 64, Tools: []anthropic.ToolUnionParam{geminiWeatherTool},
@@ -178,32 +223,33 @@ func send(t *testing.T, client anthropic.Client, params anthropic.MessageNewPara
 // sends back with its call and its result.
 func TestGeminiWithTheOpenAISDK(t *testing.T) {
 	t.Parallel()
-	srv := fakeGemini(t)
-	base := gatewaytest.Start(t, fmt.Sprintf(geminiConfig, srv.URL), masterKey)
-	client := openAIClient(base)
-	tools := []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather",
-		Parameters: openai.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}})}
-	for _, streamed := range []bool{false, true} {
-		t.Run(fmt.Sprintf("stream=%v", streamed), func(t *testing.T) {
-			msgs := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Is Paris warmer than London?")}
-			params := openai.ChatCompletionNewParams{Model: "gemini-test", Tools: tools, Messages: msgs, ReasoningEffort: "low"}
-			first := chatTurn(t, client, params, streamed)
-			calls := first.Choices[0].Message.ToolCalls
-			if first.Choices[0].FinishReason != "tool_calls" || len(calls) != 2 || !strings.HasPrefix(calls[0].ID, "c1~tollgate.r1.") || calls[1].ID != "c2" {
-				t.Fatalf("first turn: %+v", first.Choices[0])
-			}
-			params.Messages = append(params.Messages, first.Choices[0].Message.ToParam(),
-				openai.ToolMessage("21C", calls[0].ID), openai.ToolMessage("14C", calls[1].ID))
-			second := chatTurn(t, client, params, streamed)
-			if second.Choices[0].Message.Content != "Paris is warmer than London." || second.Usage.PromptTokens != 300 ||
-				second.Usage.PromptTokensDetails.CachedTokens != 200 {
-				t.Fatalf("second turn: %+v %+v", second.Choices[0], second.Usage)
-			}
-			sent := gjson.ParseBytes(srv.Last().Body)
-			if sent.Get("contents.1.parts.0.thoughtSignature").Str != geminiSignature || sent.Get("contents.2.parts.0.functionResponse.id").Str != "c1" {
-				t.Errorf("Gemini got %s", srv.Last().Body)
-			}
-		})
+	backends := geminiBackends(t)
+	for _, g := range backends {
+		srv, client := g.srv, openAIClient(g.base)
+		tools := []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather",
+			Parameters: openai.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}})}
+		for _, streamed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", g.name, streamed), func(t *testing.T) {
+				msgs := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Is Paris warmer than London?")}
+				params := openai.ChatCompletionNewParams{Model: "gemini-test", Tools: tools, Messages: msgs, ReasoningEffort: "low"}
+				first := chatTurn(t, client, params, streamed)
+				calls := first.Choices[0].Message.ToolCalls
+				if first.Choices[0].FinishReason != "tool_calls" || len(calls) != 2 || !strings.HasPrefix(calls[0].ID, "c1~tollgate.r1.") || calls[1].ID != "c2" {
+					t.Fatalf("first turn: %+v", first.Choices[0])
+				}
+				params.Messages = append(params.Messages, first.Choices[0].Message.ToParam(),
+					openai.ToolMessage("21C", calls[0].ID), openai.ToolMessage("14C", calls[1].ID))
+				second := chatTurn(t, client, params, streamed)
+				if second.Choices[0].Message.Content != "Paris is warmer than London." || second.Usage.PromptTokens != 300 ||
+					second.Usage.PromptTokensDetails.CachedTokens != 200 {
+					t.Fatalf("second turn: %+v %+v", second.Choices[0], second.Usage)
+				}
+				sent := gjson.ParseBytes(srv.Last().Body)
+				if sent.Get("contents.1.parts.0.thoughtSignature").Str != geminiSignature || sent.Get("contents.2.parts.0.functionResponse.id").Str != "c1" {
+					t.Errorf("Gemini got %s", srv.Last().Body)
+				}
+			})
+		}
 	}
 }
 
@@ -235,52 +281,53 @@ func chatTurn(t *testing.T, client openai.Client, params openai.ChatCompletionNe
 // client sends back as input with the calls and their outputs.
 func TestGeminiWithTheResponsesSDK(t *testing.T) {
 	t.Parallel()
-	srv := fakeGemini(t)
-	base := gatewaytest.Start(t, fmt.Sprintf(geminiConfig, srv.URL), masterKey)
-	client := openAIClient(base)
-	tools := []responses.ToolUnionParam{responses.ToolParamOfFunction("get_weather",
-		map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}, false)}
-	for _, streamed := range []bool{false, true} {
-		t.Run(fmt.Sprintf("stream=%v", streamed), func(t *testing.T) {
-			input := responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("Is Paris warmer than London?", responses.EasyInputMessageRoleUser)}
-			params := responses.ResponseNewParams{Model: "gemini-test", Tools: tools, Store: openai.Bool(false),
-				Include:   []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent},
-				Reasoning: shared.ReasoningParam{Effort: shared.ReasoningEffortLow, Summary: shared.ReasoningSummaryAuto}}
-			params.Input.OfInputItemList = input
-			first := responsesTurn(t, client, params, streamed)
-			var calls []responses.ResponseFunctionToolCall
-			for _, it := range first.Output {
-				switch it.Type {
-				case "reasoning":
-					r := it.AsReasoning().ToParam()
-					input = append(input, responses.ResponseInputItemUnionParam{OfReasoning: &r})
-				case "function_call":
-					c := it.AsFunctionCall()
-					calls = append(calls, c)
-					p := c.ToParam()
-					input = append(input, responses.ResponseInputItemUnionParam{OfFunctionCall: &p})
+	backends := geminiBackends(t)
+	for _, g := range backends {
+		srv, client := g.srv, openAIClient(g.base)
+		tools := []responses.ToolUnionParam{responses.ToolParamOfFunction("get_weather",
+			map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}, false)}
+		for _, streamed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", g.name, streamed), func(t *testing.T) {
+				input := responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("Is Paris warmer than London?", responses.EasyInputMessageRoleUser)}
+				params := responses.ResponseNewParams{Model: "gemini-test", Tools: tools, Store: openai.Bool(false),
+					Include:   []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent},
+					Reasoning: shared.ReasoningParam{Effort: shared.ReasoningEffortLow, Summary: shared.ReasoningSummaryAuto}}
+				params.Input.OfInputItemList = input
+				first := responsesTurn(t, client, params, streamed)
+				var calls []responses.ResponseFunctionToolCall
+				for _, it := range first.Output {
+					switch it.Type {
+					case "reasoning":
+						r := it.AsReasoning().ToParam()
+						input = append(input, responses.ResponseInputItemUnionParam{OfReasoning: &r})
+					case "function_call":
+						c := it.AsFunctionCall()
+						calls = append(calls, c)
+						p := c.ToParam()
+						input = append(input, responses.ResponseInputItemUnionParam{OfFunctionCall: &p})
+					}
 				}
-			}
-			if len(calls) != 2 || calls[0].CallID != "c1" || calls[0].Arguments != `{"city":"Paris"}` || first.Output[0].Type != "reasoning" ||
-				first.Output[0].AsReasoning().EncryptedContent == "" {
-				t.Fatalf("first turn: %s", first.RawJSON())
-			}
-			for i, out := range []string{"21C", "14C"} {
-				o := responses.ResponseInputItemParamOfFunctionCallOutput(out)
-				o.OfFunctionCallOutput.CallID = openai.String(calls[i].CallID)
-				input = append(input, o)
-			}
-			params.Input.OfInputItemList = input
-			second := responsesTurn(t, client, params, streamed)
-			if second.OutputText() != "Paris is warmer than London." || second.Usage.InputTokens != 300 ||
-				second.Usage.InputTokensDetails.CachedTokens != 200 || second.Status != "completed" {
-				t.Fatalf("second turn: %s", second.RawJSON())
-			}
-			sent := gjson.ParseBytes(srv.Last().Body)
-			if sent.Get("contents.1.parts.0.thoughtSignature").Str != geminiSignature || sent.Get("contents.2.parts.1.functionResponse.id").Str != "c2" {
-				t.Errorf("Gemini got %s", srv.Last().Body)
-			}
-		})
+				if len(calls) != 2 || calls[0].CallID != "c1" || calls[0].Arguments != `{"city":"Paris"}` || first.Output[0].Type != "reasoning" ||
+					first.Output[0].AsReasoning().EncryptedContent == "" {
+					t.Fatalf("first turn: %s", first.RawJSON())
+				}
+				for i, out := range []string{"21C", "14C"} {
+					o := responses.ResponseInputItemParamOfFunctionCallOutput(out)
+					o.OfFunctionCallOutput.CallID = openai.String(calls[i].CallID)
+					input = append(input, o)
+				}
+				params.Input.OfInputItemList = input
+				second := responsesTurn(t, client, params, streamed)
+				if second.OutputText() != "Paris is warmer than London." || second.Usage.InputTokens != 300 ||
+					second.Usage.InputTokensDetails.CachedTokens != 200 || second.Status != "completed" {
+					t.Fatalf("second turn: %s", second.RawJSON())
+				}
+				sent := gjson.ParseBytes(srv.Last().Body)
+				if sent.Get("contents.1.parts.0.thoughtSignature").Str != geminiSignature || sent.Get("contents.2.parts.1.functionResponse.id").Str != "c2" {
+					t.Errorf("Gemini got %s", srv.Last().Body)
+				}
+			})
+		}
 	}
 }
 

@@ -23,8 +23,8 @@ models:
 `
 
 // TestVertexWithTheSDKs: Claude on Vertex AI for an Anthropic client
-// (pass-through lane, streamed) and an OpenAI client (translation lane),
-// with access tokens from a service account's key file; the tokens never
+// (pass-through lane, streamed) and OpenAI Chat and Responses clients
+// (translation lane), with access tokens from a service account's key file; the tokens never
 // reach the log.
 func TestVertexWithTheSDKs(t *testing.T) {
 	t.Parallel()
@@ -60,6 +60,14 @@ func TestVertexWithTheSDKs(t *testing.T) {
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
 	if err != nil || got.Choices[0].Message.Content != "Hi! <b>&</b> How can I help?" {
 		t.Fatalf("chat: %v %+v", err, got)
+	}
+	res, err := oai.Responses.New(callContext(t), responsesParams("claude-vertex"))
+	if err != nil || res.OutputText() != "Hi! <b>&</b> How can I help?" || res.Usage.InputTokensDetails.CachedTokens != 2048 {
+		t.Fatalf("responses: %v %+v", err, res)
+	}
+	if last := srv.Last(); !strings.HasSuffix(last.Path, "/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict") ||
+		!strings.Contains(string(last.Body), `"anthropic_version":"vertex-2023-10-16"`) {
+		t.Errorf("Vertex got %s %s", last.Path, last.Body)
 	}
 	if tokens.Fetches() != 1 {
 		t.Errorf("%d tokens fetched, want 1", tokens.Fetches())
