@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/meter"
@@ -59,7 +60,14 @@ var Anthropic = &Dialect{
 	Generated:   []string{"delta.text", "delta.thinking", "delta.partial_json"},
 	CountPrompt: tokens.AddMessagesRequest,
 	TokenCount:  func(n int) []byte { return fmt.Appendf(nil, `{"input_tokens":%d}`, n) },
-	Ping:        []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n"),
+	// A count_tokens body is a Messages request without max_tokens.
+	CountRequest: func(body []byte) ([]byte, error) {
+		if gjson.GetBytes(body, "max_tokens").Exists() {
+			return body, nil
+		}
+		return sjson.SetBytes(body, "max_tokens", 1)
+	},
+	Ping: []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n"),
 }
 
 func anthropicModel(id string, created time.Time) map[string]any {

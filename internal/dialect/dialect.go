@@ -77,6 +77,13 @@ type Dialect struct {
 	CountPrompt func(c *tokens.Counter, body []byte)
 	// TokenCount renders the answer of a CountTokens endpoint.
 	TokenCount func(n int) []byte
+	// CountRequest turns a CountTokens body into the Generate request
+	// whose prompt it counts, for a translator to read; nil when the two
+	// are the same shape.
+	CountRequest func(body []byte) ([]byte, error)
+	// ReadTokenCount reads an upstream's CountTokens answer in this
+	// dialect; nil when the translation lane counts locally instead.
+	ReadTokenCount func(body []byte) (n int, ok bool)
 	// Ping is a keep-alive event sent to clients of this dialect while a
 	// translated upstream is silent; nil when the protocol has none.
 	Ping []byte

@@ -25,6 +25,10 @@ var Gemini = &Dialect{
 		}
 	},
 	Generated: []string{"candidates.0.content.parts.0.text"},
+	ReadTokenCount: func(body []byte) (int, bool) {
+		n := gjson.GetBytes(body, "totalTokens")
+		return int(n.Int()), n.Type == gjson.Number && n.Int() >= 0
+	},
 }
 
 // googleStatus names Google's canonical status of each kind.

@@ -32,21 +32,20 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 	// The upstream's id belongs to the other protocol (it goes in
 	// tollgate-upstream-request-id); the client's own header gets ours.
 	w.Header()[x.dialect.RequestIDHeader] = []string{x.id}
+	tr := dialect.For(x.dialect, up)
 	if c.op == dialect.CountTokens {
+		if tr != nil && up.ReadTokenCount != nil {
+			return g.countTokensUpstream(c, t, tr)
+		}
 		return g.countTokensEstimate(c)
 	}
-	tr := dialect.For(x.dialect, up)
 	if tr == nil {
 		return &Error{Status: http.StatusNotImplemented, Kind: dialect.NotImplemented, Param: "model",
 			Message: fmt.Sprintf("model %q is served by a %s upstream, and this gateway cannot translate %s requests into %s ones", c.m.Name, up, x.dialect, up)}
 	}
-	b, plan, err := tr.Request(c.body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer})
+	b, plan, err := g.translateRequest(c, t, tr, c.body)
 	if err != nil {
-		var re *translate.RequestError
-		if errors.As(err, &re) {
-			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: re.Param, Message: re.Message}
-		}
-		return &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error preparing the upstream request", Err: err}
+		return err
 	}
 	plan.InputEstimate = estimateTokens(c.body)
 	req := &provider.Request{Op: dialect.Generate, Dialect: up, Model: t.Model, Stream: c.s.Stream,
@@ -65,13 +64,10 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 	defer done()
 	keepUpstreamIDs(w.Header(), resp.Header, up)
 
+	if failed, err := g.translatedFailure(c, resp, tr); failed {
+		return err
+	}
 	switch {
-	case retryableStatus(resp.StatusCode):
-		return bufferFailure(resp, tr)
-	case credentialRefused(resp.StatusCode):
-		return upstreamCredentialError(x, resp)
-	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return g.translatedError(c, resp, tr)
 	case isEventStream(resp.Header):
 		resp.Header = http.Header{"Content-Type": {"text/event-stream"}}
 		tap := g.storing(c, tr.Stream(plan, clock.Now().Unix()))
@@ -83,6 +79,35 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 	default:
 		return g.translatedBody(c, resp, plan, tr)
 	}
+}
+
+// translateRequest translates a client body for target t: a body the
+// pair cannot translate is the client's 400.
+func (g *Gateway) translateRequest(c *call, t *route.Target, tr *dialect.Translator, body []byte) ([]byte, *translate.Plan, error) {
+	b, plan, err := tr.Request(body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer})
+	if err != nil {
+		var re *translate.RequestError
+		if errors.As(err, &re) {
+			return nil, nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: re.Param, Message: re.Message}
+		}
+		return nil, nil, &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error preparing the upstream request", Err: err}
+	}
+	return b, plan, nil
+}
+
+// translatedFailure handles an upstream answer that is not a success: a
+// status another target may retry, a refused credential, or an error
+// translated into the client's envelope. failed is false for a success.
+func (g *Gateway) translatedFailure(c *call, resp *http.Response, tr *dialect.Translator) (failed bool, err error) {
+	switch {
+	case retryableStatus(resp.StatusCode):
+		return true, bufferFailure(resp, tr)
+	case credentialRefused(resp.StatusCode):
+		return true, upstreamCredentialError(c.x, resp)
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return true, g.translatedError(c, resp, tr)
+	}
+	return false, nil
 }
 
 // keepUpstreamIDs exposes the upstream's request id under tollgate's name;
@@ -184,6 +209,42 @@ type pingingTap struct {
 }
 
 func (t *pingingTap) ping() []byte { return t.event }
+
+// countTokensUpstream answers count_tokens with the upstream's own count
+// of the translated prompt (Gemini's countTokens).
+func (g *Gateway) countTokensUpstream(c *call, t *route.Target, tr *dialect.Translator) error {
+	x, up := c.x, t.Provider.Dialect()
+	body := c.body
+	if f := x.dialect.CountRequest; f != nil {
+		var err error
+		if body, err = f(body); err != nil {
+			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Message: "count_tokens: the request body is not a JSON object", Err: err}
+		}
+	}
+	b, _, err := g.translateRequest(c, t, tr, body)
+	if err != nil {
+		return err
+	}
+	req := &provider.Request{Op: dialect.CountTokens, Dialect: up, Model: t.Model, Body: provider.Body{b}, Header: upstreamHeader(c.r, nil)}
+	resp, done, err := g.send(c.r, x, t.Provider, req)
+	if err != nil {
+		return retryableSend(x, err)
+	}
+	defer done()
+	keepUpstreamIDs(c.w.Header(), resp.Header, up)
+	if failed, err := g.translatedFailure(c, resp, tr); failed {
+		return err
+	}
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return &failure{err: g.upstreamFailureAfterStatus(x, err)}
+	}
+	n, ok := up.ReadTokenCount(answer)
+	if !ok {
+		return badUpstream(x, "upstream answered count_tokens without a token count", nil)
+	}
+	return g.writeBody(c.w, x, http.StatusOK, x.dialect.TokenCount(n))
+}
 
 // countTokensEstimate answers count_tokens for models whose upstream has no
 // such endpoint with a local count (an offline tokenizer), flagged as an

@@ -5,6 +5,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
 )
@@ -22,6 +25,7 @@ var geminiType = &Type{
 			URL: func(base *url.URL, r *Request) (*url.URL, bool) {
 				return geminiURL(base, "/v1beta/models/", r)
 			},
+			Body: geminiCountBody,
 		})
 	},
 }
@@ -45,19 +49,22 @@ var vertexGeminiType = &Type{
 		return NewHTTP(p, HTTPSpec{
 			Dialect: dialect.Gemini,
 			URL:     func(base *url.URL, r *Request) (*url.URL, bool) { return geminiURL(base, models, r) },
+			Body:    vertexGeminiCountBody,
 			Sign:    tokens.sign,
 		})
 	},
 }
 
-// geminiURL is a generate request's URL: the model after models, the
+// geminiURL is a request's URL: the model after models, the
 // method after a colon, alt=sse for a stream.
 func geminiURL(base *url.URL, models string, r *Request) (*url.URL, bool) {
-	if r.Op != dialect.Generate {
-		return nil, false
-	}
 	method, query := ":generateContent", ""
-	if r.Stream {
+	switch {
+	case r.Op == dialect.CountTokens:
+		method = ":countTokens"
+	case r.Op != dialect.Generate:
+		return nil, false
+	case r.Stream:
 		method, query = ":streamGenerateContent", "alt=sse"
 	}
 	model := strings.TrimPrefix(r.Model, "models/")
@@ -67,4 +74,37 @@ func geminiURL(base *url.URL, models string, r *Request) (*url.URL, bool) {
 	}
 	u.RawQuery = query
 	return u, true
+}
+
+// geminiCountBody is the Gemini API's countTokens body: the whole
+// generate request (system instruction, tools and all) as
+// generateContentRequest, which names its model. Other bodies pass.
+func geminiCountBody(r *Request) ([]byte, error) {
+	body := r.Body.Bytes()
+	if r.Op != dialect.CountTokens {
+		return body, nil
+	}
+	model := "models/" + strings.TrimPrefix(r.Model, "models/")
+	inner, err := sjson.SetBytes(body, "model", model)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the Gemini countTokens request: %w", err)
+	}
+	out := make([]byte, 0, len(inner)+28)
+	out = append(out, `{"generateContentRequest":`...)
+	out = append(out, inner...)
+	return append(out, '}'), nil
+}
+
+// vertexGeminiCountBody is Vertex AI's countTokens body: the generate
+// request's members, less toolConfig, which Vertex's count does not take.
+func vertexGeminiCountBody(r *Request) ([]byte, error) {
+	body := r.Body.Bytes()
+	if r.Op != dialect.CountTokens || !gjson.GetBytes(body, "toolConfig").Exists() {
+		return body, nil
+	}
+	out, err := sjson.DeleteBytes(body, "toolConfig")
+	if err != nil {
+		return nil, fmt.Errorf("preparing the Vertex AI countTokens request: %w", err)
+	}
+	return out, nil
 }

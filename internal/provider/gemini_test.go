@@ -13,7 +13,8 @@ import (
 )
 
 // TestGeminiURLs: the Gemini API's and Vertex AI's generateContent URLs,
-// streamed with alt=sse, and their credentials.
+// streamed with alt=sse, their countTokens URLs and bodies, and their
+// credentials.
 func TestGeminiURLs(t *testing.T) {
 	tokens := upstreamtest.NewGoogleTokens(time.Hour)
 	defer tokens.Close()
@@ -31,20 +32,27 @@ func TestGeminiURLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const generate = `{"contents":[],"toolConfig":{"functionCallingConfig":{"mode":"ANY"}}}`
 	for _, tc := range []struct {
 		p                    Provider
+		op                   dialect.Op
 		model                string
 		stream               bool
 		path, query, authKey string
+		body                 string // what the upstream gets
 	}{
-		{api, "gemini-2.5-pro", false, "/v1beta/models/gemini-2.5-pro:generateContent", "", "X-Goog-Api-Key"},
-		{api, "models/gemini-2.5-flash", true, "/v1beta/models/gemini-2.5-flash:streamGenerateContent", "alt=sse", "X-Goog-Api-Key"},
-		{vertex, "gemini-2.5-pro", true, "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent", "alt=sse", "Authorization"},
+		{api, dialect.Generate, "gemini-2.5-pro", false, "/v1beta/models/gemini-2.5-pro:generateContent", "", "X-Goog-Api-Key", generate},
+		{api, dialect.Generate, "models/gemini-2.5-flash", true, "/v1beta/models/gemini-2.5-flash:streamGenerateContent", "alt=sse", "X-Goog-Api-Key", generate},
+		{api, dialect.CountTokens, "gemini-2.5-pro", false, "/v1beta/models/gemini-2.5-pro:countTokens", "", "X-Goog-Api-Key",
+			`{"generateContentRequest":{"contents":[],"toolConfig":{"functionCallingConfig":{"mode":"ANY"}},"model":"models/gemini-2.5-pro"}}`},
+		{vertex, dialect.CountTokens, "gemini-2.5-pro", false, "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:countTokens", "", "Authorization",
+			`{"contents":[]}`},
+		{vertex, dialect.Generate, "gemini-2.5-pro", true, "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent", "alt=sse", "Authorization", generate},
 	} {
 		if tc.p.Dialect() != dialect.Gemini {
 			t.Fatalf("dialect %v", tc.p.Dialect())
 		}
-		resp, err := tc.p.Do(context.Background(), &Request{Op: dialect.Generate, Model: tc.model, Stream: tc.stream, Body: Body{[]byte(`{"contents":[]}`)}})
+		resp, err := tc.p.Do(context.Background(), &Request{Op: tc.op, Model: tc.model, Stream: tc.stream, Body: Body{[]byte(generate)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,6 +60,9 @@ func TestGeminiURLs(t *testing.T) {
 		got := srv.Last()
 		if got.Path != tc.path || got.Query != tc.query || got.Header.Get(tc.authKey) == "" {
 			t.Errorf("%s: got %s?%s %v", tc.model, got.Path, got.Query, got.Header)
+		}
+		if string(got.Body) != tc.body {
+			t.Errorf("%s %s: body %s, want %s", tc.model, got.Path, got.Body, tc.body)
 		}
 	}
 	if got := srv.Last().Header.Get("Authorization"); !tokens.Valid(got) {

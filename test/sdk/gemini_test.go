@@ -38,6 +38,58 @@ func fakeGemini(t *testing.T) *upstreamtest.Server {
 	return fakeGeminiAt(t, "/v1beta/models/gemini-3-pro-preview:", func(h http.Header) bool { return h.Get("X-Goog-Api-Key") == "gemini-secret-key" })
 }
 
+// geminiCount answers countTokens as the Gemini API does (the request
+// in generateContentRequest, which names its model) or as Vertex AI does
+// (the request's members, without toolConfig): 10 tokens a part, 3 for a
+// system instruction, 5 a function declaration.
+func geminiCount(body gjson.Result) upstreamtest.Reply {
+	if g := body.Get("generateContentRequest"); g.Exists() {
+		if g.Get("model").Str != "models/gemini-3-pro-preview" {
+			return upstreamtest.Reply{Status: 400, Body: []byte(`{"error":{"code":400,"message":"* GenerateContentRequest.model: unexpected model name format","status":"INVALID_ARGUMENT"}}`)}
+		}
+		body = g
+	} else if body.Get("toolConfig").Exists() {
+		return upstreamtest.Reply{Status: 400, Body: []byte(`{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"toolConfig\": Cannot find field.","status":"INVALID_ARGUMENT"}}`)}
+	}
+	n := 0
+	for _, c := range body.Get("contents").Array() {
+		n += 10 * len(c.Get("parts").Array())
+	}
+	if body.Get("systemInstruction").Exists() {
+		n += 3
+	}
+	n += 5 * len(body.Get("tools.0.functionDeclarations").Array())
+	return upstreamtest.Reply{Body: []byte(fmt.Sprintf(`{"totalTokens":%d,"promptTokensDetails":[{"modality":"TEXT","tokenCount":%d}]}`, n, n))}
+}
+
+// TestGeminiCountTokens: count_tokens (Anthropic) and input_tokens
+// (Responses) on a Gemini model are Gemini's own countTokens of the
+// translated prompt, system instruction and tools included.
+func TestGeminiCountTokens(t *testing.T) {
+	t.Parallel()
+	for _, g := range geminiBackends(t) {
+		t.Run(g.name, func(t *testing.T) {
+			ant := anthropicClient(g.base)
+			n, err := ant.Messages.CountTokens(callContext(t), anthropic.MessageCountTokensParams{Model: "gemini-test", Messages: userText("weather?"),
+				System:     anthropic.MessageCountTokensParamsSystemUnion{OfString: anthropic.String("Be brief.")},
+				Tools:      []anthropic.MessageCountTokensToolUnionParam{{OfTool: geminiWeatherTool.OfTool}},
+				ToolChoice: anthropic.ToolChoiceUnionParam{OfAny: &anthropic.ToolChoiceAnyParam{}}})
+			if err != nil || n.InputTokens != 10+3+5 {
+				t.Fatalf("count_tokens: %v %+v", err, n)
+			}
+			if p := g.srv.Last().Path; !strings.HasSuffix(p, ":countTokens") {
+				t.Errorf("counted at %s", p)
+			}
+			oai := openAIClient(g.base)
+			in, err := oai.Responses.InputTokens.Count(callContext(t), responses.InputTokenCountParams{Model: openai.String("gemini-test"),
+				Instructions: openai.String("Be brief."), Input: responses.InputTokenCountParamsInputUnion{OfString: openai.String("weather?")}})
+			if err != nil || in.InputTokens != 10+3 {
+				t.Fatalf("input_tokens: %v %+v", err, in)
+			}
+		})
+	}
+}
+
 // geminiBackend is a gateway in front of a fake Gemini.
 type geminiBackend struct {
 	name string
@@ -81,6 +133,8 @@ func fakeGeminiAt(t *testing.T, path string, authorized func(http.Header) bool) 
 			return upstreamtest.Reply{Status: 403, Body: []byte(`{"error":{"code":403,"message":"API key not valid.","status":"PERMISSION_DENIED"}}`)}
 		case !strings.HasPrefix(r.Path, path):
 			return upstreamtest.Reply{Status: 404, Body: []byte(`{"error":{"code":404,"message":"not found","status":"NOT_FOUND"}}`)}
+		case strings.HasSuffix(r.Path, ":countTokens"):
+			return geminiCount(body)
 		case strings.Contains(string(r.Body), "forbidden"):
 			return upstreamtest.Reply{Body: []byte(`{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":5}}`)}
 		}
