@@ -146,6 +146,26 @@ type Block struct {
 	Extra jsontext.Value `json:",embed"`
 }
 
+// MarshalJSONTo implements json.MarshalerTo: a text or thinking block
+// carries its text even when empty (a thinking block that holds only a
+// signature), as the Messages API sends and requires it.
+func (b *Block) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain Block
+	switch {
+	case b.Type == "thinking" && b.Thinking == "":
+		return json.MarshalEncode(enc, struct {
+			plain
+			Thinking string `json:"thinking"`
+		}{plain: plain(*b)})
+	case b.Type == "text" && b.Text == "":
+		return json.MarshalEncode(enc, struct {
+			plain
+			Text string `json:"text"`
+		}{plain: plain(*b)})
+	}
+	return json.MarshalEncode(enc, (*plain)(b))
+}
+
 // Source is where an image or document comes from. A search_result's
 // source is a plain string instead (a URL or other reference): it decodes
 // into Ref, and encodes back as a string.

@@ -69,3 +69,37 @@ func TestMessagesRequestCurrentShapes(t *testing.T) {
 		})
 	}
 }
+
+// A text or thinking block carries its text even when empty: the Messages
+// API sends it so, and refuses a thinking block without it.
+func TestBlockEmptyText(t *testing.T) {
+	for _, tc := range []struct {
+		b    Block
+		want string
+	}{
+		{Block{Type: "thinking", Signature: "sig"}, `{"type":"thinking","signature":"sig","thinking":""}`},
+		{Block{Type: "text"}, `{"type":"text","text":""}`},
+		{Block{Type: "thinking", Thinking: "t", Signature: "sig"}, `{"type":"thinking","thinking":"t","signature":"sig"}`},
+		{Block{Type: "tool_use", ID: "toolu_1", Name: "f", Input: []byte(`{}`)}, `{"type":"tool_use","id":"toolu_1","name":"f","input":{}}`},
+		{Block{Type: "redacted_thinking", Data: "d"}, `{"type":"redacted_thinking","data":"d"}`},
+	} {
+		got, err := jsonx.Marshal(tc.b)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s: got %s, %v; want %s", tc.b.Type, got, err, tc.want)
+		}
+	}
+}
+
+// BenchmarkMarshalResponse: a translated whole answer's encoding.
+func BenchmarkMarshalResponse(b *testing.B) {
+	stop := "tool_use"
+	r := Response{ID: "msg_1", Type: "message", Role: "assistant", Model: "m", StopReason: &stop, Usage: []byte(`{"input_tokens":1,"output_tokens":2}`),
+		Content: []Block{{Type: "thinking", Thinking: "Let me think about it.", Signature: "sig"}, {Type: "text", Text: "Checking the weather."},
+			{Type: "tool_use", ID: "toolu_1", Name: "get_weather", Input: []byte(`{"city":"Paris"}`)}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := jsonx.Marshal(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
