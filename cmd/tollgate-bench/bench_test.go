@@ -136,7 +136,7 @@ func TestQuickRunTollgate(t *testing.T) {
 		t.Skip("builds the gateway")
 	}
 	cfg, err := parseFlags([]string{"-quick", "-targets", "tollgate,tollgate-limited,tollgate-stateless", "-workloads",
-		"small,stream,bedrock,stream-bedrock,gemini,stream-gemini", "-c", "4"})
+		"small,stream,bedrock,stream-bedrock,gemini,stream-gemini,stream-responses-gemini", "-c", "4"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +147,8 @@ func TestQuickRunTollgate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
-	if len(rep.Results) != 3*6 {
-		t.Fatalf("got %d results, want 18:\n%s", len(rep.Results), log.String())
+	if len(rep.Results) != 3*7 {
+		t.Fatalf("got %d results, want 21:\n%s", len(rep.Results), log.String())
 	}
 	for _, r := range rep.Results {
 		if r.Error != "" || r.Errors != 0 || r.ErrorsConc != 0 || r.Requests == 0 || r.CPUPerReqUS <= 0 {

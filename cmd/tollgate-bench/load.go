@@ -62,6 +62,8 @@ var allWorkloads = []workload{
 	{Name: "stream-responses", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 text deltas"},
 	{Name: "responses-translated", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Translated: true, Desc: "OpenAI Responses, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
 	{Name: "stream-responses-translated", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 events, to a model with an Anthropic upstream (translation lane)"},
+	{Name: "responses-gemini", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Gemini: true, Desc: "OpenAI Responses, ~1 KB body, non-streaming, to a model on a fake Gemini API (translation lane)"},
+	{Name: "stream-responses-gemini", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Gemini: true, Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 text parts from a fake Gemini API (translation lane)"},
 }
 
 func workloadByName(name string) (workload, bool) {

@@ -49,6 +49,8 @@
 //     to a Responses upstream (tollgate's pass-through lane).
 //   - responses-translated, stream-responses-translated (optional):
 //     Responses requests to the model with an Anthropic upstream.
+//   - responses-gemini, stream-responses-gemini (optional): Responses
+//     requests to the model on the fake upstream's Gemini API endpoints.
 //
 // # Measurements, per target and workload
 //
@@ -179,7 +181,7 @@ func main() {
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("tollgate-bench", flag.ContinueOnError)
 	targets := fs.String("targets", strings.Join(defaultTargets, ","), "comma-separated targets: "+strings.Join(knownTargets, ", "))
-	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, anthropic, stream-anthropic, small-translated, stream-translated, bedrock, stream-bedrock, gemini, stream-gemini, responses, stream-responses, responses-translated, stream-responses-translated")
+	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, anthropic, stream-anthropic, small-translated, stream-translated, bedrock, stream-bedrock, gemini, stream-gemini, responses, stream-responses, responses-translated, stream-responses-translated, responses-gemini, stream-responses-gemini")
 	n := fs.Int("n", 2000, "timed requests at concurrency 1 for small (large and stream use half)")
 	c := fs.Int("c", 32, "concurrency of the throughput / CPU phase")
 	d := fs.Duration("d", 5*time.Second, "duration of the throughput / CPU phase, per target and workload")
