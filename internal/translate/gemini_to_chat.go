@@ -46,7 +46,7 @@ func GeminiAnswerToChat(body []byte, p *Plan, created int64) (out, stream []byte
 		switch {
 		case part.Get("thought").Bool():
 			reasoning.WriteString(part.Get("text").String())
-		case part.Get("functionCall").IsObject() && part.Get("functionCall.name").String() == "":
+		case part.Get("functionCall").IsObject() && part.Get("functionCall").Get("name").String() == "":
 			// A call without a name cannot be run or answered: left out.
 		case part.Get("functionCall").IsObject():
 			m.ToolCalls = append(m.ToolCalls, p.geminiToolCall(part.Get("functionCall"), part.Get("thoughtSignature").String()))
@@ -138,7 +138,7 @@ func (s *GeminiToChatStream) Feed(ev []byte) []byte {
 			if text.Type == gjson.String && text.Str != "" {
 				s.chunkRaw(`{"reasoning_content":`, quotedRaw(text), `}`)
 			}
-		case part.Get("functionCall").IsObject() && part.Get("functionCall.name").String() == "":
+		case part.Get("functionCall").IsObject() && part.Get("functionCall").Get("name").String() == "":
 		case part.Get("functionCall").IsObject():
 			tc := s.p.geminiToolCall(part.Get("functionCall"), part.Get("thoughtSignature").String())
 			b := []byte(`{"tool_calls":[{"index":`)

@@ -111,7 +111,7 @@ func (s *GeminiToMessagesStream) part(part gjson.Result) {
 		if sig != "" {
 			s.closeOpen(sig, s.p.signer)
 		}
-	case part.Get("functionCall").IsObject() && part.Get("functionCall.name").String() == "":
+	case part.Get("functionCall").IsObject() && part.Get("functionCall").Get("name").String() == "":
 		// A call without a name cannot be run or answered: left out.
 	case part.Get("functionCall").IsObject():
 		s.closeOpen("", s.p.signer)
