@@ -3,7 +3,6 @@ package responses
 import (
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -179,10 +178,7 @@ func (p *Part) appendJSON(b []byte) []byte {
 	n := len(b)
 	b = append(b, `{"type":`...)
 	b = jsonx.AppendQuote(b, p.Type)
-	if p.Text != "" || strings.HasSuffix(p.Type, "_text") {
-		// A text part's text is required, even when empty.
-		b = jsonx.AppendQuote(key(b, n, "text"), p.Text)
-	}
+	b = member(b, n, "text", p.Text)
 	b = member(b, n, "refusal", p.Refusal)
 	b = member(b, n, "image_url", p.ImageURL)
 	b = member(b, n, "file_id", p.FileID)
