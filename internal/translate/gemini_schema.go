@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
@@ -62,8 +63,8 @@ type schemaConv struct {
 
 // geminiSchema converts the JSON Schema schema (raw JSON) found at path.
 func geminiSchema(schema []byte, path, param string, p *Plan) ([]byte, error) {
-	if !gjson.ValidBytes(schema) {
-		return nil, badRequest(path, "%s: not valid JSON", path)
+	if !jsontext.Value(schema).IsValid() { // stricter than gjson: UTF-8 too
+		return nil, badRequest(path, "%s: not valid JSON (UTF-8 text)", path)
 	}
 	root := gjson.ParseBytes(schema)
 	c := &schemaConv{root: root, p: p, param: param}
