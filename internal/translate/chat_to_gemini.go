@@ -62,7 +62,7 @@ func ChatToGemini(in *openai.ChatRequest, _ string, caps Caps, policy Policy, si
 	if err := c2gResponseFormat(in, gc, p); err != nil {
 		return nil, nil, err
 	}
-	if b, _ := jsonx.Marshal(gc); string(b) != "{}" {
+	if !gc.IsZero() {
 		out.GenerationConfig = gc
 	}
 	return out, p, nil

@@ -55,7 +55,7 @@ func ResponsesToGemini(in *responses.Request, _ string, caps Caps, policy Policy
 	if err := responsesAdvisoryMembers(in, p); err != nil {
 		return nil, nil, err
 	}
-	if b, _ := jsonx.Marshal(gc); string(b) != "{}" {
+	if !gc.IsZero() {
 		out.GenerationConfig = gc
 	}
 	return out, p, nil

@@ -6,6 +6,8 @@
 package gemini
 
 import (
+	"reflect"
+
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -112,6 +114,10 @@ type GenerationConfig struct {
 	ResponseSchema   jsontext.Value  `json:"responseSchema,omitzero"`
 	ThinkingConfig   *ThinkingConfig `json:"thinkingConfig,omitempty"`
 }
+
+// IsZero reports whether no member is set: a request without one sends
+// no generationConfig.
+func (g *GenerationConfig) IsZero() bool { return reflect.ValueOf(*g).IsZero() }
 
 // ThinkingConfig asks for thinking: a token budget (2.5 models; -1 lets
 // the model decide, 0 turns it off) or a level (3 models), and whether
