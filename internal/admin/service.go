@@ -378,14 +378,15 @@ func (s *Service) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) 
 	for _, g := range groups {
 		ug := UsageGroup{Group: g.Group, Requests: g.Requests, Errors: g.Errors, CostNanoUSD: g.CostNanoUSD,
 			UnpricedRequests: g.Unpriced, EstimatedRequests: g.Estimated, Tokens: Tokens{Input: g.Input, CacheRead: g.CacheRead,
-				CacheWrite5m: g.CacheWrite5m, CacheWrite1h: g.CacheWrite1h, Output: g.Output, Reasoning: g.Reasoning}}
+				CacheWrite5m: g.CacheWrite5m, CacheWrite1h: g.CacheWrite1h, Output: g.Output, Reasoning: g.Reasoning},
+			CacheSavingsNanoUSD: g.CacheSavingsNanoUSD, CacheSavingsUnknownRequests: g.SavingsUnknown}
 		rep.Data = append(rep.Data, ug)
 		rep.Total.Add(ug)
 	}
 	return rep, nil
 }
 
-// Add adds g's counts, tokens and cost to t.
+// Add adds g's counts, tokens, cost and cache savings to t.
 func (t *UsageGroup) Add(g UsageGroup) {
 	t.Requests += g.Requests
 	t.Errors += g.Errors
@@ -397,13 +398,21 @@ func (t *UsageGroup) Add(g UsageGroup) {
 	t.Tokens.CacheWrite1h += g.Tokens.CacheWrite1h
 	t.Tokens.Output += g.Tokens.Output
 	t.Tokens.Reasoning += g.Tokens.Reasoning
-	if g.CostNanoUSD != nil {
-		c := *g.CostNanoUSD
-		if t.CostNanoUSD != nil {
-			c += *t.CostNanoUSD
-		}
-		t.CostNanoUSD = &c
+	t.CostNanoUSD = addKnown(t.CostNanoUSD, g.CostNanoUSD)
+	t.CacheSavingsUnknownRequests += g.CacheSavingsUnknownRequests
+	t.CacheSavingsNanoUSD = addKnown(t.CacheSavingsNanoUSD, g.CacheSavingsNanoUSD)
+}
+
+// addKnown sums two sums that are nil when nothing of theirs is known.
+func addKnown(a, b *int64) *int64 {
+	if b == nil {
+		return a
 	}
+	c := *b
+	if a != nil {
+		c += *a
+	}
+	return &c
 }
 
 // RequestQuery selects ledger records.
@@ -468,7 +477,7 @@ func recordView(r store.Request) RequestRecord {
 			Output: r.Output, Reasoning: r.Reasoning},
 		CostNanoUSD: r.CostNanoUSD, LatencyMS: r.LatencyMS, TTFBMS: r.TTFBMS, UpstreamMS: r.UpstreamMS,
 		OverheadMS: r.OverheadMS, ClientIP: r.ClientIP, UserAgent: r.UserAgent, Attempts: jsonx.Value("[]"),
-		UsageEstimated: r.UsageEstimated}
+		UsageEstimated: r.UsageEstimated, CacheSavingsNanoUSD: r.CacheSavingsNano}
 	if r.Attempts != "" {
 		v.Attempts = jsonx.Value(r.Attempts)
 	}

@@ -87,6 +87,11 @@ type RequestRecord struct {
 	// CostNanoUSD) because the upstream never reported usage: the stream
 	// was cut, or the client left early.
 	UsageEstimated bool `json:"usage_estimated"`
+	// CacheSavingsNanoUSD is what prompt caching saved: the cache tokens
+	// at the input price less what they cost, negative when cache writes
+	// cost more than cache reads saved; null when unknown (unpriced, or
+	// recorded before savings were).
+	CacheSavingsNanoUSD *int64 `json:"cache_savings_nano_usd"`
 }
 
 // RequestPage is the answer to GET /admin/requests, newest first. Pass
@@ -114,6 +119,14 @@ type UsageGroup struct {
 	// the upstream never reported usage: their tokens and cost are in the
 	// sums, as estimates.
 	EstimatedRequests int64 `json:"estimated_requests"`
+	// CacheSavingsNanoUSD sums what prompt caching saved the requests whose
+	// saving is known (negative when cache writes cost more than cache
+	// reads saved); null when none is known.
+	CacheSavingsNanoUSD *int64 `json:"cache_savings_nano_usd"`
+	// CacheSavingsUnknownRequests have an unknown saving, not in
+	// CacheSavingsNanoUSD: their cache tokens, or the input, had no price,
+	// or they were recorded before savings were.
+	CacheSavingsUnknownRequests int64 `json:"cache_savings_unknown_requests"`
 }
 
 // UsageReport is the answer to GET /admin/usage.

@@ -209,15 +209,15 @@ func usageTable(w io.Writer, rep admin.UsageReport, names keyNames, forKey strin
 	}
 	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "GROUP\tREQUESTS\tERRORS\tINPUT\tCACHE READ\tCACHE WRITE 5M\tCACHE WRITE 1H\tOUTPUT\tREASONING\tCOST USD\t")
+	fmt.Fprintln(tw, "GROUP\tREQUESTS\tERRORS\tINPUT\tCACHE READ\tCACHE WRITE 5M\tCACHE WRITE 1H\tOUTPUT\tREASONING\tCOST USD\tCACHE SAVINGS USD\t")
 	row := func(g admin.UsageGroup, total bool) {
 		group := g.Group
 		if !total && rep.GroupBy == string(store.ByKey) {
 			group = names.label(group)
 		}
 		t := g.Tokens
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", printable(group), g.Requests, g.Errors, t.Input, t.CacheRead,
-			t.CacheWrite5m, t.CacheWrite1h, t.Output, t.Reasoning, costCell(g))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", printable(group), g.Requests, g.Errors, t.Input, t.CacheRead,
+			t.CacheWrite5m, t.CacheWrite1h, t.Output, t.Reasoning, costCell(g), savingsCell(g))
 	}
 	for _, g := range rep.Data {
 		row(g, false)
@@ -236,7 +236,30 @@ func usageTable(w io.Writer, rep admin.UsageReport, names keyNames, forKey strin
 		fmt.Fprintf(w, "\n* %d %s used a model without a price: the cost is unknown and not in the sums.\n"+
 			"  Set pricing for those models in the configuration.\n", n, what)
 	}
+	if n := rep.Total.CacheSavingsUnknownRequests; n > 0 {
+		what := "requests have"
+		if n == 1 {
+			what = "request has"
+		}
+		fmt.Fprintf(w, "\n† %d %s an unknown cache saving, not in the sums: no price for the cache tokens\n"+
+			"  or the input, or recorded before cache savings were.\n", n, what)
+	}
 	return nil
+}
+
+// savingsCell shows what prompt caching saved a group (negative when
+// cache writes cost more than cache reads saved), marked when part of it
+// is unknown.
+func savingsCell(g admin.UsageGroup) string {
+	switch {
+	case g.CacheSavingsNanoUSD == nil && g.CacheSavingsUnknownRequests > 0:
+		return "unknown †"
+	case g.CacheSavingsNanoUSD == nil:
+		return "0.00"
+	case g.CacheSavingsUnknownRequests > 0:
+		return formatUSD(*g.CacheSavingsNanoUSD) + " + unknown †"
+	}
+	return formatUSD(*g.CacheSavingsNanoUSD)
 }
 
 // costCell shows a group's cost, marked when part of it is unknown.
@@ -261,7 +284,8 @@ func usageCSV(w io.Writer, rep admin.UsageReport, names keyNames) error {
 	byKey := rep.GroupBy == string(store.ByKey)
 	cw := csv.NewWriter(w)
 	header := []string{"group", "requests", "errors", "input", "cache_read", "cache_write_5m", "cache_write_1h",
-		"output", "reasoning", "cost_nano_usd", "cost_usd", "unpriced_requests"}
+		"output", "reasoning", "cost_nano_usd", "cost_usd", "unpriced_requests",
+		"cache_savings_nano_usd", "cache_savings_usd", "cache_savings_unknown_requests"}
 	if byKey {
 		header = slices.Insert(header, 1, "key_name")
 	}
@@ -272,8 +296,13 @@ func usageCSV(w io.Writer, rep admin.UsageReport, names keyNames) error {
 		if g.CostNanoUSD != nil {
 			cost, usd = strconv.FormatInt(*g.CostNanoUSD, 10), formatUSD(*g.CostNanoUSD)
 		}
+		saved, savedUSD := "", "" // empty: unknown
+		if g.CacheSavingsNanoUSD != nil {
+			saved, savedUSD = strconv.FormatInt(*g.CacheSavingsNanoUSD, 10), formatUSD(*g.CacheSavingsNanoUSD)
+		}
 		rec := []string{g.Group, i64(g.Requests), i64(g.Errors), i64(t.Input), i64(t.CacheRead), i64(t.CacheWrite5m),
-			i64(t.CacheWrite1h), i64(t.Output), i64(t.Reasoning), cost, usd, i64(g.UnpricedRequests)}
+			i64(t.CacheWrite1h), i64(t.Output), i64(t.Reasoning), cost, usd, i64(g.UnpricedRequests),
+			saved, savedUSD, i64(g.CacheSavingsUnknownRequests)}
 		if byKey {
 			name, _ := names.name(g.Group)
 			rec = slices.Insert(rec, 1, name)

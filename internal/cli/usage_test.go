@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +167,94 @@ func TestUsageKeysAndModels(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUsageCacheSavings: what prompt caching saved shows in every format:
+// in USD in the table, negative where cache writes cost more than reads
+// saved, marked and explained where it is unknown; exact in the CSV and
+// the JSON.
+func TestUsageCacheSavings(t *testing.T) {
+	t.Setenv("TOLLGATE_CONFIG", "")
+	t.Setenv("TOLLGATE_URL", "")
+	t.Setenv("TOLLGATE_MASTER_KEY", "")
+	cfgPath, _, db := cliDB(t, "sqlite://"+filepath.Join(t.TempDir(), "savings.db"))
+	day := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	n := func(v int64) *int64 { return &v }
+	rec := func(id, model string, min int) store.Request {
+		return store.Request{ID: id, Time: day.Add(time.Duration(min) * time.Minute), Endpoint: "/v1/messages", Model: model,
+			CanonicalModel: model, Status: 200, Input: 10, Output: 5, CostNanoUSD: n(105_000)}
+	}
+	reads, writes, unpriced, mixed := rec("req_r", "echo", 1), rec("req_w", "free", 2), rec("req_u", "nope", 3), rec("req_m", "other", 4)
+	reads.CacheRead, reads.CacheSavingsNano = 1000, n(2_700_000) // 1000 × ($3 − $0.30)/M
+	writes.CacheWrite5m, writes.CacheSavingsNano = 1000, n(-750_000)
+	// A name no model has, unpriced.
+	unpriced.CacheRead, unpriced.CostNanoUSD, unpriced.CanonicalModel = 1000, nil, ""
+	// A saving known, and one as if recorded before savings were.
+	mixedOld := rec("req_m_old", "other", 5)
+	mixed.CacheRead, mixed.CacheSavingsNano = 10, n(27_000)
+	mixedOld.CacheRead = 10
+	if err := db.InsertRequests(context.Background(), []store.Request{reads, writes, unpriced, mixed, mixedOld}); err != nil {
+		t.Fatal(err)
+	}
+	usage := func(format string) string {
+		t.Helper()
+		out, errs, code := run(t, "usage", "--config", cfgPath, "--since", "2026-11-22T00:00:00Z", "--until", "2026-11-23T00:00:00Z",
+			"--format", format)
+		if code != 0 {
+			t.Fatalf("usage --format %s: %d %q", format, code, errs)
+		}
+		return out
+	}
+
+	out := usage("table")
+	cells := map[string]string{} // each group's last column: its saving
+	for _, line := range strings.Split(out, "\n") {
+		f := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1)
+		if len(f) == 11 {
+			cells[f[0]] = f[10]
+		}
+	}
+	for group, want := range map[string]string{"GROUP": "CACHE SAVINGS USD", "echo": "0.0027", "free": "-0.00075",
+		"other": "0.000027 + unknown †", store.UnknownModel: "unknown †", "TOTAL": "0.001977 + unknown †"} {
+		if cells[group] != want {
+			t.Errorf("table: %s's saving %q, want %q\n%s", group, cells[group], want, out)
+		}
+	}
+	if !strings.Contains(out, "† 2 requests have an unknown cache saving") {
+		t.Errorf("table: no footnote for the unknown savings:\n%s", out)
+	}
+
+	rows, err := csv.NewReader(strings.NewReader(usage("csv"))).ReadAll()
+	if err != nil || len(rows) != 5 {
+		t.Fatalf("csv: %v %v", rows, err)
+	}
+	if got := strings.Join(rows[0][12:], ","); got != "cache_savings_nano_usd,cache_savings_usd,cache_savings_unknown_requests" {
+		t.Errorf("csv header: %q", got)
+	}
+	var got []string
+	for _, r := range rows[1:] {
+		got = append(got, r[0]+"="+strings.Join(r[12:], "/"))
+	}
+	if g := strings.Join(got, " "); g != "echo=2700000/0.0027/0 free=-750000/-0.00075/0 other=27000/0.000027/1 "+store.UnknownModel+"=//1" {
+		t.Errorf("csv savings: %s", g)
+	}
+
+	var rep struct {
+		Data []struct {
+			Group   string
+			Saved   *int64 `json:"cache_savings_nano_usd"`
+			Unknown int64  `json:"cache_savings_unknown_requests"`
+		}
+		Total struct {
+			Saved   *int64 `json:"cache_savings_nano_usd"`
+			Unknown int64  `json:"cache_savings_unknown_requests"`
+		}
+	}
+	if err := json.Unmarshal([]byte(usage("json")), &rep); err != nil || len(rep.Data) != 4 {
+		t.Fatalf("json: %+v %v", rep, err)
+	}
+	if rep.Data[3].Saved != nil || rep.Data[3].Unknown != 1 || rep.Total.Saved == nil || *rep.Total.Saved != 1_977_000 || rep.Total.Unknown != 2 {
+		t.Errorf("json: %+v", rep)
 	}
 }

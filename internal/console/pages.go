@@ -250,15 +250,19 @@ func (c *Console) usageCSV(w http.ResponseWriter, r *http.Request, v *viewer) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="usage-`+string(p.By)+`.csv"`)
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"group", "name", "requests", "errors", "input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning", "cost_usd", "unpriced_requests"})
+	cw.Write([]string{"group", "name", "requests", "errors", "input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning", "cost_usd", "unpriced_requests",
+		"cache_savings_usd", "cache_savings_unknown_requests"})
 	row := func(group, name string, g admin.UsageGroup) {
-		cost := "" // unknown, never 0
+		cost, saved := "", "" // unknown, never 0
 		if g.CostNanoUSD != nil {
 			cost = units.FormatNano(*g.CostNanoUSD, 2)
 		}
+		if g.CacheSavingsNanoUSD != nil {
+			saved = units.FormatNano(*g.CacheSavingsNanoUSD, 2)
+		}
 		t := g.Tokens
 		cw.Write([]string{group, name, i64(g.Requests), i64(g.Errors), i64(t.Input), i64(t.CacheRead), i64(t.CacheWrite5m),
-			i64(t.CacheWrite1h), i64(t.Output), i64(t.Reasoning), cost, i64(g.UnpricedRequests)})
+			i64(t.CacheWrite1h), i64(t.Output), i64(t.Reasoning), cost, i64(g.UnpricedRequests), saved, i64(g.CacheSavingsUnknownRequests)})
 	}
 	for _, g := range rep.Data {
 		row(g.Group, names[g.Group], g)

@@ -85,7 +85,12 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, v *viewer, status
 	c.render(w, r, status, "error", v, map[string]any{"Title": http.StatusText(status), "Message": msg})
 }
 
-func usd(nano int64) string { return "$" + units.FormatNano(nano, 2) }
+func usd(nano int64) string {
+	if s, neg := strings.CutPrefix(units.FormatNano(nano, 2), "-"); neg {
+		return "-$" + s // a cache saving: writes cost more than reads saved
+	}
+	return "$" + units.FormatNano(nano, 2)
+}
 
 // usdPtr renders a cost that may be unknown: unpriced usage is never 0.
 func usdPtr(nano *int64, unpriced int64) string {

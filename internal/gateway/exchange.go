@@ -69,9 +69,18 @@ type exchange struct {
 	ticket       *limiter.Ticket // the request's reservations, settled in finish
 	limitHeaders bool            // the gateway's quota headers replace the upstream's
 
-	costed    bool // costNano and costKnown are set
+	costed    bool // costNano, costKnown and saved are set
 	costNano  int64
 	costKnown bool
+	saved     savings
+}
+
+// savings is what prompt caching saved a request (see pricing's Savings),
+// in nano-USD: net = read − premium; known is false when a cache bucket
+// with tokens, or the input, has no price.
+type savings struct {
+	net, read, premium int64
+	known              bool
 }
 
 // cost is the request's cost in nano-USD; ok is false when it is unknown
@@ -87,8 +96,22 @@ func (x *exchange) cost() (nano int64, ok bool) {
 			c, err := x.prices.Cost(x.usage)
 			x.costNano, x.costKnown = c, err == nil
 		}
+		x.saved = x.cacheSavings()
 	}
 	return x.costNano, x.costKnown
+}
+
+// cacheSavings is what prompt caching saved the request, from the prices
+// and usage its cost is made of. cost computes it along with the cost, so
+// that the two always follow the same usage (an estimate made at the end
+// computes both again); 0 and known without cache tokens.
+func (x *exchange) cacheSavings() savings {
+	net, err1 := x.prices.Savings(x.usage)
+	read, err2 := x.prices.CacheReadSavings(x.usage)
+	if err1 != nil || err2 != nil {
+		return savings{}
+	}
+	return savings{net: net, read: read, premium: read - net, known: true} // as CacheWritePremium has it
 }
 
 var requestIDEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
@@ -129,6 +152,7 @@ var outcomes = sync.Pool{New: func() any { return new(outcome.Request) }}
 // The caller gives it back to outcomes when they are made.
 func (x *exchange) outcome(r *http.Request) *outcome.Request {
 	cost, known := x.cost()
+	saved := x.saved // set by cost
 	o := outcomes.Get().(*outcome.Request)
 	*o = outcome.Request{
 		ID: x.id, Arrived: x.arrived(), Method: dialect.Clip(r.Method), Path: dialect.Clip(r.URL.Path),
@@ -136,6 +160,7 @@ func (x *exchange) outcome(r *http.Request) *outcome.Request {
 		Provider: x.provider, UpstreamModel: x.upstreamModel, Lane: x.lane, Stream: x.stream,
 		Status: x.status, UpstreamStatus: x.upstreamStatus, ErrorType: x.errorType(), Err: x.err, ClientGone: x.clientGone,
 		Usage: x.usage, UsageEstimated: x.estimated, Cost: cost, CostKnown: known,
+		Savings: saved.net, SavingsKnown: saved.known, ReadSavings: saved.read, WritePremium: saved.premium,
 		Latency: time.Since(x.start), FirstByte: x.firstByte, Upstream: x.upstream, Retries: x.retries, Attempts: x.attempts,
 		UserAgent: dialect.Clip(r.UserAgent()),
 	}

@@ -235,6 +235,7 @@ func (g *Gateway) finish(r *http.Request, x *exchange) {
 			Retries: o.Retries, Input: o.Usage.Input, CacheRead: o.Usage.CacheRead,
 			CacheWrite: o.Usage.CacheWrite5m + o.Usage.CacheWrite1h, Output: o.Usage.Output,
 			CostNano: o.Cost, CostKnown: o.CostKnown,
+			CacheSavingsNano: o.ReadSavings, CacheWritePremiumNano: o.WritePremium,
 		})
 	}
 	if g.tracer != nil {

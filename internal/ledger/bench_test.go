@@ -33,6 +33,7 @@ func BenchmarkRecord(b *testing.B) {
 					b.Fatal(err)
 				}
 				cost := int64(1234567)
+				saved := int64(54_000_000) // 20,000 cache reads at $3 − $0.30 a million
 				start := time.Now()
 				b.SetParallelism(mode.inFlight)
 				b.ReportAllocs()
@@ -43,7 +44,7 @@ func BenchmarkRecord(b *testing.B) {
 						t := start.Add(time.Duration(n) * 100 * time.Microsecond)
 						r.RecordRow(store.Request{ID: fmt.Sprintf("req_%013x%013d", t.UnixMilli(), n), Time: t, KeyID: "key_0123456789abcdef",
 							ClientProtocol: "openai", Model: "claude-sonnet-4-5", Provider: "anthropic", UpstreamModel: "claude-sonnet-4-5-20250929",
-							Lane: "translated", Status: 200, Input: 1234, CacheRead: 20000, Output: 321, CostNanoUSD: &cost,
+							Lane: "translated", Status: 200, Input: 1234, CacheRead: 20000, Output: 321, CostNanoUSD: &cost, CacheSavingsNano: &saved,
 							LatencyMS: 812.125, TTFBMS: 402.5, UpstreamMS: 811.9, OverheadMS: 0.225,
 							ClientIP: "10.1.2.3", UserAgent: "Anthropic/Python 0.75.0",
 							Attempts: `[{"target":"anthropic/claude-sonnet-4-5","status":200,"error":"","ms":811.9}]`})

@@ -25,6 +25,10 @@ func Row(r *outcome.Request) store.Request {
 		c := r.Cost
 		rec.CostNanoUSD = &c
 	}
+	if r.SavingsKnown {
+		v := r.Savings
+		rec.CacheSavingsNano = &v
+	}
 	return rec
 }
 

@@ -70,3 +70,25 @@ func TestRowNamesAndEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// A record holds the cache saving when it is known, negative too, and
+// null when it is not, as the cost.
+func TestRowCacheSavings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    outcome.Request
+		want *int64
+	}{
+		{"reads saved", outcome.Request{Savings: 2_700_000, SavingsKnown: true, ReadSavings: 2_700_000}, ptr(2_700_000)},
+		{"writes cost more", outcome.Request{Savings: -750_000, SavingsKnown: true, WritePremium: 750_000}, ptr(-750_000)},
+		{"nothing cached", outcome.Request{SavingsKnown: true}, ptr(0)},
+		{"unpriced", outcome.Request{Savings: 0, SavingsKnown: false}, nil},
+	} {
+		r := ledger.Row(&tc.o)
+		if (r.CacheSavingsNano == nil) != (tc.want == nil) || tc.want != nil && *r.CacheSavingsNano != *tc.want {
+			t.Errorf("%s: saving %v, want %v", tc.name, r.CacheSavingsNano, tc.want)
+		}
+	}
+}
+
+func ptr(n int64) *int64 { return &n }

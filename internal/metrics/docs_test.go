@@ -19,7 +19,8 @@ func TestDocumentedMetricsExist(t *testing.T) {
 	// Vectors show in a scrape once they have a sample: give them one.
 	q := r.Requests()
 	q.Observe(Request{Model: "m", Provider: "p", Lane: "passthrough", Status: 200, Latency: time.Second, FirstByte: time.Second,
-		Input: 1, CacheRead: 1, CacheWrite: 1, Output: 1, CostNano: 1, CostKnown: true, Retries: 1})
+		Input: 1, CacheRead: 1, CacheWrite: 1, Output: 1, CostNano: 1, CostKnown: true, Retries: 1,
+		CacheSavingsNano: 3, CacheWritePremiumNano: 1})
 	q.Observe(Request{Model: "m", Provider: "p", Status: 200, Output: 1})
 	zero := func() int64 { return 0 }
 	r.Limiter(LimiterStats{Backend: "memory", Errors: zero, Unchecked: zero, Up: func() bool { return true },

@@ -19,6 +19,10 @@ type Request struct {
 	Input, CacheRead, CacheWrite, Output int64
 	CostNano                             int64
 	CostKnown                            bool
+	// What prompt caching saved against the input price (cache reads) and
+	// what it cost above it (cache writes), in nano-USD, each ≥ 0 and 0
+	// when unknown: the request's saving is the first less the second.
+	CacheSavingsNano, CacheWritePremiumNano int64
 }
 
 // Requests holds the data plane's metrics. It is safe for concurrent use.
@@ -30,6 +34,8 @@ type Requests struct {
 	overhead  *prometheus.HistogramVec
 	tokens    *prometheus.CounterVec
 	cost      *prometheus.CounterVec
+	saved     *prometheus.CounterVec
+	premium   *prometheus.CounterVec
 	unpriced  *prometheus.CounterVec
 	retries   *prometheus.CounterVec
 	streaming prometheus.Gauge
@@ -59,6 +65,11 @@ func (r *Registry) Requests() *Requests {
 			Help: "Tokens by model and bucket (input excludes the cache buckets)."}, []string{"model", "bucket"}),
 		cost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tollgate_cost_usd_total",
 			Help: "Cost of priced requests, in USD."}, []string{"model"}),
+		saved: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tollgate_cache_savings_nano_usd_total",
+			Help: "What prompt-cache reads saved against the input price, in nano-USD (gross: less tollgate_cache_write_premium_nano_usd_total, the net saving)."},
+			[]string{"model"}),
+		premium: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tollgate_cache_write_premium_nano_usd_total",
+			Help: "What prompt-cache writes cost above the input price, in nano-USD."}, []string{"model"}),
 		unpriced: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tollgate_unpriced_requests_total",
 			Help: "Requests with tokens on a model without a price: their cost is unknown."}, []string{"model"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tollgate_upstream_retries_total",
@@ -66,7 +77,8 @@ func (r *Registry) Requests() *Requests {
 		streaming: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tollgate_streams_in_flight",
 			Help: "Streamed answers being relayed now."}),
 	}
-	r.reg.MustRegister(m.total, m.latency, m.ttfb, m.upstream, m.overhead, m.tokens, m.cost, m.unpriced, m.retries, m.streaming)
+	r.reg.MustRegister(m.total, m.latency, m.ttfb, m.upstream, m.overhead, m.tokens, m.cost, m.saved, m.premium, m.unpriced,
+		m.retries, m.streaming)
 	return m
 }
 
@@ -117,6 +129,12 @@ func (m *Requests) Observe(q Request) {
 		m.cost.WithLabelValues(q.Model).Add(float64(q.CostNano) / 1e9)
 	case !q.CostKnown:
 		m.unpriced.WithLabelValues(q.Model).Inc()
+	}
+	if q.CacheSavingsNano > 0 {
+		m.saved.WithLabelValues(q.Model).Add(float64(q.CacheSavingsNano))
+	}
+	if q.CacheWritePremiumNano > 0 {
+		m.premium.WithLabelValues(q.Model).Add(float64(q.CacheWritePremiumNano))
 	}
 	if q.Retries > 0 {
 		m.retries.WithLabelValues(q.Model).Add(float64(q.Retries))

@@ -46,6 +46,15 @@ type Request struct {
 	// Cost is in nano-USD; CostKnown is false when the target is unpriced.
 	Cost      int64
 	CostKnown bool
+	// Savings is what prompt caching saved, in nano-USD: the cache tokens
+	// billed at the input price less what they cost (pricing's Savings);
+	// negative when cache writes cost more than cache reads saved, 0
+	// without cache tokens. SavingsKnown is false when a cache bucket with
+	// tokens, or the input, has no price. ReadSavings and WritePremium are
+	// its gross parts, each ≥ 0: Savings = ReadSavings − WritePremium.
+	Savings                   int64
+	SavingsKnown              bool
+	ReadSavings, WritePremium int64
 
 	// Latency is the whole request; FirstByte until the answer's status
 	// was sent; Upstream the time spent waiting on upstreams.

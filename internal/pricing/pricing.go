@@ -94,10 +94,7 @@ func (p *Prices) Cost(u meter.Usage) (int64, error) {
 	if p == nil {
 		return 0, ErrUnpriced
 	}
-	ps := p
-	if t := p.LongPrompt; t != nil && u.TotalInput() > t.ThresholdTokens {
-		ps = t.Prices.over(p)
-	}
+	ps := p.pricesFor(u)
 	reasoning := min(max(u.Reasoning, 0), max(u.Output, 0))
 	var acc uint128
 	for _, b := range [...]struct {
@@ -121,6 +118,111 @@ func (p *Prices) Cost(u meter.Usage) (int64, error) {
 	}
 	// Σ tokens × nano-USD per million tokens, divided by a million, once.
 	return acc.divRound(1_000_000)
+}
+
+// pricesFor is the prices that apply to u: the long-prompt tier's (completed
+// from p) when u's prompt is past its threshold, else p.
+func (p *Prices) pricesFor(u meter.Usage) *Prices {
+	if t := p.LongPrompt; t != nil && u.TotalInput() > t.ThresholdTokens {
+		return t.Prices.over(p)
+	}
+	return p
+}
+
+// Savings is what prompt caching saved on u, in nano-USD: for each cache
+// bucket (cache reads, 5-minute and 1-hour cache writes), its tokens
+// times the input price less the bucket's price, summed exactly and
+// rounded once (half up, as Cost). It is negative when cache writes,
+// priced above input, cost more than cache reads saved. The prices are
+// those Cost uses (the long-prompt tier's past its threshold), so Cost(u)
+// + Savings(u) is the cost of u with its cache tokens all billed as input:
+// exactly when every price is a whole number of thousandths of a USD per
+// million tokens (no term has a fraction of a nano-USD), else within the
+// one nano-USD that rounding each of the three once can leave.
+//
+// Usage without cache tokens saved 0. Savings fails with ErrUnpriced when
+// a cache bucket holds tokens and it or the input has no price.
+//
+// Savings = CacheReadSavings − CacheWritePremium, exactly.
+func (p *Prices) Savings(u meter.Usage) (nano int64, err error) {
+	_, net, err := p.cacheSavings(u)
+	return net, err
+}
+
+// CacheReadSavings is the gross part of Savings: what the cache buckets
+// priced below the input price saved against it, ≥ 0. With the usual
+// prices (cache reads below input, cache writes above) that is the cache
+// reads'; a write priced below input (a long-prompt tier that raises the
+// input price and keeps the base write price) counts here too. It is
+// rounded once, as Savings is, and fails as Savings does.
+func (p *Prices) CacheReadSavings(u meter.Usage) (nano int64, err error) {
+	read, _, err := p.cacheSavings(u)
+	return read, err
+}
+
+// CacheWritePremium is the other part of Savings: what the cache buckets
+// priced above the input price cost beyond it, ≥ 0 (with the usual
+// prices, the cache writes'). It is CacheReadSavings − Savings, so
+// that the two parts always make Savings exactly; each of those is
+// rounded once, so it is within a nano-USD of the exact premium (equal
+// to it when every price is a whole number of thousandths of a USD per
+// million tokens). It fails as Savings does.
+func (p *Prices) CacheWritePremium(u meter.Usage) (nano int64, err error) {
+	read, net, err := p.cacheSavings(u)
+	if err == nil && net < 0 && read > math.MaxInt64+net {
+		return 0, errOverflow
+	}
+	return read - net, err
+}
+
+// cacheSavings returns CacheReadSavings (read) and Savings (net); read ≥
+// net, as rounding is monotone and the exact gross saving is at least the
+// exact net one.
+func (p *Prices) cacheSavings(u meter.Usage) (read, net int64, err error) {
+	if u.CacheRead <= 0 && u.CacheWrite5m <= 0 && u.CacheWrite1h <= 0 {
+		return 0, 0, nil // nothing cached: nothing saved, priced or not
+	}
+	if p == nil {
+		return 0, 0, ErrUnpriced
+	}
+	ps := p.pricesFor(u)
+	// Σ tokens × (input − bucket price), in nano-USD per million tokens:
+	// the terms of buckets priced below input in saved, the others' in
+	// premium.
+	var saved, premium uint128
+	for _, b := range [...]struct {
+		tokens int64
+		price  Price
+	}{
+		{u.CacheRead, ps.CacheRead},
+		{u.CacheWrite5m, ps.CacheWrite5m},
+		{u.CacheWrite1h, ps.CacheWrite1h},
+	} {
+		if b.tokens <= 0 {
+			continue
+		}
+		if !ps.Input.set || !b.price.set {
+			return 0, 0, ErrUnpriced
+		}
+		if d := ps.Input.nano - b.price.nano; d >= 0 {
+			saved.addMul(uint64(b.tokens), uint64(d))
+		} else {
+			premium.addMul(uint64(b.tokens), uint64(-d))
+		}
+	}
+	if read, err = saved.divRound(1_000_000); err != nil {
+		return 0, 0, err
+	}
+	// saved − premium, divided by a million, once.
+	if !saved.less(premium) {
+		net, err = saved.sub(premium).divRound(1_000_000)
+	} else {
+		net, err = premium.sub(saved).divRoundNeg(1_000_000)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return read, net, nil
 }
 
 func (p *Prices) reasoningPrice() Price {
@@ -157,10 +259,29 @@ func (a *uint128) addMul(x, y uint64) {
 	a.hi, _ = bits.Add64(a.hi, hi, carry)
 }
 
+func (a uint128) less(b uint128) bool { return a.hi < b.hi || a.hi == b.hi && a.lo < b.lo }
+
+// sub returns a − b, for b ≤ a.
+func (a uint128) sub(b uint128) uint128 {
+	lo, borrow := bits.Sub64(a.lo, b.lo, 0)
+	hi, _ := bits.Sub64(a.hi, b.hi, borrow)
+	return uint128{hi, lo}
+}
+
 // divRound divides by d, rounding half up; it fails if the quotient does
 // not fit an int64 (a cost of over nine billion dollars).
-func (a uint128) divRound(d uint64) (int64, error) {
-	lo, carry := bits.Add64(a.lo, d/2, 0)
+func (a uint128) divRound(d uint64) (int64, error) { return a.divAdding(d, d/2) }
+
+// divRoundNeg is −a divided by d (an even d), rounding half up as
+// divRound does, toward +∞: −2.5 is −2 and −2.6 is −3.
+func (a uint128) divRoundNeg(d uint64) (int64, error) {
+	q, err := a.divAdding(d, d/2-1)
+	return -q, err
+}
+
+// divAdding is (a + add) / d, rounded down; it fails past an int64.
+func (a uint128) divAdding(d, add uint64) (int64, error) {
+	lo, carry := bits.Add64(a.lo, add, 0)
 	hi := a.hi + carry
 	if hi >= d {
 		return 0, errOverflow

@@ -35,6 +35,7 @@ func BenchmarkInsertRequests(b *testing.B) {
 						batch := make([]store.Request, size)
 						n := 0
 						cost := int64(1234567)
+						saved := int64(54_000_000) // 20,000 cache reads at $3 − $0.30 a million
 						start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 						for b.Loop() {
 							for i := range batch {
@@ -45,7 +46,7 @@ func BenchmarkInsertRequests(b *testing.B) {
 									KeyID: fmt.Sprintf("key_%016d", key()), ClientProtocol: "openai", Endpoint: "/v1/chat/completions",
 									Model: m, CanonicalModel: m, Provider: "anthropic", UpstreamModel: "claude-sonnet-4-5-20250929",
 									Lane: "translated", Status: 200, Input: 1234, CacheRead: 20000, Output: 321, CostNanoUSD: &cost,
-									LatencyMS: 812.125, TTFBMS: 402.5, UpstreamMS: 811.9, OverheadMS: 0.225,
+									CacheSavingsNano: &saved, LatencyMS: 812.125, TTFBMS: 402.5, UpstreamMS: 811.9, OverheadMS: 0.225,
 									ClientIP: "10.1.2.3", UserAgent: "Anthropic/Python 0.75.0"}
 							}
 							if err := s.InsertRequests(context.Background(), batch); err != nil {

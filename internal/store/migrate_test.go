@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
+
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/store/storetest"
 )
@@ -92,6 +94,115 @@ func TestMigrateUsageEstimated(t *testing.T) {
 			again, err := s.RequestByID(ctx, "req_new")
 			if err != nil || again.UsageEstimated || again.Output != 40 {
 				t.Errorf("after down and up: %+v %v", again, err)
+			}
+		})
+	}
+}
+
+// TestMigrateCacheSavings migrates a ledger written before savings were
+// recorded (00011): its records' savings read back as unknown, none of
+// its roll-ups' records counts as known, and usage over old and new
+// records sums the new ones' savings and counts the old ones as unknown,
+// from the roll-ups (whole hours) as from the records (edges).
+func TestMigrateCacheSavings(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range unmigrated(t) {
+		t.Run(name, func(t *testing.T) {
+			if err := s.MigrateTo(ctx, 10); err != nil {
+				t.Fatal(err)
+			}
+			hour := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+			// Records of version 10, written as the gateway of then did:
+			// into the roll-ups too (InsertRequests without the savings
+			// column, by hand).
+			q := "INSERT INTO requests (id, time, key_id, client_protocol, model, provider, upstream_model, lane, stream, status, " +
+				"error_type, input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, " +
+				"reasoning_tokens, cost_nano_usd, latency_ms, ttfb_ms, upstream_ms, overhead_ms, client_ip, user_agent, attempts, " +
+				"usage_estimated, endpoint, canonical_model) " +
+				"VALUES ($1, $2, NULL, 'anthropic', 'm', 'p', 'u', 'passthrough', FALSE, 200, '', 10, 800, 0, 0, 5, 0, 7, 1, 1, 1, 0, '', '', '[]', " +
+				"FALSE, '/v1/messages', 'm')"
+			roll := "INSERT INTO usage_hourly_keys (hour, key_id, model, model_group, provider, is_usage, requests, errors, input_tokens, " +
+				"cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano_usd, unpriced, estimated) " +
+				"VALUES ($1, '', 'm', 'm', 'p', TRUE, 2, 0, 20, 1600, 0, 0, 10, 0, 14, 0, 0)"
+			if s.Dialect() == store.SQLite {
+				q = strings.NewReplacer("$1", "?", "$2", "?", "FALSE", "0").Replace(q)
+				roll = strings.NewReplacer("$1", "?", "TRUE", "1").Replace(roll)
+			}
+			for i, id := range []string{"req_old_a", "req_old_b"} {
+				if _, err := s.DB().ExecContext(ctx, q, id, hour.Add(time.Duration(i)*time.Minute).UnixMilli()); err != nil {
+					t.Fatalf("a record of version 10: %v", err)
+				}
+			}
+			for _, table := range []string{"usage_hourly_keys", "usage_hourly"} {
+				r := roll
+				if table == "usage_hourly" {
+					r = strings.Replace(strings.Replace(roll, "key_id, ", "", 1), "'', ", "", 1)
+				}
+				if _, err := s.DB().ExecContext(ctx, strings.Replace(r, "usage_hourly_keys", table, 1), hour.UnixMilli()); err != nil {
+					t.Fatalf("roll-ups of version 10: %v", err)
+				}
+			}
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			old, err := s.RequestByID(ctx, "req_old_a")
+			if err != nil || old.CacheSavingsNano != nil || old.CacheRead != 800 || old.CostNanoUSD == nil {
+				t.Fatalf("a record of version 10: %+v %v", old, err)
+			}
+			saved := func(n int64) *int64 { return &n }
+			recs := []store.Request{
+				// The same hour as the old ones: added to their roll-up rows.
+				{ID: "req_new_read", Time: hour.Add(2 * time.Minute), ClientProtocol: "anthropic", Endpoint: "/v1/messages",
+					Model: "m", CanonicalModel: "m", Provider: "p", Status: 200, Input: 10, CacheRead: 1000, Output: 5,
+					CacheSavingsNano: saved(2_700_000)},
+				{ID: "req_new_write", Time: hour.Add(3 * time.Minute), ClientProtocol: "anthropic", Endpoint: "/v1/messages",
+					Model: "m", CanonicalModel: "m", Provider: "p", Status: 200, Input: 10, CacheWrite5m: 1000, Output: 5,
+					CacheSavingsNano: saved(-750_000)},
+				{ID: "req_new_unpriced", Time: hour.Add(4 * time.Minute), ClientProtocol: "anthropic", Endpoint: "/v1/messages",
+					Model: "m", CanonicalModel: "m", Provider: "p", Status: 200, Input: 10, CacheRead: 1000, Output: 5},
+				// In the next hour: from the records, at the window's edge.
+				{ID: "req_new_edge", Time: hour.Add(61 * time.Minute), ClientProtocol: "anthropic", Endpoint: "/v1/messages",
+					Model: "m", CanonicalModel: "m", Provider: "p", Status: 200, Input: 10, CacheRead: 10, Output: 5,
+					CacheSavingsNano: saved(27_000)},
+			}
+			if err := s.InsertRequests(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []struct {
+				name         string
+				since, until time.Time
+				saved        *int64
+				unknown      int64
+			}{
+				{"the old hour, from the roll-ups", hour, hour.Add(time.Hour), saved(2_700_000 - 750_000), 3},
+				{"the old hour and an edge", hour, hour.Add(90 * time.Minute), saved(2_700_000 - 750_000 + 27_000), 3},
+				{"the old records alone", hour, hour.Add(2 * time.Minute), nil, 2},
+				{"the edge alone", hour.Add(time.Hour), hour.Add(90 * time.Minute), saved(27_000), 0},
+			} {
+				u, err := s.Usage(ctx, store.UsageFilter{Since: w.since, Until: w.until, GroupBy: store.ByModel})
+				if err != nil || len(u) != 1 {
+					t.Fatalf("%s: %+v %v", w.name, u, err)
+				}
+				if d := gocmp.Diff(w.saved, u[0].CacheSavingsNanoUSD); d != "" || u[0].SavingsUnknown != w.unknown {
+					t.Errorf("%s: saved %v, %d unknown; want %v, %d", w.name, u[0].CacheSavingsNanoUSD, u[0].SavingsUnknown, w.saved, w.unknown)
+				}
+			}
+
+			// Down and up again: the savings go with their columns, and
+			// come back unknown.
+			if err := s.MigrateTo(ctx, 10); err != nil {
+				t.Fatalf("down to version 10: %v", err)
+			}
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			again, err := s.RequestByID(ctx, "req_new_read")
+			if err != nil || again.CacheSavingsNano != nil || again.CacheRead != 1000 {
+				t.Errorf("after down and up: %+v %v", again, err)
+			}
+			u, err := s.Usage(ctx, store.UsageFilter{Since: hour, Until: hour.Add(time.Hour), GroupBy: store.ByModel})
+			if err != nil || len(u) != 1 || u[0].CacheSavingsNanoUSD != nil || u[0].SavingsUnknown != 5 || u[0].Requests != 5 {
+				t.Errorf("usage after down and up: %+v %v", u, err)
 			}
 		})
 	}

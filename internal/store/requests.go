@@ -55,14 +55,20 @@ type Request struct {
 	// estimated by the gateway because the upstream never reported usage:
 	// the stream was cut, or the client left early.
 	UsageEstimated bool
+	// CacheSavingsNano is what prompt caching saved, in nano-USD (see
+	// pricing's Savings): negative when cache writes cost more than cache
+	// reads saved, 0 without cache tokens; nil when unknown (a cache
+	// bucket with tokens, or the input, unpriced; records made before it
+	// was recorded).
+	CacheSavingsNano *int64
 }
 
 const requestColumns = "id, time, key_id, client_protocol, model, provider, upstream_model, lane, stream, status, error_type, " +
 	"input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, " +
 	"cost_nano_usd, latency_ms, ttfb_ms, upstream_ms, overhead_ms, client_ip, user_agent, attempts, usage_estimated, " +
-	"endpoint, canonical_model"
+	"endpoint, canonical_model, cache_savings_nano"
 
-const requestColumnCount = 28
+const requestColumnCount = 29
 
 // maxChunkRows bounds the rows of one INSERT (SQLite and PostgreSQL both
 // cap the parameters of a statement).
@@ -127,14 +133,17 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 			if r.KeyID != "" {
 				key = r.KeyID
 			}
-			var cost any
+			var cost, saved any
 			if r.CostNanoUSD != nil {
 				cost = *r.CostNanoUSD
+			}
+			if r.CacheSavingsNano != nil {
+				saved = *r.CacheSavingsNano
 			}
 			args = append(args, r.ID, r.Time.UnixMilli(), key, r.ClientProtocol, r.Model, r.Provider, r.UpstreamModel,
 				r.Lane, r.Stream, r.Status, r.ErrorType, r.Input, r.CacheRead, r.CacheWrite5m, r.CacheWrite1h,
 				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent, orEmptyList(r.Attempts),
-				r.UsageEstimated, r.Endpoint, r.CanonicalModel)
+				r.UsageEstimated, r.Endpoint, r.CanonicalModel, saved)
 		}
 		var err error
 		if stored, err = insertChunk(ctx, tx.StmtContext(ctx, stmts[bits.Len(uint(size))]), args, chunk, stored); err != nil {
@@ -313,11 +322,11 @@ func scanRequests(rows *sql.Rows) ([]Request, error) {
 		var r Request
 		var ms int64
 		var key sql.NullString
-		var cost sql.NullInt64
+		var cost, saved sql.NullInt64
 		if err := rows.Scan(&r.ID, &ms, &key, &r.ClientProtocol, &r.Model, &r.Provider, &r.UpstreamModel, &r.Lane,
 			&r.Stream, &r.Status, &r.ErrorType, &r.Input, &r.CacheRead, &r.CacheWrite5m, &r.CacheWrite1h, &r.Output,
 			&r.Reasoning, &cost, &r.LatencyMS, &r.TTFBMS, &r.UpstreamMS, &r.OverheadMS, &r.ClientIP, &r.UserAgent, &r.Attempts,
-			&r.UsageEstimated, &r.Endpoint, &r.CanonicalModel); err != nil {
+			&r.UsageEstimated, &r.Endpoint, &r.CanonicalModel, &saved); err != nil {
 			return nil, err
 		}
 		r.Time = time.UnixMilli(ms).UTC()
@@ -325,6 +334,10 @@ func scanRequests(rows *sql.Rows) ([]Request, error) {
 		if cost.Valid {
 			c := cost.Int64
 			r.CostNanoUSD = &c
+		}
+		if saved.Valid {
+			v := saved.Int64
+			r.CacheSavingsNano = &v
 		}
 		out = append(out, r)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // The usage ledger keeps roll-ups beside its records (migrations 00007 and
-// 00010): usage_hourly_keys per (hour, key, model, model group, provider,
+// 00010; 00011 adds cache savings): usage_hourly_keys per (hour, key, model, model group, provider,
 // whether the records are usage), usage_hourly the same over all keys,
 // usage_daily that by UTC day, and usage_daily_keys per (UTC day, key,
 // whether usage), for usage by key over long windows. InsertRequests adds
@@ -83,6 +83,9 @@ type rollupSums struct {
 	cost                                                 int64
 	priced                                               bool // cost sums at least one record; NULL otherwise
 	unpriced, estimated                                  int64
+	// saved sums the known cache savings, of savedKnown records (00011):
+	// unlike cost, 0 rather than NULL when there are none.
+	saved, savedKnown int64
 }
 
 func (a *rollupSums) add(r *Request) {
@@ -105,6 +108,10 @@ func (a *rollupSums) add(r *Request) {
 	if r.UsageEstimated {
 		a.estimated++
 	}
+	if r.CacheSavingsNano != nil {
+		a.saved += *r.CacheSavingsNano
+		a.savedKnown++
+	}
 }
 
 func (a *rollupSums) merge(b *rollupSums) {
@@ -120,6 +127,8 @@ func (a *rollupSums) merge(b *rollupSums) {
 	a.priced = a.priced || b.priced
 	a.unpriced += b.unpriced
 	a.estimated += b.estimated
+	a.saved += b.saved
+	a.savedKnown += b.savedKnown
 }
 
 // isErrorRecord is UsageGroup.Errors' rule: status >= 400 OR error_type <> ”.
@@ -246,7 +255,8 @@ func (t rollupTable) keyArgs(args []any, k rollupKey) []any {
 
 // rollupSumCols are the summed columns of both tables, in rollupSums' order.
 var rollupSumCols = []string{"requests", "errors", "input_tokens", "cache_read_tokens", "cache_write_5m_tokens",
-	"cache_write_1h_tokens", "output_tokens", "reasoning_tokens", "cost_nano_usd", "unpriced", "estimated"}
+	"cache_write_1h_tokens", "output_tokens", "reasoning_tokens", "cost_nano_usd", "unpriced", "estimated",
+	"cache_savings_nano", "cache_savings_known"}
 
 // upsertSQL is the statement that adds deltas to t: an INSERT of the rows
 // that are new, an addition to those that exist. rows > 0 binds that many
@@ -353,7 +363,7 @@ func (s *Store) addRollups(ctx context.Context, tx *sql.Tx, t rollupTable, delta
 				cost = v.cost
 			}
 			args = append(t.keyArgs(args, d.key), v.requests, v.errors, v.input, v.cacheRead,
-				v.cacheWrite5m, v.cacheWrite1h, v.output, v.reasoning, cost, v.unpriced, v.estimated)
+				v.cacheWrite5m, v.cacheWrite1h, v.output, v.reasoning, cost, v.unpriced, v.estimated, v.saved, v.savedKnown)
 		}
 		if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...); err != nil {
 			return err
@@ -394,8 +404,9 @@ func appendDeltas(b []byte, t rollupTable, deltas []rollupDelta) []byte {
 		} else {
 			b = append(b, ",null"...)
 		}
-		b = strconv.AppendInt(append(b, ','), v.unpriced, 10)
-		b = strconv.AppendInt(append(b, ','), v.estimated, 10)
+		for _, n := range []int64{v.unpriced, v.estimated, v.saved, v.savedKnown} {
+			b = strconv.AppendInt(append(b, ','), n, 10)
+		}
 		b = append(b, ']')
 	}
 	return append(b, ']')

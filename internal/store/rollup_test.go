@@ -21,7 +21,8 @@ var rollupBase = time.Date(2026, 2, 27, 21, 17, 3, 0, time.UTC)
 // randomLedger makes n records over about three days: keys, models (a
 // model's own name, an alias of it, unknown names, none), providers,
 // endpoints (inference, others, and none as before 00006), statuses,
-// priced and unpriced, estimated, at any millisecond.
+// priced and unpriced, estimated, cache savings known (positive, negative,
+// 0) and unknown, at any millisecond.
 func randomLedger(rng *rand.Rand, prefix string, n int) []store.Request {
 	type name struct{ model, canonical string }
 	names := []name{{"m-alpha", "m-alpha"}, {"alpha", "m-alpha"}, {"m-beta", "m-beta"}, {"beta-latest", "m-beta"},
@@ -31,6 +32,9 @@ func randomLedger(rng *rand.Rand, prefix string, n int) []store.Request {
 	keys := []string{"", "key_a", "key_b", "key_c", "key_d"}
 	providers := []string{"", "anthropic", "openai"}
 	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
+	// The savings from a generator of their own: the records are otherwise
+	// those of before savings were recorded, and rng goes on as it did.
+	saving := rand.New(rand.NewPCG(uint64(n), uint64(len(prefix))))
 	recs := make([]store.Request, n)
 	for i := range recs {
 		nm := names[rng.IntN(len(names))]
@@ -61,6 +65,13 @@ func randomLedger(rng *rand.Rand, prefix string, n int) []store.Request {
 				c = 0
 			}
 			r.CostNanoUSD = &c
+		}
+		if saving.IntN(3) != 0 {
+			v := saving.Int64N(2_000_000_000) - 500_000_000 // cache writes can cost more than reads save
+			if saving.IntN(10) == 0 {
+				v = 0
+			}
+			r.CacheSavingsNano = &v
 		}
 		recs[i] = r
 	}
@@ -123,6 +134,14 @@ func naiveUsage(recs []store.Request, f store.UsageFilter) []store.UsageGroup {
 		}
 		if r.UsageEstimated {
 			u.Estimated++
+		}
+		if r.CacheSavingsNano != nil {
+			if u.CacheSavingsNanoUSD == nil {
+				u.CacheSavingsNanoUSD = new(int64)
+			}
+			*u.CacheSavingsNanoUSD += *r.CacheSavingsNano
+		} else {
+			u.SavingsUnknown++
 		}
 	}
 	var out []store.UsageGroup
@@ -313,6 +332,7 @@ type rollupRow struct {
 	CacheWrite5m, CacheWrite1h, Output, Rsn int64
 	Cost                                    *int64
 	Unpriced, Estimated                     int64
+	Saved, SavedKnown                       int64
 }
 
 // rollupRows reads a roll-up table in key order.
@@ -329,7 +349,7 @@ func rollupRows(t *testing.T, s *store.Store, table string) []rollupRow {
 	}
 	rows, err := s.DB().Query("SELECT " + bucket + ", " + key + ", " + names + ", is_usage, requests, errors, input_tokens, " +
 		"cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, cost_nano_usd, " +
-		"unpriced, estimated FROM " + table)
+		"unpriced, estimated, cache_savings_nano, cache_savings_known FROM " + table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +358,8 @@ func rollupRows(t *testing.T, s *store.Store, table string) []rollupRow {
 	for rows.Next() {
 		var r rollupRow
 		if err := rows.Scan(&r.Hour, &r.Key, &r.Model, &r.Group, &r.Provider, &r.Usage, &r.Requests, &r.Errors, &r.Input,
-			&r.CacheRead, &r.CacheWrite5m, &r.CacheWrite1h, &r.Output, &r.Rsn, &r.Cost, &r.Unpriced, &r.Estimated); err != nil {
+			&r.CacheRead, &r.CacheWrite5m, &r.CacheWrite1h, &r.Output, &r.Rsn, &r.Cost, &r.Unpriced, &r.Estimated,
+			&r.Saved, &r.SavedKnown); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, r)
@@ -366,7 +387,9 @@ func boolCompare(a, b bool) int {
 
 // TestRollupBackfill: the migration's back-fill computes from the records
 // the very rows InsertRequests added as it wrote them (the same hours,
-// model groups, usage scope and sums), before 1970 too.
+// model groups, usage scope and sums), before 1970 too. Cache savings are
+// not back-filled (00011 going down drops the records' savings too): the
+// rows come back with none known, as rows made before 00011 have.
 func TestRollupBackfill(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -395,6 +418,9 @@ func TestRollupBackfill(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, table := range rollupTableNames {
+				for j := range written[i] {
+					written[i][j].Saved, written[i][j].SavedKnown = 0, 0
+				}
 				if d := gocmp.Diff(written[i], rollupRows(t, s, table)); d != "" {
 					t.Errorf("%s: back-filled (+) differs from written (-):\n%s", table, d)
 				}

@@ -82,6 +82,13 @@ type UsageGroup struct {
 	// the upstream never reported usage (Request.UsageEstimated): their
 	// tokens and cost are in the sums, as estimates.
 	Estimated int64
+	// CacheSavingsNanoUSD sums what prompt caching saved the records whose
+	// saving is known (Request.CacheSavingsNano); nil when none is.
+	CacheSavingsNanoUSD *int64
+	// SavingsUnknown counts records whose saving is unknown: their cache
+	// tokens, or the input, had no price, or they were made before savings
+	// were recorded. Their saving is not in CacheSavingsNanoUSD.
+	SavingsUnknown int64
 }
 
 // Usage sums the usage records (see inferenceEndpoints) by group, in group
@@ -129,7 +136,8 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 			"SUM(input_tokens) AS i, SUM(cache_read_tokens) AS cr, SUM(cache_write_5m_tokens) AS cw5, " +
 			"SUM(cache_write_1h_tokens) AS cw1, SUM(output_tokens) AS o, SUM(reasoning_tokens) AS r, " +
 			"SUM(cost_nano_usd) AS c, SUM(CASE WHEN cost_nano_usd IS NULL THEN 1 ELSE 0 END) AS u, " +
-			"SUM(CASE WHEN usage_estimated THEN 1 ELSE 0 END) AS est " + // boolean in PostgreSQL, 0 or 1 in SQLite
+			"SUM(CASE WHEN usage_estimated THEN 1 ELSE 0 END) AS est, " + // boolean in PostgreSQL, 0 or 1 in SQLite
+			"SUM(cache_savings_nano) AS sv, SUM(CASE WHEN cache_savings_nano IS NULL THEN 0 ELSE 1 END) AS svk " +
 			"FROM requests WHERE time >= ? AND time < ? AND " + scope
 		args = append(append(args, from, to), scopeArgs...)
 		if f.KeyID != "" {
@@ -144,7 +152,8 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 		q := "SELECT " + strings.ReplaceAll(rollupGroup, "bucket", bucket) + " AS g, SUM(requests) AS n, SUM(errors) AS e, " +
 			"SUM(input_tokens) AS i, SUM(cache_read_tokens) AS cr, SUM(cache_write_5m_tokens) AS cw5, " +
 			"SUM(cache_write_1h_tokens) AS cw1, SUM(output_tokens) AS o, SUM(reasoning_tokens) AS r, " +
-			"SUM(cost_nano_usd) AS c, SUM(unpriced) AS u, SUM(estimated) AS est FROM " + t.name + " WHERE "
+			"SUM(cost_nano_usd) AS c, SUM(unpriced) AS u, SUM(estimated) AS est, " +
+			"SUM(cache_savings_nano) AS sv, SUM(cache_savings_known) AS svk FROM " + t.name + " WHERE "
 		if f.KeyID != "" {
 			hours, hoursArgs := s.keyHours(from, to)
 			q += hours + " AND key_id = ?"
@@ -205,10 +214,13 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 		return "SUM(" + col + ")"
 	}
 	// The parts' groups meet again: one row per group. Their counts are
-	// never NULL; the cost is when no record of the group was priced.
+	// never NULL; the cost is when no record of the group was priced. The
+	// saving of a group none of whose savings is known is NULL (records)
+	// or 0 (roll-ups): svk, the number of records whose saving is known,
+	// tells.
 	q := "SELECT g, " + sum("n") + ", " + sum("e") + ", " + sum("i") + ", " + sum("cr") + ", " + sum("cw5") + ", " +
-		sum("cw1") + ", " + sum("o") + ", " + sum("r") + ", " + sum("c") + ", " + sum("u") + ", " + sum("est") +
-		" FROM (" + strings.Join(parts, " UNION ALL ") + ") parts GROUP BY g ORDER BY g"
+		sum("cw1") + ", " + sum("o") + ", " + sum("r") + ", " + sum("c") + ", " + sum("u") + ", " + sum("est") + ", " +
+		sum("sv") + ", " + sum("svk") + " FROM (" + strings.Join(parts, " UNION ALL ") + ") parts GROUP BY g ORDER BY g"
 	rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
 	if err != nil {
 		return nil, err
@@ -218,9 +230,10 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 	for rows.Next() {
 		var u UsageGroup
 		var day int64
-		var cost sql.NullInt64
+		var cost, saved sql.NullInt64
+		var savedKnown int64
 		dest := []any{&u.Group, &u.Requests, &u.Errors, &u.Input, &u.CacheRead, &u.CacheWrite5m, &u.CacheWrite1h,
-			&u.Output, &u.Reasoning, &cost, &u.Unpriced, &u.Estimated}
+			&u.Output, &u.Reasoning, &cost, &u.Unpriced, &u.Estimated, &saved, &savedKnown}
 		if f.GroupBy == ByDay {
 			dest[0] = &day
 		}
@@ -234,6 +247,11 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 			c := cost.Int64
 			u.CostNanoUSD = &c
 		}
+		if savedKnown > 0 {
+			v := saved.Int64
+			u.CacheSavingsNanoUSD = &v
+		}
+		u.SavingsUnknown = u.Requests - savedKnown
 		out = append(out, u)
 	}
 	if err := rows.Err(); err != nil {
