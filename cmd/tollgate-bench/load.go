@@ -44,6 +44,13 @@ type workload struct {
 	// upstream's Gemini endpoints (the translation lane). Only gateways
 	// can serve it.
 	Gemini bool
+	// NoCache sends a translated request to the twin model without the
+	// prompt-cache work (no breakpoints, no conversation key).
+	NoCache bool
+	// Agent shapes the body as a coding agent's: tools, a system prompt
+	// and a tool loop, no end-user id, so the gateway keys the
+	// conversation by how it starts.
+	Agent bool
 }
 
 var allWorkloads = []workload{
@@ -52,6 +59,8 @@ var allWorkloads = []workload{
 	{Name: "stream", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "OpenAI chat, ~1 KB body, stream:true, 50 content events"},
 	{Name: "anthropic", API: apiAnthropic, BodySize: 1 << 10, NFactor: 1, Desc: "Anthropic messages, ~1 KB body, non-streaming"},
 	{Name: "stream-anthropic", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text deltas"},
+	{Name: "large-translated", API: apiOpenAI, BodySize: 100 << 10, NFactor: 0.5, Translated: true, Agent: true, Desc: "OpenAI chat, ~100 KB agent tool loop (tools, system, 40 turns), non-streaming, to a model with an Anthropic upstream: breakpoints placed, conversation keyed"},
+	{Name: "large-translated-nocache", API: apiOpenAI, BodySize: 100 << 10, NFactor: 0.5, Translated: true, Agent: true, NoCache: true, Desc: "large-translated, to the same upstream through a model with prompt_cache off and routing not sticky"},
 	{Name: "small-translated", API: apiOpenAI, BodySize: 1 << 10, NFactor: 1, Translated: true, Desc: "OpenAI chat, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
 	{Name: "stream-translated", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Desc: "OpenAI chat, ~1 KB body, stream:true, 50 events, to a model with an Anthropic upstream (translation lane)"},
 	{Name: "bedrock", API: apiAnthropic, BodySize: 1 << 10, NFactor: 1, Bedrock: true, Desc: "Anthropic messages, ~1 KB body, non-streaming, to Claude on a fake Bedrock (signed with SigV4)"},
@@ -145,8 +154,71 @@ func (w workload) body(model string) []byte {
 		}
 		return b
 	}
+	if w.Agent {
+		return agentBody(model, w.BodySize)
+	}
 	base := len(render(0))
 	return render(max(0, w.BodySize-base))
+}
+
+// agentBody is a coding agent's Chat request of about size bytes: eight
+// tools, a long system prompt and a tool loop, with no user id.
+func agentBody(model string, size int) []byte {
+	type fn struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Parameters  map[string]any `json:"parameters"`
+	}
+	type tool struct {
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	type call struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	type msg struct {
+		Role       string `json:"role"`
+		Content    string `json:"content"`
+		ToolCalls  []call `json:"tool_calls,omitempty"`
+		ToolCallID string `json:"tool_call_id,omitempty"`
+	}
+	var tools []tool
+	for i := range 8 {
+		tools = append(tools, tool{"function", fn{fmt.Sprintf("tool_%d", i), fillerText(400),
+			map[string]any{"type": "object", "properties": map[string]any{"path": map[string]string{"type": "string"}}}}})
+	}
+	msgs := []msg{{Role: "system", Content: fillerText(8 << 10)}, {Role: "user", Content: "Fix the failing test in the ledger package."}}
+	render := func() []byte {
+		b, err := json.Marshal(struct {
+			Model     string `json:"model"`
+			Messages  []msg  `json:"messages"`
+			Tools     []tool `json:"tools"`
+			MaxTokens int    `json:"max_tokens"`
+		}{model, msgs, tools, 256})
+		if err != nil {
+			panic(err)
+		}
+		return b
+	}
+	for i := 0; ; i++ {
+		if b := render(); len(b) >= size {
+			last := &msgs[len(msgs)-1]
+			if over := len(b) - size; over < len(last.Content) {
+				last.Content = fillerText(len(last.Content) - over) // the last tool output, cut to the size
+				return render()
+			}
+			return b
+		}
+		c := call{ID: fmt.Sprintf("call_%d", i), Type: "function"}
+		c.Function.Name, c.Function.Arguments = "tool_1", fmt.Sprintf(`{"path":"f%d.go"}`, i)
+		msgs = append(msgs, msg{Role: "assistant", Content: "Reading.", ToolCalls: []call{c}},
+			msg{Role: "tool", ToolCallID: c.ID, Content: fillerText(2 << 10)})
+	}
 }
 
 // reqSpec is one fully prepared request: URL, headers and body are fixed.
@@ -193,6 +265,9 @@ func newReqSpec(t *target, w workload) *reqSpec {
 	if w.Translated && t.gateway {
 		// Another protocol's model: the gateway translates both ways.
 		model = map[string]string{apiOpenAI: tollgateModelAnthr, apiAnthropic: tollgateModelOpenAI, apiResponses: tollgateModelAnthr}[w.API]
+		if w.NoCache {
+			model = tollgateModelNoCache
+		}
 	}
 	return &reqSpec{url: t.BaseURL + w.path(), header: h, body: w.body(model), stream: w.Stream, sent: &t.sent}
 }

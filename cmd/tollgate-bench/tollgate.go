@@ -17,10 +17,13 @@ const (
 	tollgateMasterKey   = "sk-bench-0123456789abcdef0123456789abcdef"
 	tollgateModelOpenAI = "bench-o"
 	tollgateModelAnthr  = "bench-a"
-	upstreamModelOpenAI = "gpt-bench"
-	upstreamModelAnthr  = "claude-bench"
-	tollgateModelResp   = "bench-r"
-	upstreamModelResp   = "gpt-bench-codex"
+	// tollgateModelNoCache is bench-a with prompt_cache off and routing
+	// not sticky.
+	tollgateModelNoCache = "bench-a-nocache"
+	upstreamModelOpenAI  = "gpt-bench"
+	upstreamModelAnthr   = "claude-bench"
+	tollgateModelResp    = "bench-r"
+	upstreamModelResp    = "gpt-bench-codex"
 	// bench-b is Claude on the fake upstream's Bedrock endpoints.
 	tollgateModelBedrock = "bench-b"
 	upstreamModelBedrock = "us.anthropic.claude-bench-v1:0"
@@ -31,7 +34,7 @@ const (
 
 // tollgateFeatures are the provider types a build may lack: older
 // builds run the workloads they can.
-type tollgateFeatures struct{ responses, bedrock, gemini bool }
+type tollgateFeatures struct{ responses, bedrock, gemini, promptCache bool }
 
 // tollgateConfig is the configuration of a tollgate target: bench-o and
 // bench-a on the fake upstream's chat and messages endpoints, and, for
@@ -66,6 +69,11 @@ func tollgateConfig(addr, upstreamAddr, dbURL, dir string, f tollgateFeatures) s
 	}
 	if f.gemini {
 		model(tollgateModelGemini, "upg", upstreamModelGemini)
+	}
+	if f.promptCache {
+		// bench-a without the prompt-cache work: what it costs is the
+		// difference between large-translated and its -nocache twin.
+		fmt.Fprintf(&b, "  - { name: %s, targets: [ { provider: upa, model: %s } ], pricing: { input: \"1\", output: \"2\" }, prompt_cache: { mode: \"off\" }, routing: { sticky: false } }\n", tollgateModelNoCache, upstreamModelAnthr)
 	}
 	return b.String()
 }
@@ -115,9 +123,10 @@ func startTollgate(ctx context.Context, procs *procSet, tmp, name, bin, upstream
 		dbURL = "none"
 	}
 	// The newest configuration the build takes: a build from before
-	// Gemini runs without bench-g, one from before Bedrock without bench-b
+	// prompt_cache runs without bench-a-nocache, one from before Gemini
+	// without bench-g, one from before Bedrock without bench-b
 	// too, one from before the Responses API without bench-r as well.
-	for _, f := range []tollgateFeatures{{true, true, true}, {true, true, false}, {true, false, false}, {false, false, false}} {
+	for _, f := range []tollgateFeatures{{true, true, true, true}, {true, true, true, false}, {true, true, false, false}, {true, false, false, false}, {false, false, false, false}} {
 		if err := os.WriteFile(conf, []byte(tollgateConfig(addr, upstreamAddr, dbURL, dir, f)), 0o600); err != nil {
 			return nil, err
 		}

@@ -32,6 +32,11 @@ type Caps struct {
 	// then stay in the conversation, which keeps the cached prefix,
 	// instead of joining the top-level system prompt.
 	SystemMessages bool `yaml:"system_messages"`
+	// CacheMinTokens is the model's minimum cacheable prompt length:
+	// tollgate marks no prompt-cache breakpoint on a shorter prefix (see
+	// models[].prompt_cache). 0 means 1024, the smallest Anthropic
+	// documents; Anthropic's prompt-caching page lists each model's.
+	CacheMinTokens int64 `yaml:"cache_min_tokens"`
 	// WebSearch: the upstream runs Anthropic's web search server tool
 	// (web_search_20250305). A Responses client's web_search tool is then
 	// offered as it, and its searches come back as web_search_call items.
@@ -46,6 +51,10 @@ type Caps struct {
 	NoStreamUsage        bool             `yaml:"no_stream_usage"` // rejects stream_options
 	FileParts            bool             `yaml:"file_parts"`      // takes PDF file parts
 	MaxStop              int              `yaml:"max_stop"`        // most stop sequences accepted; 0 means 4
+	// NoPromptCacheKey: the upstream rejects prompt_cache_key, which
+	// tollgate otherwise sends to OpenAI-protocol upstreams so that a
+	// conversation reaches the servers that cached its prefix.
+	NoPromptCacheKey bool `yaml:"no_prompt_cache_key"`
 	// LeadingSystemOnly: the upstream's chat template takes one system
 	// message, first (some vLLM/llama.cpp templates refuse any other).
 	// Anthropic system entries inside messages are then folded into the
@@ -79,7 +88,7 @@ func (c Caps) StopLimit() int {
 
 // Check reports a setting out of range.
 func (c Caps) Check() error {
-	if c.MaxOutputTokens < 0 || c.NonStreamMaxTokens < 0 || c.MaxStop < 0 {
+	if c.MaxOutputTokens < 0 || c.NonStreamMaxTokens < 0 || c.MaxStop < 0 || c.CacheMinTokens < 0 {
 		return fmt.Errorf("token counts and max_stop must not be negative")
 	}
 	return nil

@@ -24,6 +24,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/tollgate/tollgate/internal/caps"
+	"github.com/tollgate/tollgate/internal/promptcache"
 	"github.com/tollgate/tollgate/internal/units"
 )
 
@@ -344,6 +345,10 @@ type Model struct {
 	Limits LimitValues `yaml:"limits"`
 	// Routing bounds retries across the targets.
 	Routing Routing `yaml:"routing"`
+	// PromptCache is how tollgate helps the upstream's prompt cache:
+	// breakpoints for Anthropic upstreams, a prompt_cache_key for OpenAI
+	// ones.
+	PromptCache promptcache.Settings `yaml:"prompt_cache"`
 	// AnthropicBetas lists the anthropic-beta features clients may turn
 	// on for this model; unset forwards every one, [] none. A target's
 	// provider may narrow it further.
@@ -417,6 +422,10 @@ type Routing struct {
 	// RetryDeadline bounds the time spent retrying: no new attempt starts
 	// after it (default 30s).
 	RetryDeadline time.Duration `yaml:"retry_deadline"`
+	// Sticky keeps a conversation on one target (and one pool key) while
+	// it is healthy, so that it finds the prompt cache it wrote (default
+	// true); false spreads each request at random by weight.
+	Sticky *bool `yaml:"sticky"`
 }
 
 // Default is the zero-config configuration: the echo provider and a model

@@ -10,8 +10,10 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/meter"
+	"github.com/tollgate/tollgate/internal/promptcache"
 	"github.com/tollgate/tollgate/internal/sse"
 	"github.com/tollgate/tollgate/internal/tokens"
 )
@@ -26,11 +28,15 @@ var Anthropic = &Dialect{
 	Claims: func(r *http.Request) bool {
 		return r.Header.Get("Anthropic-Version") != "" || strings.HasPrefix(r.URL.Path, "/v1/messages")
 	},
-	RequiredHeader:  "Anthropic-Version",
-	Fields:          Fields{Conversation: "messages", MaxOutput: []string{"max_tokens"}},
-	ForwardHeaders:  []string{"Anthropic-Version", "Anthropic-Beta"},
-	BetaHeader:      "Anthropic-Beta",
-	Prepare:         prepareAnthropic,
+	RequiredHeader: "Anthropic-Version",
+	Fields:         Fields{Conversation: "messages", MaxOutput: []string{"max_tokens"}, Keep: []string{"metadata", "tools", "system"}},
+	ForwardHeaders: []string{"Anthropic-Version", "Anthropic-Beta"},
+	BetaHeader:     "Anthropic-Beta",
+	Prepare:        prepareAnthropic,
+	Affinity:       anthropicAffinity,
+	CacheHints: func(body []byte, h CacheHints) ([]byte, int, error) {
+		return promptcache.PlaceRaw(body, h.Options)
+	},
 	RequestIDHeader: "Request-Id",
 	Error:           anthropicError,
 	RateLimit: RateLimitHeaders{
@@ -68,6 +74,15 @@ var Anthropic = &Dialect{
 		return sjson.SetBytes(body, "max_tokens", 1)
 	},
 	Ping: []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n"),
+}
+
+// anthropicAffinity: metadata.user_id (Claude Code's names its session),
+// else the conversation's start.
+func anthropicAffinity(s *Scanned) (affinity.Key, bool) {
+	if id := gjson.GetBytes(s.Kept(0), "user_id"); id.Type == gjson.String && id.Str != "" {
+		return affinity.Of("user", []byte(id.Str)), false
+	}
+	return promptKey(s, s.Kept(1), s.Kept(2)), false
 }
 
 func anthropicModel(id string, created time.Time) map[string]any {

@@ -16,7 +16,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/meter"
+	"github.com/tollgate/tollgate/internal/promptcache"
 	"github.com/tollgate/tollgate/internal/tokens"
 )
 
@@ -51,6 +53,18 @@ type Dialect struct {
 	// client's body; spliced returns the body with the upstream's model in
 	// it (a copy), for Prepared.Body.
 	Prepare func(body []byte, s Scanned, spliced func() []byte) (Prepared, error)
+
+	// Affinity reads what identifies a request's conversation, for sticky
+	// routing (see package affinity); nil: requests are spread at random.
+	// cacheKey: the client named it (prompt_cache_key), which outranks a
+	// stored conversation's own key.
+	Affinity func(s *Scanned) (k affinity.Key, cacheKey bool)
+	// CacheHints adds what helps the upstream's prompt cache to a
+	// pass-through request of a model whose prompt_cache mode is auto:
+	// breakpoints (Anthropic), a prompt_cache_key (OpenAI). It returns
+	// the new body (nil: unchanged) and how many breakpoints it added (-1
+	// in a dialect without breakpoints). Nil: the dialect has no hints.
+	CacheHints func(body []byte, h CacheHints) (out []byte, breakpoints int, err error)
 
 	// RequestIDHeader carries tollgate's request id in answers the gateway
 	// makes or translates (canonical form).
@@ -113,6 +127,14 @@ type Endpoint struct {
 	// RequireMaxOutput: the request must bound its output (Anthropic's
 	// max_tokens on /v1/messages): Fields.MaxOutput[0] is required.
 	RequireMaxOutput bool
+}
+
+// CacheHints are what a pass-through request's cache hints are made of.
+type CacheHints struct {
+	Options promptcache.Options
+	// Key is the prompt_cache_key to send when the client sent none; ""
+	// sends none.
+	Key string
 }
 
 // Prepared is what Prepare changed in a pass-through request.

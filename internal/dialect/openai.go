@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
@@ -19,8 +20,13 @@ var OpenAI = &Dialect{
 	Name:      "openai",
 	Endpoints: []Endpoint{{Path: "/v1/chat/completions", Op: Generate}},
 	Fields: Fields{Conversation: "messages", MaxOutput: []string{"max_completion_tokens", "max_tokens"}, Choices: "n",
-		Keep: []string{"stream_options"}},
-	Prepare:         prepareOpenAI,
+		Keep: []string{"stream_options", "prompt_cache_key", "user", "tools"}},
+	Prepare: prepareOpenAI,
+	// prompt_cache_key, user, else the conversation's start.
+	Affinity: func(s *Scanned) (affinity.Key, bool) {
+		return openAIAffinity(s, s.Kept(1), s.Kept(2), s.Kept(3), nil)
+	},
+	CacheHints:      promptCacheKey,
 	RequestIDHeader: "X-Request-Id",
 	Error:           openAIError,
 	RateLimit: RateLimitHeaders{

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
@@ -25,7 +26,14 @@ var Responses = &Dialect{
 		{Path: "/v1/responses", Op: Generate},
 		{Path: "/v1/responses/input_tokens", Op: CountTokens},
 	},
-	Fields:          Fields{Conversation: "input", ConversationString: true, MaxOutput: []string{"max_output_tokens"}},
+	Fields: Fields{Conversation: "input", ConversationString: true, MaxOutput: []string{"max_output_tokens"},
+		Keep: []string{"prompt_cache_key", "user", "tools", "instructions"}},
+	// prompt_cache_key, user, else the conversation's start (the gateway
+	// puts a stored conversation's key after prompt_cache_key).
+	Affinity: func(s *Scanned) (affinity.Key, bool) {
+		return openAIAffinity(s, s.Kept(0), s.Kept(1), s.Kept(2), s.Kept(3))
+	},
+	CacheHints:      promptCacheKey,
 	RequestIDHeader: OpenAI.RequestIDHeader,
 	Error:           OpenAI.Error,
 	RateLimit:       OpenAI.RateLimit,

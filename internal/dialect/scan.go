@@ -33,7 +33,7 @@ type Fields struct {
 }
 
 // maxKept bounds Fields.Keep.
-const maxKept = 4
+const maxKept = 6
 
 // Scanned is what Scan read from a request body. The body itself is never
 // decoded into structs on the pass-through lane.
@@ -53,6 +53,9 @@ type Scanned struct {
 	Conversation int
 	// Choices is how many answers the request asks for; 0 when absent.
 	Choices int64
+	// ConversationRaw is the conversation member's raw value; it aliases
+	// the body.
+	ConversationRaw []byte
 
 	kept [maxKept]jsontext.Value
 }
@@ -177,6 +180,7 @@ func (s *Scanned) take(f *Fields, key []byte, v jsontext.Value, end int) error {
 		}
 		return nil
 	case f.Conversation:
+		s.ConversationRaw = v
 		return s.conversation(f, v)
 	case f.Choices:
 		// Validated by the upstream; here only read, to reserve n answers.

@@ -89,7 +89,7 @@ func retryAfter(h http.Header) time.Duration {
 
 // attemptHeaders are response headers an attempt may set; a new attempt
 // starts without them.
-var attemptHeaders = []string{"Tollgate-Dropped-Params", "Tollgate-Adjusted-Params", "Tollgate-Dropped-Betas", "Tollgate-Upstream-Request-Id", "Retry-After", "Retry-After-Ms"}
+var attemptHeaders = []string{"Tollgate-Cache-Breakpoints", "Tollgate-Dropped-Params", "Tollgate-Adjusted-Params", "Tollgate-Dropped-Betas", "Tollgate-Upstream-Request-Id", "Retry-After", "Retry-After-Ms"}
 
 // forward sends the request to the model's targets, in the order the
 // route's picker chooses, until one answers: failures before the first
@@ -98,7 +98,8 @@ var attemptHeaders = []string{"Tollgate-Dropped-Params", "Tollgate-Adjusted-Para
 // every attempt fails, the last failure is what the client gets.
 func (g *Gateway) forward(c *call) error {
 	x := c.x
-	c.pick = c.m.Pick(x.start)
+	c.key = c.routingKey()
+	c.pick = c.m.Pick(x.start, c.key)
 	p := &c.pick
 	var last *failure
 	for {

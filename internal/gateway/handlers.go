@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/route"
@@ -25,6 +26,7 @@ type call struct {
 	s    dialect.Scanned
 	op   dialect.Op
 	pick route.Picker // the choice of targets
+	key  affinity.Key // the request's conversation, for sticky routing and cache hints
 	// state is a Responses request's stored state (responses_state.go).
 	state *responsesState
 }

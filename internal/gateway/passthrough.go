@@ -20,7 +20,7 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	x.lane = "passthrough"
 	req := &provider.Request{
 		Op: c.op, Dialect: d, Model: t.Model, Stream: c.s.Stream,
-		Header: upstreamHeader(c.r, d.ForwardHeaders),
+		Header: upstreamHeader(c.r, d.ForwardHeaders), Affinity: c.stickyKey(),
 	}
 	filterBetas(req.Header, d.BetaHeader, t.AllowBetas, c.w.Header())
 	// Only "model" changes: the upstream gets every other byte the client sent.
@@ -41,6 +41,9 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 			c.w.Header().Set("Tollgate-Dropped-Params", p.Dropped)
 		}
 		hideUsage = p.HideUsage
+	}
+	if err := c.passthroughCache(d, req); err != nil {
+		return err
 	}
 
 	resp, done, err := g.send(c.r, x, t.Provider, req)

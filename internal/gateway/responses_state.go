@@ -111,7 +111,7 @@ func (g *Gateway) prepareResponsesState(c *call) error {
 func inputItems(in gjson.Result) []byte {
 	switch {
 	case in.Type == gjson.String:
-		return append(append([]byte(`[{"type":"message","role":"user","content":`), in.Raw...), "}]"...)
+		return append(append([]byte{'['}, dialect.UserInputItem([]byte(in.Raw))...), ']')
 	case in.IsArray():
 		return []byte(in.Raw)
 	}
@@ -173,7 +173,7 @@ func (g *Gateway) keepResponse(c *call, response []byte) {
 	x := c.x
 	now := clock.Now()
 	rec := store.Response{ID: id, Owner: x.owner(), Model: x.routed, Input: st.input, Response: bytes.Clone(response),
-		CreatedAt: now, ExpiresAt: now.Add(g.retention)}
+		CreatedAt: now, ExpiresAt: now.Add(g.retention), Affinity: int64(c.key)}
 	if t := x.target; t != nil {
 		rec.Target = t.Name
 		// On the pass-through lane a Responses upstream kept it too, unless

@@ -42,7 +42,13 @@ func retryEnv(t *testing.T, yaml string) *httptest.Server {
 // ask sends an Anthropic request for model to srv and returns the whole answer.
 func ask(t *testing.T, srv *httptest.Server, model string, stream bool) (int, http.Header, string) {
 	t.Helper()
-	body := `{"model":"` + model + `","max_tokens":16,"stream":` + strconv.FormatBool(stream) + `,"messages":[{"role":"user","content":"hi"}]}`
+	return askAbout(t, srv, model, stream, "hi")
+}
+
+// askAbout is ask, starting a conversation about what.
+func askAbout(t *testing.T, srv *httptest.Server, model string, stream bool, what string) (int, http.Header, string) {
+	t.Helper()
+	body := `{"model":"` + model + `","max_tokens":16,"stream":` + strconv.FormatBool(stream) + `,"messages":[{"role":"user","content":"` + what + `"}]}`
 	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(body))
 	req.Header.Set("X-Api-Key", masterKey)
 	req.Header.Set("Anthropic-Version", "2023-06-01")
@@ -127,10 +133,10 @@ models:
 	if code, _, body := call("one-attempt"); code != 500 || !strings.Contains(body, "boom") {
 		t.Errorf("max_attempts 1: %d %s", code, body)
 	}
-	// Weights share the requests: 3 to 1.
+	// Weights share the conversations: 3 to 1.
 	a, b := len(ok.Requests()), len(okOpenAI.Requests())
 	for i := 0; i < 400; i++ {
-		if code, _, body := call("weighted"); code != 200 {
+		if code, _, body := askAbout(t, srv, "weighted", false, "conversation "+strconv.Itoa(i)); code != 200 {
 			t.Fatalf("weighted: %d %s", code, body)
 		}
 	}

@@ -49,7 +49,8 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 	}
 	plan.InputEstimate = estimateTokens(c.body)
 	req := &provider.Request{Op: dialect.Generate, Dialect: up, Model: t.Model, Stream: c.s.Stream,
-		Body: provider.Body{b}, Header: upstreamHeader(c.r, nil)}
+		Body: provider.Body{b}, Header: upstreamHeader(c.r, nil), Affinity: c.stickyKey()}
+	placedHeader(w.Header(), plan)
 	if d := plan.Dropped(); len(d) > 0 {
 		w.Header().Set("Tollgate-Dropped-Params", strings.Join(d, ","))
 	}
@@ -84,7 +85,7 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 // translateRequest translates a client body for target t: a body the
 // pair cannot translate is the client's 400.
 func (g *Gateway) translateRequest(c *call, t *route.Target, tr *dialect.Translator, body []byte) ([]byte, *translate.Plan, error) {
-	b, plan, err := tr.Request(body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer})
+	b, plan, err := tr.Request(body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer, Cache: c.translatedCache()})
 	if err != nil {
 		var re *translate.RequestError
 		if errors.As(err, &re) {
@@ -225,7 +226,7 @@ func (g *Gateway) countTokensUpstream(c *call, t *route.Target, tr *dialect.Tran
 	if err != nil {
 		return err
 	}
-	req := &provider.Request{Op: dialect.CountTokens, Dialect: up, Model: t.Model, Body: provider.Body{b}, Header: upstreamHeader(c.r, nil)}
+	req := &provider.Request{Op: dialect.CountTokens, Dialect: up, Model: t.Model, Body: provider.Body{b}, Header: upstreamHeader(c.r, nil), Affinity: c.stickyKey()}
 	resp, done, err := g.send(c.r, x, t.Provider, req)
 	if err != nil {
 		return retryableSend(x, err)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
 )
@@ -113,7 +114,9 @@ func NewHTTP(p config.Provider, spec HTTPSpec) (*HTTP, error) {
 	for _, k := range secrets {
 		name, v := spec.Auth(k)
 		h.authName = http.CanonicalHeaderKey(name)
-		h.keys = append(h.keys, &poolKey{header: []string{v}})
+		// A key ranks by its place in the pool: the secret itself must not
+		// be hashed into anything observable.
+		h.keys = append(h.keys, &poolKey{header: []string{v}, id: affinity.ID(p.Name + "#" + strconv.Itoa(len(h.keys)))})
 	}
 	dialer := &net.Dialer{Timeout: p.Timeouts.Connect, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -184,7 +187,7 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	}
 	// Canonical keys assigned directly: no per-request canonicalisation.
 	hdr["Content-Type"] = jsonContentType
-	key := h.pick()
+	key := h.pick(r.Affinity)
 	if key != nil {
 		hdr[h.authName] = key.header
 	}
@@ -226,6 +229,7 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 // poolKey is one credential of a provider's pool.
 type poolKey struct {
 	header []string     // the credential header's value, built once
+	id     uint64       // its identity in rendezvous rankings
 	until  atomic.Int64 // unix nanoseconds before which it rests, after a 429 (system clock: a rest is a duration, not a date)
 }
 
@@ -244,9 +248,11 @@ func (k *poolKey) rest(h http.Header) {
 	k.until.Store(time.Now().Add(d).UnixNano())
 }
 
-// pick returns the next key in turn that is not resting; when all rest,
-// the one whose rest ends first (the upstream decides).
-func (h *HTTP) pick() *poolKey {
+// pick returns the next key in turn that is not resting, or for a
+// conversation (k not 0) the key that ranks first for it among those not
+// resting; when all rest, the one whose rest ends first (the upstream
+// decides).
+func (h *HTTP) pick(k affinity.Key) *poolKey {
 	switch len(h.keys) {
 	case 0:
 		return nil
@@ -254,6 +260,21 @@ func (h *HTTP) pick() *poolKey {
 		return h.keys[0]
 	}
 	now := time.Now().UnixNano()
+	if k != 0 {
+		var best *poolKey
+		bestScore := -1.0
+		for _, key := range h.keys {
+			if key.until.Load() > now {
+				continue
+			}
+			if s := affinity.Score(k, key.id, 1); s > bestScore {
+				best, bestScore = key, s
+			}
+		}
+		if best != nil {
+			return best
+		}
+	}
 	start := h.next.Add(1)
 	var soonest *poolKey
 	for i := range uint64(len(h.keys)) {

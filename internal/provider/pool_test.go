@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
 )
@@ -56,7 +57,39 @@ func TestKeyPool(t *testing.T) {
 		k.until.Store(time.Now().Add(time.Hour).UnixNano())
 	}
 	h.keys[1].until.Store(time.Now().Add(time.Minute).UnixNano())
-	if k := h.pick(); k != h.keys[1] {
+	if k := h.pick(0); k != h.keys[1] {
 		t.Errorf("picked %v while all rest", k.header)
+	}
+}
+
+// A conversation stays on one pool key; keys spread over conversations,
+// and a resting key moves only its own conversations.
+func TestKeyPoolAffinity(t *testing.T) {
+	p, err := New(config.Provider{Name: "p", Type: "openai", BaseURL: "http://127.0.0.1:1", APIKeys: []string{"a", "b", "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.(*HTTP)
+	conv := func(i int) affinity.Key { return affinity.Of("user", []byte{byte(i), byte(i >> 8)}) }
+	first := map[int]*poolKey{}
+	per := map[*poolKey]int{}
+	for i := range 3000 {
+		first[i] = h.pick(conv(i))
+		if h.pick(conv(i)) != first[i] {
+			t.Fatalf("conversation %d changed keys", i)
+		}
+		per[first[i]]++
+	}
+	for _, k := range h.keys {
+		if n := per[k]; n < 900 || n > 1100 {
+			t.Errorf("key %v holds %d of 3000 conversations", k.header, n)
+		}
+	}
+	h.keys[0].until.Store(time.Now().Add(time.Minute).UnixNano()) // a rests after a 429
+	for i := range 3000 {
+		now := h.pick(conv(i))
+		if first[i] == h.keys[0] && now == h.keys[0] || first[i] != h.keys[0] && now != first[i] {
+			t.Fatalf("conversation %d: key %v, then %v while the first key rests", i, first[i].header, now.header)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/dialect"
 )
 
@@ -57,6 +58,10 @@ type Request struct {
 	Header http.Header
 	// Stream is whether the client asked for a stream.
 	Stream bool
+	// Affinity is the request's conversation, which a provider with a
+	// pool of keys keeps on one key (that key's prompt cache holds it);
+	// 0 takes the keys in turn.
+	Affinity affinity.Key
 	// Hold, if set, is called for every reader of Body the provider makes;
 	// the func it returns is called once that reader is closed, which may
 	// be after Do returns. It lets the caller recycle the memory of Body.

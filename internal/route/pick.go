@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/breaker"
 )
 
@@ -42,10 +43,11 @@ type Picker struct {
 	allowed              bool        // its breaker let it through (and waits for Done)
 }
 
-// Pick starts choosing targets for a request that arrived at start. The
-// Picker is a value, so that it can live inside the request's own state.
-func (m *Model) Pick(start time.Time) Picker {
-	return Picker{m: m, plan: m.Plan(), deadline: start.Add(m.RetryDeadline), Now: time.Now, Jitter: jitter}
+// Pick starts choosing targets for a request of conversation k (0: none)
+// that arrived at start. The Picker is a value, so that it can live
+// inside the request's own state.
+func (m *Model) Pick(start time.Time, k affinity.Key) Picker {
+	return Picker{m: m, plan: m.PlanFor(k), deadline: start.Add(m.RetryDeadline), Now: time.Now, Jitter: jitter}
 }
 
 func jitter(d time.Duration) time.Duration { return rand.N(d) }

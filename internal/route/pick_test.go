@@ -25,7 +25,7 @@ func model(maxAttempts int, deadline time.Duration, names ...string) *Model {
 // whole bound.
 func picker(m *Model) (*Picker, *time.Time) {
 	now := time.Unix(1_000_000, 0)
-	pk := m.Pick(now)
+	pk := m.Pick(now, 0)
 	p := &pk
 	p.Now = func() time.Time { return now }
 	p.Jitter = func(d time.Duration) time.Duration { return d }

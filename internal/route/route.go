@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/breaker"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/limit"
 	"github.com/tollgate/tollgate/internal/pricing"
+	"github.com/tollgate/tollgate/internal/promptcache"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/translate"
 )
@@ -31,6 +34,11 @@ type Model struct {
 	// targets; RetryDeadline bounds when a new attempt may start.
 	MaxAttempts   int
 	RetryDeadline time.Duration
+	// Sticky: a conversation's requests go to the same target while it
+	// is healthy (PlanFor); else each request draws its own order.
+	Sticky bool
+	// PromptCache is how the gateway helps the upstream's prompt cache.
+	PromptCache promptcache.Settings
 
 	names []string
 	tiers [][]Target // Targets by priority, lowest first
@@ -48,16 +56,46 @@ const fallbackPriority = 1 << 20
 // Plan returns the order in which to try the targets for one request:
 // priority by priority, lowest first, each priority's targets in a
 // weighted random order. With one target it returns Targets itself.
-func (m *Model) Plan() []Target {
+func (m *Model) Plan() []Target { return m.PlanFor(0) }
+
+// PlanFor is Plan for a request of conversation k: each priority's
+// targets ranked by weighted rendezvous hashing of k, so that the
+// conversation's requests go to the same target, on every replica, and a
+// target that fails or whose breaker is open (the picker skips it) moves
+// only its own conversations, to their next-ranked target. Without a key,
+// or on a model that is not sticky, the order is drawn at random.
+func (m *Model) PlanFor(k affinity.Key) []Target {
 	if len(m.Targets) == 1 {
 		return m.Targets
 	}
 	out := make([]Target, 0, len(m.Targets))
 	for _, tier := range m.tiers {
 		out = append(out, tier...)
-		weightedShuffle(out[len(out)-len(tier):])
+		if k == 0 || !m.Sticky {
+			weightedShuffle(out[len(out)-len(tier):])
+		} else {
+			rank(out[len(out)-len(tier):], k)
+		}
 	}
 	return out
+}
+
+// rank orders ts by their rendezvous score for k, highest first.
+func rank(ts []Target, k affinity.Key) {
+	if len(ts) < 2 {
+		return
+	}
+	var buf [8]float64
+	scores := buf[:0]
+	for i := range ts {
+		scores = append(scores, affinity.Score(k, ts[i].id, ts[i].Weight))
+	}
+	for i := 1; i < len(ts); i++ { // insertion sort: a tier holds a few targets
+		for j := i; j > 0 && scores[j] > scores[j-1]; j-- {
+			scores[j], scores[j-1] = scores[j-1], scores[j]
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
 }
 
 // weightedShuffle orders ts so that each place is drawn with probability
@@ -105,6 +143,8 @@ type Target struct {
 	// allowlists (config.FilterBetas); empty when neither sets one, and
 	// every beta a client sends is forwarded.
 	AllowBetas []func(name string) bool
+
+	id uint64 // the target's identity in rendezvous rankings
 }
 
 // tiers groups targets by priority, lowest first, keeping their order.
@@ -153,7 +193,9 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			return nil, fmt.Errorf("model %q: limits: %w", mc.Name, err)
 		}
 		m := &Model{Name: mc.Name, Aliases: mc.Aliases, Caps: mc.Capabilities, Policy: policy(mc.Translation), Limits: lim,
-			names: append([]string{mc.Name}, mc.Aliases...)}
+			names: append([]string{mc.Name}, mc.Aliases...), Sticky: mc.Routing.Sticky == nil || *mc.Routing.Sticky,
+			PromptCache: mc.PromptCache}
+		seen := map[string]int{}
 		for _, tc := range mc.Targets {
 			p, ok := providers[tc.Provider]
 			if !ok {
@@ -200,9 +242,13 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 				b = breaker.New(breaker.Settings{Failures: bc.Failures, ErrorRate: bc.ErrorRate, Window: bc.Window, Cooldown: bc.Cooldown})
 				breakers[[2]string{tc.Provider, upstream}] = b
 			}
+			name := tc.Provider + "/" + upstream
+			// The same target listed twice still ranks as two.
+			id := affinity.ID(name + "#" + strconv.Itoa(seen[name]))
+			seen[name]++
 			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream), Prices: prices,
 				Weight: weight, Priority: priority, Breaker: b,
-				Name: tc.Provider + "/" + upstream, NameHeader: []string{tc.Provider + "/" + upstream}, AllowBetas: allowBetas})
+				Name: name, NameHeader: []string{name}, AllowBetas: allowBetas, id: id})
 		}
 		m.tiers = tiers(m.Targets)
 		m.MaxAttempts = mc.Routing.MaxAttempts

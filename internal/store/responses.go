@@ -19,20 +19,22 @@ type Response struct {
 	UpstreamStored bool
 	Input          []byte // JSON array: every input item of the conversation so far
 	Response       []byte // JSON object: the response as the client got it
-	CreatedAt      time.Time
-	ExpiresAt      time.Time
+	// Affinity is the routing key of its conversation (0: none).
+	Affinity  int64
+	CreatedAt time.Time
+	ExpiresAt time.Time
 }
 
 // ErrResponseExists is returned when a response with the id is stored.
 var ErrResponseExists = errors.New("a response with this id is already stored")
 
-const responseColumns = "id, owner, model, target, upstream_stored, input, response, created_at, expires_at"
+const responseColumns = "id, owner, model, target, upstream_stored, input, response, created_at, expires_at, affinity"
 
 // PutResponse stores a response.
 func (s *Store) PutResponse(ctx context.Context, r Response) error {
-	_, err := s.db.ExecContext(ctx, s.rebind("INSERT INTO responses ("+responseColumns+") VALUES (?,?,?,?,?,?,?,?,?)"),
+	_, err := s.db.ExecContext(ctx, s.rebind("INSERT INTO responses ("+responseColumns+") VALUES (?,?,?,?,?,?,?,?,?,?)"),
 		cleanText(r.ID), cleanText(r.Owner), cleanText(r.Model), cleanText(r.Target), r.UpstreamStored,
-		cleanBytes(r.Input), cleanBytes(r.Response), r.CreatedAt.UnixMilli(), r.ExpiresAt.UnixMilli())
+		cleanBytes(r.Input), cleanBytes(r.Response), r.CreatedAt.UnixMilli(), r.ExpiresAt.UnixMilli(), r.Affinity)
 	if err != nil && isUniqueViolation(err) {
 		return ErrResponseExists
 	}
@@ -45,7 +47,7 @@ func (s *Store) ResponseByID(ctx context.Context, id, owner string, now time.Tim
 	var r Response
 	var created, expires int64
 	err := s.db.QueryRowContext(ctx, s.rebind("SELECT "+responseColumns+" FROM responses WHERE id = ? AND owner = ? AND expires_at > ?"),
-		id, owner, now.UnixMilli()).Scan(&r.ID, &r.Owner, &r.Model, &r.Target, &r.UpstreamStored, &r.Input, &r.Response, &created, &expires)
+		id, owner, now.UnixMilli()).Scan(&r.ID, &r.Owner, &r.Model, &r.Target, &r.UpstreamStored, &r.Input, &r.Response, &created, &expires, &r.Affinity)
 	if err != nil {
 		return Response{}, err
 	}

@@ -16,7 +16,7 @@ func TestResponses(t *testing.T) {
 			t0 := time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC)
 			r := store.Response{ID: "resp_1", Owner: "key_a", Model: "m", Target: "p/u", UpstreamStored: true,
 				Input: []byte(`[{"role":"user","content":"hi \u00e9"}]`), Response: []byte(`{"id":"resp_1","output":[]}`),
-				CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+				CreatedAt: t0, ExpiresAt: t0.Add(time.Hour), Affinity: -7046029254386353131} // a key past int64's top, as stored
 			if err := s.PutResponse(ctx, r); err != nil {
 				t.Fatal(err)
 			}
@@ -28,7 +28,7 @@ func TestResponses(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got.Target != "p/u" || !got.UpstreamStored || string(got.Input) != string(r.Input) || string(got.Response) != string(r.Response) ||
-				!got.CreatedAt.Equal(t0) || !got.ExpiresAt.Equal(t0.Add(time.Hour)) {
+				!got.CreatedAt.Equal(t0) || !got.ExpiresAt.Equal(t0.Add(time.Hour)) || got.Affinity != r.Affinity {
 				t.Errorf("got %+v", got)
 			}
 			// Another key's, or an expired one, is not found.

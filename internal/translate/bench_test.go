@@ -228,3 +228,44 @@ func BenchmarkWholeExchange(b *testing.B) {
 		})
 	}
 }
+
+// agentChatBody is a coding agent's Chat request of about size bytes: a
+// system prompt, tools, and a tool loop of many turns.
+func agentChatBody(size int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"model":"m","max_completion_tokens":1024,"tools":[`)
+	for i := range 8 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"function","function":{"name":"tool_%d","description":"%s","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}}`, i, strings.Repeat("Reads things. ", 30))
+	}
+	b.WriteString(`],"messages":[{"role":"system","content":"` + strings.Repeat("You are a coding agent. ", 300) + `"},{"role":"user","content":"Fix the bug"}`)
+	for i := 0; b.Len() < size-100; i++ {
+		fmt.Fprintf(&b, `,{"role":"assistant","content":"Reading.","tool_calls":[{"id":"call_%d","type":"function","function":{"name":"tool_1","arguments":"{\"path\":\"f%d.go\"}"}}]}`, i, i)
+		fmt.Fprintf(&b, `,{"role":"tool","tool_call_id":"call_%d","content":"%s"}`, i, strings.Repeat("package main // code ", 60))
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
+}
+
+// BenchmarkChatToMessagesCache is the request side for an OpenAI agent
+// on a Claude model, with and without the gateway's breakpoints: the
+// difference is what placing them costs.
+func BenchmarkChatToMessagesCache(b *testing.B) {
+	body := agentChatBody(100 << 10)
+	for _, c := range []struct {
+		name  string
+		cache Cache
+	}{{"off", Cache{}}, {"auto", Cache{Breakpoints: true}}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, p, err := ChatBodyToMessages(body, Target{Model: "u", Signer: goldenSigner, Cache: c.cache}); err != nil || p.PlacedBreakpoints != c.cache.Breakpoints {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

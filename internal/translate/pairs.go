@@ -17,6 +17,7 @@ type Target struct {
 	Caps   Caps
 	Policy Policy
 	Signer *Signer
+	Cache  Cache
 }
 
 // MessagesBodyToChat translates a Messages request body into a Chat
@@ -87,6 +88,7 @@ func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Po
 	if err != nil {
 		return nil, nil, err
 	}
+	cacheHints(out, t.Cache, p)
 	b, err := jsonx.Marshal(out)
 	return b, p, err
 }

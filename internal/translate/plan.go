@@ -25,6 +25,10 @@ type Plan struct {
 	// InputEstimate is a local estimate of the prompt's tokens, shown in
 	// message_start until the upstream's exact count arrives.
 	InputEstimate int64
+	// CacheBreakpoints is how many prompt-cache breakpoints tollgate
+	// added, when it placed them (PlacedBreakpoints).
+	CacheBreakpoints  int
+	PlacedBreakpoints bool
 
 	toolNames map[string]string // upstream tool name → client tool name
 	rp        *responsesPlan    // a Responses client's request, for its answer

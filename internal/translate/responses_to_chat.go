@@ -120,7 +120,8 @@ func r2cTopLevel(in *responses.Request, out *openai.ChatRequest, p *Plan) error 
 			}
 		}
 	}
-	return responsesAdvisoryMembers(in, p)
+	out.PromptCacheKey = in.PromptCacheKey
+	return responsesAdvisoryMembers(in, p, "prompt_cache_key")
 }
 
 // responsesUnknown reports request members the translator does not name.

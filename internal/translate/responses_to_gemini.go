@@ -52,7 +52,7 @@ func ResponsesToGemini(in *responses.Request, _ string, caps Caps, policy Policy
 			return nil, nil, err
 		}
 	}
-	if err := responsesAdvisoryMembers(in, p); err != nil {
+	if err := responsesAdvisoryMembers(in, p, "prompt_cache_key"); err != nil { // it routes the conversation
 		return nil, nil, err
 	}
 	if !gc.IsZero() {

@@ -49,30 +49,7 @@ func ResponsesToMessages(in *responses.Request, upstreamModel string, caps Caps,
 		return nil, nil, err
 	}
 	declareReferencedTools(out)
-	if in.PromptCacheKey != "" {
-		cacheBreakpoints(out)
-	}
 	return out, p, nil
-}
-
-// cacheBreakpoints marks the end of the system prompt and of the
-// conversation for Anthropic's prompt cache, for clients that ask for
-// caching (prompt_cache_key): an agent resending a long history then pays
-// cache reads for it instead of full input on every turn.
-func cacheBreakpoints(out *anthropic.MessagesRequest) {
-	ephemeral := jsontext.Value(`{"type":"ephemeral"}`)
-	if n := len(out.System.Blocks); n > 0 {
-		out.System.Blocks[n-1].CacheControl = ephemeral
-	}
-	if n := len(out.Messages); n > 0 {
-		blocks := out.Messages[n-1].Content.Blocks
-		for k := len(blocks) - 1; k >= 0; k-- {
-			if t := blocks[k].Type; t != "thinking" && t != "redacted_thinking" { // these take no breakpoint
-				blocks[k].CacheControl = ephemeral
-				break
-			}
-		}
-	}
 }
 
 // r2mInput converts instructions and input into system and messages:

@@ -84,6 +84,7 @@ func ChatRequestToResponses(in *openai.ChatRequest, upstreamModel string, caps C
 	if err := c2rFormat(in.ResponseFormat, out); err != nil {
 		return nil, nil, err
 	}
+	out.PromptCacheKey = in.PromptCacheKey
 	if err := c2rMessages(in, out, p); err != nil {
 		return nil, nil, err
 	}
@@ -92,7 +93,7 @@ func ChatRequestToResponses(in *openai.ChatRequest, upstreamModel string, caps C
 	}
 	if err := eachMember(in.Extra, func(k string) error {
 		switch k {
-		case "prompt_cache_key", "service_tier", "metadata", "verbosity", "prompt_cache_retention":
+		case "service_tier", "metadata", "verbosity", "prompt_cache_retention":
 			return c2rPassMember(k, in.Extra, out)
 		case "store":
 			return nil // the gateway keeps nothing upstream
@@ -117,8 +118,6 @@ func c2rPassMember(k string, extra jsontext.Value, out *responses.Request) error
 	}
 	v := m[k]
 	switch k {
-	case "prompt_cache_key":
-		jsonx.Unmarshal(v, &out.PromptCacheKey)
 	case "service_tier":
 		jsonx.Unmarshal(v, &out.ServiceTier)
 	case "metadata":

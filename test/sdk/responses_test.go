@@ -148,9 +148,10 @@ func TestResponsesSDKOnChatUpstream(t *testing.T) {
 		if sent.Path != "/v1/chat/completions" {
 			t.Errorf("upstream path %s", sent.Path)
 		}
-		want := `{"model":"` + openAIUpstreamModel + `","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"list the files"}]}`
-		if string(sent.Body) != want {
-			t.Errorf("upstream body:\n got %s\nwant %s", sent.Body, want)
+		// The conversation's key goes with it, for OpenAI's prompt cache.
+		want := `{"model":"` + openAIUpstreamModel + `","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"list the files"}],"prompt_cache_key":"tollgate-`
+		if !strings.HasPrefix(string(sent.Body), want) || len(sent.Body) != len(want)+16+2 {
+			t.Errorf("upstream body:\n got %s\nwant %s<16 hex digits>\"}", sent.Body, want)
 		}
 	})
 	t.Run("stream", func(t *testing.T) {

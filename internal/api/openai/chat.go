@@ -25,6 +25,7 @@ type ChatRequest struct {
 	Logprobs            *bool          `json:"logprobs,omitempty"`
 	TopLogprobs         *int64         `json:"top_logprobs,omitempty"`
 	User                string         `json:"user,omitempty"`
+	PromptCacheKey      string         `json:"prompt_cache_key,omitempty"`
 	SafetyIdentifier    string         `json:"safety_identifier,omitempty"`
 	Tools               []Tool         `json:"tools,omitempty"`
 	ToolChoice          jsontext.Value `json:"tool_choice,omitzero"` // "auto" | "none" | "required" | object

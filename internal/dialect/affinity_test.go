@@ -1,0 +1,171 @@
+package dialect
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/affinity"
+)
+
+func keyOf(t *testing.T, d *Dialect, body string) affinity.Key {
+	t.Helper()
+	s, err := Scan([]byte(body), &d.Fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := d.Affinity(&s)
+	return k
+}
+
+func TestAffinity(t *testing.T) {
+	type turns struct {
+		d          *Dialect
+		first      string // a conversation's first request
+		later      string // a later request of the same conversation
+		other      string // another conversation
+		sameSource string // another conversation with the same explicit key: same key
+	}
+	for name, c := range map[string]turns{
+		"chat by its start": {OpenAI,
+			`{"model":"m","tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"system","content":"s"},{"role":"user","content":"task"}]}`,
+			`{"model":"m","tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"system","content":"s"},{"role":"user","content":"task"},{"role":"assistant","content":"a"},{"role":"user","content":"more"}],"stream":true}`,
+			`{"model":"m","tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"system","content":"s"},{"role":"user","content":"another task"}]}`, ""},
+		"chat by prompt_cache_key": {OpenAI,
+			`{"model":"m","prompt_cache_key":"k1","user":"u","messages":[{"role":"user","content":"a"}]}`,
+			`{"model":"m","prompt_cache_key":"k1","user":"u","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`,
+			`{"model":"m","prompt_cache_key":"k2","user":"u","messages":[{"role":"user","content":"a"}]}`,
+			`{"model":"m","prompt_cache_key":"k1","messages":[{"role":"user","content":"other"}]}`},
+		"chat by user": {OpenAI,
+			`{"model":"m","user":"u1","messages":[{"role":"user","content":"a"}]}`,
+			`{"model":"m","user":"u1","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`,
+			`{"model":"m","user":"u2","messages":[{"role":"user","content":"a"}]}`,
+			`{"model":"m","user":"u1","messages":[{"role":"user","content":"x"}]}`},
+		"messages by metadata.user_id": {Anthropic,
+			`{"model":"m","max_tokens":1,"metadata":{"user_id":"user_x_session_1"},"messages":[{"role":"user","content":"a"}]}`,
+			`{"model":"m","max_tokens":1,"metadata":{"user_id":"user_x_session_1"},"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`,
+			`{"model":"m","max_tokens":1,"metadata":{"user_id":"user_x_session_2"},"messages":[{"role":"user","content":"a"}]}`,
+			`{"model":"m","max_tokens":1,"metadata":{"user_id":"user_x_session_1"},"system":"s","messages":[{"role":"user","content":"z"}]}`},
+		"messages by its start": {Anthropic,
+			`{"model":"m","max_tokens":1,"system":"s","messages":[{"role":"user","content":"a"}]}`,
+			`{"model":"m","max_tokens":9,"system":"s","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`,
+			`{"model":"m","max_tokens":1,"system":"s2","messages":[{"role":"user","content":"a"}]}`, ""},
+		"responses by its start": {Responses,
+			`{"model":"m","instructions":"i","input":"hello"}`,
+			`{"model":"m","instructions":"i","input":[{"type":"message","role":"user","content":"hello"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`,
+			`{"model":"m","instructions":"j","input":"hello"}`, ""},
+		"responses by prompt_cache_key": {Responses,
+			`{"model":"m","prompt_cache_key":"thread-1","input":"a"}`,
+			`{"model":"m","prompt_cache_key":"thread-1","input":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`,
+			`{"model":"m","prompt_cache_key":"thread-2","input":"a"}`,
+			`{"model":"m","prompt_cache_key":"thread-1","input":"zzz"}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			first, later, other := keyOf(t, c.d, c.first), keyOf(t, c.d, c.later), keyOf(t, c.d, c.other)
+			if first == 0 || first != later {
+				t.Errorf("a conversation's requests have keys %x and %x", first, later)
+			}
+			if first == other {
+				t.Errorf("two conversations share key %x", first)
+			}
+			if c.sameSource != "" && keyOf(t, c.d, c.sameSource) != first {
+				t.Error("the explicit key does not decide")
+			}
+		})
+	}
+	if keyOf(t, Responses, `{"model":"m","input":"a"}`) == keyOf(t, Responses, `{"model":"n","input":"a"}`) {
+		t.Error("the model is not part of the key")
+	}
+}
+
+func TestPromptCacheKeyHint(t *testing.T) {
+	for _, d := range []*Dialect{OpenAI, Responses} {
+		out, n, err := d.CacheHints([]byte(`{"model":"m","input":"a"}`), CacheHints{Key: "tollgate-1"})
+		if err != nil || n != -1 || gjson.GetBytes(out, "prompt_cache_key").Str != "tollgate-1" {
+			t.Errorf("%s: %s, %d, %v", d, out, n, err)
+		}
+		out, _, _ = d.CacheHints([]byte(`{"model":"m","prompt_cache_key":"mine"}`), CacheHints{Key: "tollgate-1"})
+		if out != nil {
+			t.Errorf("%s: the client's key replaced: %s", d, out)
+		}
+	}
+	out, n, err := Anthropic.CacheHints([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`), CacheHints{})
+	if err != nil || n != 0 || out != nil {
+		t.Errorf("anthropic, a short prompt: %s, %d, %v", out, n, err)
+	}
+}
+
+// BenchmarkAffinity keys a 100 KB agent request (its scan is the
+// gateway's anyway): the model, tools, system messages and first user
+// turn hashed.
+func BenchmarkAffinity(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"model":"m","tools":[`)
+	for i := range 8 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"type":"function","function":{"name":"tool_%d","description":"%s"}}`, i, strings.Repeat("Reads things. ", 30))
+	}
+	sb.WriteString(`],"messages":[{"role":"system","content":"` + strings.Repeat("You are a coding agent. ", 300) + `"},{"role":"user","content":"Fix the bug"}`)
+	for i := 0; sb.Len() < 100<<10; i++ {
+		fmt.Fprintf(&sb, `,{"role":"tool","tool_call_id":"call_%d","content":"%s"}`, i, strings.Repeat("package main // code ", 60))
+	}
+	sb.WriteString(`]}`)
+	s, err := Scan([]byte(sb.String()), &OpenAI.Fields)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = OpenAI.Affinity(&s)
+	}
+}
+
+// BenchmarkAffinityLongFirstTurn keys a request whose first user turn is
+// 100 KB, the worst case: all of it is hashed.
+func BenchmarkAffinityLongFirstTurn(b *testing.B) {
+	body := `{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"` + strings.Repeat("Please review the service. ", 4000) + `"}]}`
+	s, err := Scan([]byte(body), &OpenAI.Fields)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		_, _ = OpenAI.Affinity(&s)
+	}
+}
+
+// FuzzValueEnd holds valueEnd to the JSON decoder: on valid JSON it finds
+// where the first value ends, and never reads past its limit.
+func FuzzValueEnd(f *testing.F) {
+	for _, s := range []string{`{"a":"b\"}"}, 1`, `[1,[2,{"x":[]}]] `, `"str\\"`, `123,4`, `true]`, `{"role":"user","content":"` + strings.Repeat("x", 50) + `"}`} {
+		f.Add([]byte(s), 10)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, limit int) {
+		if limit < 0 {
+			limit = -limit
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		var v json.RawMessage
+		if dec.Decode(&v) != nil || len(bytes.TrimLeft(b, " \t\r\n")) != len(b) {
+			return
+		}
+		want := int(dec.InputOffset())
+		if rest := b[want:]; len(rest) > 0 && !bytes.ContainsRune([]byte(" \t\r\n,]}"), rune(rest[0])) {
+			return // not how values follow each other inside JSON ("00")
+		}
+		n, whole := valueEnd(b, limit)
+		switch { // a scalar that ends at the limit may go either way: its end is the next byte
+		case whole && n != want, want < limit && !whole:
+			t.Fatalf("%q: end %d (%v), want %d", b, n, whole, want)
+		case want > limit && (whole || n > limit):
+			t.Fatalf("%q limit %d: end %d (%v), want a cut value", b, limit, n, whole)
+		}
+	})
+}
