@@ -19,9 +19,10 @@ type Key uint64
 type Hash struct{ d xxhash.Digest }
 
 // NewHash starts a hash; source names what the parts are, so that equal
-// bytes from different sources give different keys.
-func NewHash(source string) *Hash {
-	h := &Hash{}
+// bytes from different sources give different keys. A Hash is a value, so
+// that keying a request allocates nothing.
+func NewHash(source string) Hash {
+	var h Hash
 	h.d.Reset()
 	h.d.WriteString(source)
 	return h

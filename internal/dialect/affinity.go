@@ -28,7 +28,7 @@ func promptKey(s *Scanned, members ...[]byte) affinity.Key {
 	conv := s.ConversationRaw
 	switch {
 	case len(conv) > 0 && conv[0] == '[':
-		leadingTurns(h, conv)
+		leadingTurns(&h, conv)
 	case len(conv) > 0:
 		// A Responses input string is the first user turn; keyed as the
 		// item it stands for, as a stored conversation holds it.
