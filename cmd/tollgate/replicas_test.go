@@ -84,11 +84,13 @@ func writeConfig(t *testing.T, body string) string {
 }
 
 // replicaConfig is one configuration for every replica: one database, one Redis.
+// Redis calls may take 2 s: the tests check what replicas share, on a
+// machine busy with other tests, not how fast Redis answers.
 func replicaConfig(pgURL, redisURL, onError, upstream string) string {
 	return fmt.Sprintf(`
 auth: { master_key: %q }
 database: { url: %q }
-redis: { url: %q, on_error: %s }
+redis: { url: %q, on_error: %s, timeout: 2s }
 providers:
   - { name: up, type: openai, base_url: %q, api_key: x }
 models:

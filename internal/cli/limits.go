@@ -53,7 +53,7 @@ func newLimits(cfg *config.Config, routes *route.Table, db *store.Store, logger 
 		out.Limiter = limiter.New(limiter.NewMemory(), opts)
 		return out, nil
 	}
-	r, err := limiter.NewRedis(cfg.Redis.URL)
+	r, err := limiter.NewRedis(cfg.Redis.URL, cfg.Redis.Timeout)
 	if err != nil {
 		return gateway.Limits{}, err
 	}
@@ -76,7 +76,7 @@ func shareBreakers(cfg *config.Config, routes *route.Table, logger *slog.Logger)
 	if cfg.Redis.URL == "" {
 		return func() {}, nil
 	}
-	opt, err := limiter.RedisOptions(cfg.Redis.URL)
+	opt, err := limiter.RedisOptions(cfg.Redis.URL, cfg.Redis.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("redis.url: %w", err)
 	}

@@ -153,6 +153,7 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"unknown limit", strings.Replace(minimal, "targets:", "limits: { rpd: 5 }, targets:", 1), "models[0].limits.rpd: unknown field"},
 		{"bad redis url", "redis: { url: \"127.0.0.1:6379\" }\n" + minimal, "redis.url"},
 		{"bad fail mode", "redis: { url: \"redis://x:1\", on_error: ignore }\n" + minimal, "redis.on_error"},
+		{"negative redis timeout", "redis: { url: \"redis://x:1\", timeout: -1s }\n" + minimal, "redis.timeout"},
 		{"bad thinking mode", strings.Replace(minimal, "targets:", "capabilities: { thinking: deep }, targets:", 1), "models[0].capabilities.thinking: \"deep\" is not one of budget, adaptive, none (line 4)"},
 		{"bad max_tokens_field", strings.Replace(minimal, "targets:", "capabilities: { max_tokens_field: tokens }, targets:", 1), "models[0].capabilities.max_tokens_field: \"tokens\" is not one of max_completion_tokens, max_tokens"},
 		{"negative max_stop", strings.Replace(minimal, "targets:", "capabilities: { max_stop: -1 }, targets:", 1), "models[0].capabilities: token counts and max_stop must not be negative"},

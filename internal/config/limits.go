@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tollgate/tollgate/internal/limit"
 )
@@ -52,6 +53,9 @@ type Redis struct {
 	// OnError is what requests do while limits cannot be checked:
 	// fail_open (the default: admitted unchecked) or fail_closed (503).
 	OnError string `yaml:"on_error"`
+	// Timeout bounds one call to Redis (dial, read, write); past it Redis
+	// counts as away and OnError decides. 0 means 200ms.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Fail modes for Redis.OnError.
@@ -73,4 +77,7 @@ func (c *Config) validateLimits(bad func(path, format string, args ...any)) {
 		bad("redis.url", "%q: want redis://host:port[/db], rediss://… or unix://…", RedactURL(u))
 	}
 	checkEnum(bad, "redis.on_error", c.Redis.OnError, FailOpen, FailClosed)
+	if c.Redis.Timeout < 0 {
+		bad("redis.timeout", "must not be negative")
+	}
 }

@@ -27,7 +27,7 @@ func BenchmarkAdmitSettle(b *testing.B) {
 	b.Run("redis", func(b *testing.B) {
 		url := redisURL(b)
 		prefix := "tgbench:" + newEpoch() + ":"
-		r, err := newRedis(url, prefix, LeaseTTL, 0)
+		r, err := newRedis(url, prefix, LeaseTTL, 0, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -95,7 +95,7 @@ func TestRollingBudget(t *testing.T) {
 
 // redisAt is a limiter on Redis whose clock reads at now, and runs on.
 func redisAt(t *testing.T, url, prefix string, at time.Time, o Options) *Limiter {
-	r, err := newRedis(url, prefix, LeaseTTL, at.Sub(clock.Now()))
+	r, err := newRedis(url, prefix, LeaseTTL, at.Sub(clock.Now()), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

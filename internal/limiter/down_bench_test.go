@@ -52,7 +52,7 @@ func silentAddr(tb testing.TB) string {
 func BenchmarkAdmitRedisDown(b *testing.B) {
 	s := []Scope{keyScope("bench", limit.Limits{RPM: 1 << 40})}
 	limiter := func(b *testing.B, addr string) *Limiter {
-		r, err := newRedis("redis://"+addr+"/0", "tgbench:", LeaseTTL, 0)
+		r, err := newRedis("redis://"+addr+"/0", "tgbench:", LeaseTTL, 0, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

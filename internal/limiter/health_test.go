@@ -78,7 +78,7 @@ func (d *dialer) dial(ctx context.Context, network, _ string) (net.Conn, error) 
 // whose probe keeps clk's time, always waiting the longest its backoff
 // allows.
 func probedRedis(t *testing.T, url string, d *dialer, clk *probeClock) *Redis {
-	opt, err := RedisOptions(url)
+	opt, err := RedisOptions(url, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

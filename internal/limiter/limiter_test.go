@@ -24,7 +24,7 @@ func backends(t *testing.T, f func(t *testing.T, mk func(Options) *Limiter)) {
 		url := redisURL(t)
 		prefix := "tgtest:" + newEpoch() + ":"
 		f(t, func(o Options) *Limiter {
-			r, err := newRedis(url, prefix, LeaseTTL, 0)
+			r, err := newRedis(url, prefix, LeaseTTL, 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +44,7 @@ func redisURL(t testing.TB) string {
 }
 
 func dropPrefix(t testing.TB, url, prefix string) {
-	r, err := newRedis(url, prefix, LeaseTTL, 0)
+	r, err := newRedis(url, prefix, LeaseTTL, 0, 0)
 	if err != nil {
 		return
 	}

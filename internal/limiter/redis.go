@@ -50,8 +50,11 @@ var (
 var _ backend = (*Redis)(nil)
 
 // NewRedis returns a back end on the Redis at url (redis://[user:pass@]host:port/db,
-// or rediss:// for TLS). It does not connect until first used.
-func NewRedis(url string) (*Redis, error) { return newRedis(url, "tollgate:", LeaseTTL, 0) }
+// or rediss:// for TLS), whose calls may take timeout (0: the default). It
+// does not connect until first used.
+func NewRedis(url string, timeout time.Duration) (*Redis, error) {
+	return newRedis(url, "tollgate:", LeaseTTL, 0, timeout)
+}
 
 // Bounds on one call to Redis. A request waits on Redis before anything
 // else, and counters answer in well under a millisecond, so a Redis that
@@ -62,25 +65,30 @@ const (
 )
 
 // RedisOptions are the go-redis options for the Redis at url: timeouts
-// short enough that a request never waits near a second on it, and no
-// retries (a limit script must not run twice; the back end's probe does
-// the waiting for Redis to come back).
-func RedisOptions(url string) (*redis.Options, error) {
+// short enough that a request never waits near a second on it (timeout,
+// when not 0, replaces the defaults), and no retries (a limit script must
+// not run twice; the back end's probe does the waiting for Redis to come
+// back).
+func RedisOptions(url string, timeout time.Duration) (*redis.Options, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, err
 	}
-	opt.DialTimeout = redisDialTimeout
+	dial, io := redisDialTimeout, redisIOTimeout
+	if timeout > 0 {
+		dial, io = timeout, timeout
+	}
+	opt.DialTimeout = dial
 	opt.DialerRetries = 1 // go-redis's default, 5 dials 100 ms apart, is most of a refused request's wait
-	opt.ReadTimeout = redisIOTimeout
-	opt.WriteTimeout = redisIOTimeout
-	opt.PoolTimeout = redisIOTimeout
+	opt.ReadTimeout = io
+	opt.WriteTimeout = io
+	opt.PoolTimeout = io
 	opt.MaxRetries = -1
 	return opt, nil
 }
 
-func newRedis(url, prefix string, lease, moved time.Duration) (*Redis, error) {
-	opt, err := RedisOptions(url)
+func newRedis(url, prefix string, lease, moved, timeout time.Duration) (*Redis, error) {
+	opt, err := RedisOptions(url, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("redis url: %w", err)
 	}

@@ -12,7 +12,7 @@ func TestRedisLeasesOfADeadReplicaExpire(t *testing.T) {
 	url := redisURL(t)
 	prefix := "tgtest:" + newEpoch() + ":"
 	t.Cleanup(func() { dropPrefix(t, url, prefix) })
-	dead, err := newRedis(url, prefix, 300*time.Millisecond, 0)
+	dead, err := newRedis(url, prefix, 300*time.Millisecond, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestRedisLeasesOfADeadReplicaExpire(t *testing.T) {
 		t.Fatal(r)
 	}
 	dead.close() // no settlement, no renewal
-	live, err := newRedis(url, prefix, 300*time.Millisecond, 0)
+	live, err := newRedis(url, prefix, 300*time.Millisecond, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestRedisReloadAfterDataLoss(t *testing.T) {
 	url := redisURL(t)
 	prefix := "tgtest:" + newEpoch() + ":"
 	t.Cleanup(func() { dropPrefix(t, url, prefix) })
-	r, err := newRedis(url, prefix, LeaseTTL, 0)
+	r, err := newRedis(url, prefix, LeaseTTL, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,5 +72,18 @@ func TestRedisReloadAfterDataLoss(t *testing.T) {
 	_, rf = admit(t, l, "3", 0, usd, s)
 	if rf == nil || rf.Status.Budget.Remaining != usd/2 {
 		t.Fatalf("%+v", rf)
+	}
+}
+
+// redis.timeout replaces the default bounds on a call to Redis.
+func TestRedisOptionsTimeout(t *testing.T) {
+	for _, c := range []struct{ set, want time.Duration }{{0, redisIOTimeout}, {2 * time.Second, 2 * time.Second}} {
+		opt, err := RedisOptions("redis://127.0.0.1:6379/0", c.set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opt.ReadTimeout != c.want || opt.WriteTimeout != c.want || opt.PoolTimeout != c.want || opt.DialTimeout < c.want && c.set > 0 {
+			t.Errorf("timeout %v: read %v, write %v, pool %v, dial %v", c.set, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout, opt.DialTimeout)
+		}
 	}
 }

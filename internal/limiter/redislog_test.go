@@ -87,7 +87,7 @@ func TestRouteRedisLogs(t *testing.T) {
 	var out syncBuffer
 	RouteRedisLogs(slog.New(slog.NewJSONHandler(&out, nil)))
 	t.Cleanup(logging.Enable) // go-redis's own logger again
-	opt, err := RedisOptions("redis://" + closedAddr(t) + "/0")
+	opt, err := RedisOptions("redis://"+closedAddr(t)+"/0", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
