@@ -247,3 +247,64 @@ func TestMedianRound(t *testing.T) {
 		t.Fatalf("medianRound = %+v, want a: 20, b: 6", got)
 	}
 }
+
+// TestQuickHeldStreams holds a few slow streams through the gateway and
+// directly: every stream gets all its events, and the gateway's memory
+// and CPU are read.
+func TestQuickHeldStreams(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc")
+	}
+	if testing.Short() {
+		t.Skip("builds the gateway")
+	}
+	cfg, err := parseFlags([]string{"-targets", "direct,tollgate", "-held", "5,20", "-held-events", "3", "-held-gap", "50ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.workloads) != 0 {
+		t.Fatalf("-held alone runs workloads %v", cfg.workloads)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var log bytes.Buffer
+	rep, err := run(ctx, cfg, &log)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	if len(rep.Held) != 4 {
+		t.Fatalf("got %d held results, want 4:\n%s", len(rep.Held), log.String())
+	}
+	for _, r := range rep.Held {
+		gateway := r.Target == "tollgate"
+		if r.Errors != 0 || r.TTFTp50MS <= 0 || gateway && (r.OpenRSSKB <= 0 || r.CPUPerEventUS <= 0) {
+			t.Errorf("%+v", r)
+		}
+	}
+	var out bytes.Buffer
+	writeText(&out, rep)
+	if !strings.Contains(out.String(), "held streams") {
+		t.Errorf("no held-streams table:\n%s", out.String())
+	}
+}
+
+func TestHeldShape(t *testing.T) {
+	for body, want := range map[string][2]int{
+		`{"user":"held:20:1000"}`: {20, 1000},
+		`{"user":"held:3:0"}`:     {3, 0},
+		`{"user":"held:0:10"}`:    {-1, 0},
+		`{"user":"held:x"}`:       {-1, 0},
+		`{"user":"bench"}`:        {-1, 0},
+	} {
+		n, gap, ok := heldShape([]byte(body))
+		if want[0] < 0 {
+			if ok {
+				t.Errorf("%s: read as %d, %v", body, n, gap)
+			}
+			continue
+		}
+		if !ok || n != want[0] || gap != time.Duration(want[1])*time.Millisecond {
+			t.Errorf("%s: %d, %v, %v", body, n, gap, ok)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,6 +52,9 @@ type workload struct {
 	// and a tool loop, no end-user id, so the gateway keys the
 	// conversation by how it starts.
 	Agent bool
+	// User is the OpenAI body's user field ("" a fixed one); the fake
+	// upstream reads "held:EVENTS:GAPMS" as a slow stream's shape.
+	User string
 }
 
 var allWorkloads = []workload{
@@ -146,7 +150,7 @@ func (w workload) body(model string) []byte {
 				MaxTokens   int           `json:"max_tokens"`
 				Stream      bool          `json:"stream,omitempty"`
 				User        string        `json:"user"`
-			}{model, msgs, 0.7, 256, w.Stream, "bench-user-0001"}
+			}{model, msgs, 0.7, 256, w.Stream, cmp.Or(w.User, "bench-user-0001")}
 		}
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -126,6 +126,7 @@ type config struct {
 	keepTmp     bool
 	gomaxprocs  int // GOMAXPROCS for the Go proxies; 0 keeps Go's default
 	rounds      int // times the workload list is measured; the median round is reported
+	held        heldSettings
 }
 
 var (
@@ -192,6 +193,9 @@ func parseFlags(args []string) (config, error) {
 	mdPath := fs.String("md", "", "also write results as Markdown to this file")
 	keep := fs.Bool("keep", false, "keep the temp dir (configs, logs) and print its path")
 	rounds := fs.Int("rounds", 1, "measure the workload list this many times, in turn, and report each result's median round by CPU per request (steadier ratios on a noisy machine)")
+	held := fs.String("held", "", "held-streams scenario: comma-separated numbers of streams held open at once (e.g. 1000,8000), each through every target")
+	heldEvents := fs.Int("held-events", 20, "held streams: content events per stream")
+	heldGap := fs.Duration("held-gap", time.Second, "held streams: time between two events")
 	gmp := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the Go proxies (reverseproxy, tollgate); 0 keeps Go's default (all cores), 1 matches nginx's single worker")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: tollgate-bench [flags]\n\nMeasures latency, throughput, CPU and memory that a proxy adds in front of a fake LLM upstream.\n\nflags:")
@@ -240,6 +244,20 @@ func parseFlags(args []string) (config, error) {
 		}
 		cfg.targets = append(cfg.targets, t)
 	}
+	for _, s := range splitList(*held) {
+		var n int
+		if _, err := fmt.Sscan(s, &n); err != nil || n < 1 {
+			return config{}, fmt.Errorf("-held: %q is not a positive number of streams", s)
+		}
+		cfg.held.ns = append(cfg.held.ns, n)
+	}
+	cfg.held.events, cfg.held.gap = *heldEvents, *heldGap
+	if len(cfg.held.ns) > 0 && (cfg.held.events < 1 || cfg.held.gap < 0) {
+		return config{}, errors.New("-held-events must be positive and -held-gap not negative")
+	}
+	if len(cfg.held.ns) > 0 && !set["workloads"] {
+		*wls = "" // the scenario alone
+	}
 	for _, name := range splitList(*wls) {
 		w, ok := workloadByName(name)
 		if !ok {
@@ -250,7 +268,7 @@ func parseFlags(args []string) (config, error) {
 	switch {
 	case len(cfg.targets) == 0:
 		return config{}, errors.New("no targets")
-	case len(cfg.workloads) == 0:
+	case len(cfg.workloads) == 0 && len(cfg.held.ns) == 0:
 		return config{}, errors.New("no workloads")
 	case cfg.n < 1 || cfg.c < 1 || cfg.d <= 0 || cfg.rounds < 1 || cfg.gomaxprocs < 0:
 		return config{}, errors.New("-n, -c, -d and -rounds must be positive, -gomaxprocs not negative")
@@ -298,6 +316,13 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 		return nil, errors.New("needs Linux (/proc)")
 	}
 	logf := func(format string, a ...any) { fmt.Fprintf(logw, format+"\n", a...) }
+	var limit uint64
+	if len(cfg.held.ns) > 0 {
+		// Before any child starts: they inherit it.
+		if limit, err = raiseOpenFiles(); err != nil {
+			return nil, fmt.Errorf("raising the open-file limit: %w", err)
+		}
+	}
 	tmp, err := os.MkdirTemp("", "tollgate-bench-")
 	if err != nil {
 		return nil, err
@@ -409,6 +434,20 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 		}
 	}
 	rep.Results = medianRound(rounds)
+
+	if len(cfg.held.ns) > 0 {
+		for _, n := range cfg.held.ns {
+			for _, t := range targets {
+				logf("== held streams: %d through %s, %d events %s apart (open files: %d)", n, t.Name, cfg.held.events, cfg.held.gap, limit)
+				r := runHeld(ctx, t, cfg.held, n)
+				logf("  %s: %+v", t.Name, r)
+				rep.Held = append(rep.Held, r)
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+			}
+		}
+	}
 
 	for _, t := range targets {
 		if t.proc == nil || t.proc.exited() {

@@ -27,7 +27,7 @@ pid %[1]s/nginx.pid;
 error_log %[1]s/error.log warn;
 
 events {
-    worker_connections 4096;
+    worker_connections 32768;
 }
 
 http {

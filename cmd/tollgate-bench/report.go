@@ -22,6 +22,7 @@ type Report struct {
 	Workloads []WorkloadDoc `json:"workloads"`
 	Results   []Result      `json:"results"`
 	Ratios    []Ratio       `json:"ratios"`
+	Held      []HeldResult  `json:"held_streams,omitempty"`
 	Notes     []string      `json:"notes,omitempty"`
 	CPUMethod string        `json:"cpu_method"`
 }
@@ -307,6 +308,7 @@ func writeText(out io.Writer, r *Report) {
 		}
 		tw.Flush()
 	}
+	writeHeld(out, r.Held)
 	fmt.Fprintln(out, "\nmemory")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\tidle RSS\tpeak RSS\tlog/req\t")

@@ -271,6 +271,24 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			chunks = u.openaiChunksUsage
 		}
 		sw := startSSE(w)
+		if events, gap, ok := heldShape(body); ok {
+			// A held stream: events content chunks, gap apart, then the
+			// last chunk (the finish reason).
+			content := chunks[:len(chunks)-1]
+			t := time.NewTimer(0)
+			for i := range events {
+				select {
+				case <-t.C:
+				case <-r.Context().Done():
+					t.Stop()
+					return
+				}
+				sw.event(content[min(i, len(content)-1)])
+				t.Reset(gap)
+			}
+			t.Stop()
+			chunks = chunks[len(chunks)-1:]
+		}
 		for _, c := range chunks {
 			sw.event(c)
 		}
@@ -376,4 +394,23 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// heldShape reads a held stream's shape from the body's user field,
+// "held:EVENTS:GAPMS".
+func heldShape(body []byte) (events int, gap time.Duration, ok bool) {
+	i := bytes.Index(body, []byte(`"held:`))
+	if i < 0 {
+		return 0, 0, false
+	}
+	rest := body[i+len(`"held:`):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return 0, 0, false
+	}
+	var ms int
+	if _, err := fmt.Sscanf(string(rest[:end]), "%d:%d", &events, &ms); err != nil || events < 1 || ms < 0 {
+		return 0, 0, false
+	}
+	return events, time.Duration(ms) * time.Millisecond, true
 }
