@@ -106,9 +106,8 @@ func (x *exchange) cost() (nano int64, ok bool) {
 // that the two always follow the same usage (an estimate made at the end
 // computes both again); 0 and known without cache tokens.
 func (x *exchange) cacheSavings() savings {
-	net, err1 := x.prices.Savings(x.usage)
-	read, err2 := x.prices.CacheReadSavings(x.usage)
-	if err1 != nil || err2 != nil {
+	read, net, err := x.prices.SavingsParts(x.usage)
+	if err != nil {
 		return savings{}
 	}
 	return savings{net: net, read: read, premium: read - net, known: true} // as CacheWritePremium has it

@@ -145,7 +145,7 @@ func (p *Prices) pricesFor(u meter.Usage) *Prices {
 //
 // Savings = CacheReadSavings − CacheWritePremium, exactly.
 func (p *Prices) Savings(u meter.Usage) (nano int64, err error) {
-	_, net, err := p.cacheSavings(u)
+	_, net, err := p.SavingsParts(u)
 	return net, err
 }
 
@@ -156,7 +156,7 @@ func (p *Prices) Savings(u meter.Usage) (nano int64, err error) {
 // input price and keeps the base write price) counts here too. It is
 // rounded once, as Savings is, and fails as Savings does.
 func (p *Prices) CacheReadSavings(u meter.Usage) (nano int64, err error) {
-	read, _, err := p.cacheSavings(u)
+	read, _, err := p.SavingsParts(u)
 	return read, err
 }
 
@@ -168,17 +168,17 @@ func (p *Prices) CacheReadSavings(u meter.Usage) (nano int64, err error) {
 // to it when every price is a whole number of thousandths of a USD per
 // million tokens). It fails as Savings does.
 func (p *Prices) CacheWritePremium(u meter.Usage) (nano int64, err error) {
-	read, net, err := p.cacheSavings(u)
+	read, net, err := p.SavingsParts(u)
 	if err == nil && net < 0 && read > math.MaxInt64+net {
 		return 0, errOverflow
 	}
 	return read - net, err
 }
 
-// cacheSavings returns CacheReadSavings (read) and Savings (net); read ≥
-// net, as rounding is monotone and the exact gross saving is at least the
-// exact net one.
-func (p *Prices) cacheSavings(u meter.Usage) (read, net int64, err error) {
+// SavingsParts returns CacheReadSavings (read) and Savings (net) in one
+// pass, for a caller that needs both; read ≥ net, as rounding is monotone
+// and the exact gross saving is at least the exact net one.
+func (p *Prices) SavingsParts(u meter.Usage) (read, net int64, err error) {
 	if u.CacheRead <= 0 && u.CacheWrite5m <= 0 && u.CacheWrite1h <= 0 {
 		return 0, 0, nil // nothing cached: nothing saved, priced or not
 	}

@@ -463,13 +463,7 @@ func blockTokens(b anthropic.Block) int {
 	if err != nil {
 		return 0
 	}
-	var m map[string]any
-	if jsonx.Unmarshal(raw, &m) != nil {
-		return 0
-	}
-	delete(m, "cache_control")
-	canon, _ := jsonx.Marshal(m)
-	return estimateTokens(canon)
+	return canonTokens(raw)
 }
 
 // bill looks the prompt up in the cache and writes its breakpoints,

@@ -344,20 +344,6 @@ func (a *AgentChat) Request(stream bool) []byte {
 // next turn's ToolOutput; a user message when there are none), and moves
 // to the next turn.
 func (a *AgentChat) Reply(message []byte) error {
-	var m struct {
-		Content   *string `json:"content"`
-		ToolCalls []struct {
-			ID       string `json:"id"`
-			Type     string `json:"type"`
-			Function struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
-	}
-	if err := jsonx.Unmarshal(message, &m); err != nil {
-		return fmt.Errorf("upstreamtest: assistant message: %w", err)
-	}
 	type toolCall struct {
 		ID       string `json:"id"`
 		Type     string `json:"type"`
@@ -366,14 +352,18 @@ func (a *AgentChat) Reply(message []byte) error {
 			Arguments string `json:"arguments"`
 		} `json:"function"`
 	}
+	var m struct {
+		Content   *string    `json:"content"`
+		ToolCalls []toolCall `json:"tool_calls"`
+	}
+	if err := jsonx.Unmarshal(message, &m); err != nil {
+		return fmt.Errorf("upstreamtest: assistant message: %w", err)
+	}
 	asst := struct {
 		Role      string     `json:"role"`
 		Content   *string    `json:"content"`
 		ToolCalls []toolCall `json:"tool_calls,omitempty"`
-	}{Role: "assistant", Content: m.Content}
-	for _, tc := range m.ToolCalls {
-		asst.ToolCalls = append(asst.ToolCalls, toolCall(tc))
-	}
+	}{Role: "assistant", Content: m.Content, ToolCalls: m.ToolCalls}
 	a.add(&asst)
 	a.Turn++
 	tokens := ReplayGrowth(a.Turn, a.Turns, a.Start, a.End)
