@@ -127,6 +127,25 @@ func TestMetricsAuth(t *testing.T) {
 	}
 }
 
+// metrics.pprof serves Go's profiles next to /metrics, with the same
+// auth; off, the path is the data plane's (an unknown endpoint).
+func TestPprof(t *testing.T) {
+	srv := buildServer(t, "metrics: { pprof: true }\n"+securityYAML)
+	if resp, body := get(t, srv.URL+"/debug/pprof/goroutine?debug=1"); resp.StatusCode != 401 || !strings.Contains(body, "authentication_error") {
+		t.Errorf("no key: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := get(t, srv.URL+"/debug/pprof/goroutine?debug=1", "Authorization: Bearer "+testMaster); resp.StatusCode != 200 || !strings.Contains(body, "goroutine profile:") {
+		t.Errorf("master key: %d %.200s", resp.StatusCode, body)
+	}
+	if resp, body := get(t, srv.URL+"/debug/pprof/heap", "Authorization: Bearer "+testMaster); resp.StatusCode != 200 || len(body) == 0 {
+		t.Errorf("heap: %d %d bytes", resp.StatusCode, len(body))
+	}
+	off := buildServer(t, securityYAML)
+	if resp, body := get(t, off.URL+"/debug/pprof/goroutine?debug=1", "Authorization: Bearer "+testMaster); resp.StatusCode != 404 || strings.Contains(body, "goroutine profile:") {
+		t.Errorf("pprof off: %d %.200s", resp.StatusCode, body)
+	}
+}
+
 func postJSON(t *testing.T, url, body, key string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", url, strings.NewReader(body))

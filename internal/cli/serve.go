@@ -162,6 +162,9 @@ func runServeReloading(ctx context.Context, stop func(), args []string, stderr i
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", b.Metrics)
+		if b.Pprof != nil {
+			mux.Handle("/debug/pprof/", b.Pprof)
+		}
 		metricsSrv = newServer(cfg, mux, logger)
 		logger.Info("metrics listening", "addr", metricsLn.Addr().String(), "auth", cfg.Metrics.Auth)
 	}
@@ -279,6 +282,9 @@ type Server struct {
 	// Metrics serves /metrics, taking the master key unless metrics.auth
 	// is none.
 	Metrics http.Handler
+	// Pprof serves /debug/pprof/ next to Metrics, with its auth; nil
+	// unless metrics.pprof is on.
+	Pprof http.Handler
 	// Close closes idle upstream connections and writes what is pending
 	// (the keys' last-used times).
 	Close func()
@@ -377,9 +383,20 @@ func build(cfg *config.Config, o Options) (*Server, error) {
 		metricsHandler = masterOnly(authn, metricsHandler)
 	}
 	metricsHandler = gateway.WithRequestID(metricsHandler)
+	var pprofHandler http.Handler
+	if cfg.Metrics.Pprof {
+		pprofHandler = profiles()
+		if cfg.Metrics.Auth != config.MetricsAuthNone {
+			pprofHandler = masterOnlyAs(authn, "the profiles", pprofHandler)
+		}
+		pprofHandler = gateway.WithRequestID(pprofHandler)
+	}
 	mux := http.NewServeMux()
 	if cfg.Metrics.Addr == "" {
 		mux.Handle("GET /metrics", metricsHandler)
+		if pprofHandler != nil {
+			mux.Handle("/debug/pprof/", pprofHandler)
+		}
 	}
 	ledgerHealth, _ := o.Ledger.(interface{ Healthy() error })
 	mux.Handle("GET /readyz", gateway.WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -401,7 +418,7 @@ func build(cfg *config.Config, o Options) (*Server, error) {
 		return nil, err
 	}
 	mux.Handle("/", lv.gw.Handler())
-	return &Server{Handler: mux, Metrics: metricsHandler, Close: closeAll, Reload: lv.reload, ReloadFile: lv.reloadFile}, nil
+	return &Server{Handler: mux, Metrics: metricsHandler, Pprof: pprofHandler, Close: closeAll, Reload: lv.reload, ReloadFile: lv.reloadFile}, nil
 }
 
 // noAdmin answers the admin API of a gateway without a database: the

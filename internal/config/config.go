@@ -94,6 +94,10 @@ type Metrics struct {
 	// Authorization: Bearer, as Prometheus's authorization setting sends
 	// it) or none (no key, for a listener only the scraper can reach).
 	Auth string `yaml:"auth"`
+	// Pprof serves Go's runtime profiles (heap, goroutines, CPU) under
+	// /debug/pprof/ next to /metrics, with the same auth: off by default,
+	// as a profile shows what the process is doing.
+	Pprof bool `yaml:"pprof"`
 }
 
 // Metrics.Auth values.

@@ -10,7 +10,7 @@ import (
 // sent), so a 100 KB request would otherwise allocate, zero and later
 // collect 100 KB. Buffers come from pools by power-of-two size class.
 const (
-	minBodyClass = 12 // 4 KiB
+	minBodyClass = 10 // 1 KiB: a small request held for a long stream holds little
 	maxBodyClass = 22 // 4 MiB; larger bodies are allocated and left to the GC
 )
 

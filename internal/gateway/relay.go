@@ -23,13 +23,23 @@ import (
 // through a tap.
 
 const (
+	// relayBufSize is the read buffer of a whole answer: big reads for
+	// big bodies.
 	relayBufSize = 32 << 10
+	// streamBufSize is the read buffer of a stream, held for all of its
+	// life: events are small and arrive one at a time, so a stream of
+	// thousands held open costs 4 KiB each, not 32; an event larger than
+	// the buffer grows it.
+	streamBufSize = 4 << 10
 	// maxEventBytes bounds one SSE event (and a buffered JSON answer) from an
 	// upstream; the official SDKs accept data lines up to 32 MiB.
 	maxEventBytes = 32 << 20
 )
 
-var relayBufPool = sync.Pool{New: func() any { b := make([]byte, relayBufSize); return &b }}
+var (
+	relayBufPool  = sync.Pool{New: func() any { b := make([]byte, relayBufSize); return &b }}
+	streamBufPool = sync.Pool{New: func() any { b := make([]byte, streamBufSize); return &b }}
+)
 
 // credentialRefused reports an upstream status that refuses the gateway's
 // own credential or account rather than the client's request.
@@ -187,11 +197,11 @@ func (g *Gateway) relayBody(w http.ResponseWriter, x *exchange, resp *http.Respo
 // upstream ends the stream with a protocol error event, never with a
 // made-up normal ending.
 func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, tap dialect.Tap) error {
-	bp := relayBufPool.Get().(*[]byte)
+	bp := streamBufPool.Get().(*[]byte)
 	buf := *bp
 	defer func() {
-		if len(buf) == relayBufSize {
-			relayBufPool.Put(bp)
+		if len(buf) == streamBufSize {
+			streamBufPool.Put(bp)
 		}
 	}()
 	rc := http.NewResponseController(w)
