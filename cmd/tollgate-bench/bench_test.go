@@ -258,7 +258,13 @@ func TestQuickHeldStreams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the gateway")
 	}
-	cfg, err := parseFlags([]string{"-targets", "direct,tollgate", "-held", "5,20", "-held-events", "3", "-held-gap", "50ms"})
+	for _, lane := range []string{"passthrough", "translated"} {
+		t.Run(lane, func(t *testing.T) { quickHeld(t, lane) })
+	}
+}
+
+func quickHeld(t *testing.T, lane string) {
+	cfg, err := parseFlags([]string{"-targets", "direct,tollgate", "-held", "5,20", "-held-events", "3", "-held-gap", "50ms", "-held-translated=" + strconv.FormatBool(lane == "translated")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +283,7 @@ func TestQuickHeldStreams(t *testing.T) {
 	}
 	for _, r := range rep.Held {
 		gateway := r.Target == "tollgate"
-		if r.Errors != 0 || r.TTFTp50MS <= 0 || gateway && (r.OpenRSSKB <= 0 || r.CPUPerEventUS <= 0) {
+		if r.Errors != 0 || r.TTFTp50MS <= 0 || gateway && (r.OpenRSSKB <= 0 || r.CPUPerEventUS <= 0) || r.Lane != lane {
 			t.Errorf("%+v", r)
 		}
 	}

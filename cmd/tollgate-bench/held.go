@@ -28,11 +28,21 @@ type heldSettings struct {
 	ns     []int         // open streams per run
 	events int           // content events per stream
 	gap    time.Duration // between events
+	// translated sends the streams through tollgate's translation lane.
+	translated bool
+}
+
+func (h heldSettings) lane() string {
+	if h.translated {
+		return "translated"
+	}
+	return "passthrough"
 }
 
 // HeldResult is one target at one N.
 type HeldResult struct {
 	Target  string `json:"target"`
+	Lane    string `json:"lane"` // tollgate's: passthrough or translated
 	Streams int    `json:"streams"`
 	// IdleRSSKB is before the streams open; OpenRSSKB with all of them
 	// open (the highest sample while they are).
@@ -52,7 +62,7 @@ type HeldResult struct {
 // heldWorkload is the request each held stream sends: a small streaming
 // chat request whose user field asks the fake upstream to go slowly.
 func heldWorkload(h heldSettings) workload {
-	return workload{Name: "held", API: apiOpenAI, Stream: true, BodySize: 1 << 10,
+	return workload{Name: "held", API: apiOpenAI, Stream: true, BodySize: 1 << 10, Translated: h.translated,
 		User: fmt.Sprintf("held:%d:%d", h.events, h.gap.Milliseconds())}
 }
 
@@ -75,7 +85,7 @@ func raiseOpenFiles() (uint64, error) {
 
 // runHeld measures n held streams through t.
 func runHeld(ctx context.Context, t *target, h heldSettings, n int) HeldResult {
-	r := HeldResult{Target: t.Name, Streams: n}
+	r := HeldResult{Target: t.Name, Lane: h.lane(), Streams: n}
 	spec := newReqSpec(t, heldWorkload(h))
 	t.sent.Add(int64(n))
 	tr := &http.Transport{
@@ -214,7 +224,7 @@ func writeHeld(out io.Writer, rs []HeldResult) {
 	}
 	fmt.Fprintln(out, "\nheld streams")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\tstreams\tidle RSS\topen RSS\tKB/stream\tCPU/event\tTTFT p50\tTTFT p99\t+p50\t+p99\terrors\t")
+	fmt.Fprintln(tw, "target\tlane\tstreams\tidle RSS\topen RSS\tKB/stream\tCPU/event\tTTFT p50\tTTFT p99\t+p50\t+p99\terrors\t")
 	for _, r := range rs {
 		added := [2]string{"-", "-"}
 		if d, ok := direct[r.Streams]; ok && r.Target != "direct" {
@@ -226,7 +236,7 @@ func writeHeld(out io.Writer, rs []HeldResult) {
 			mem = [3]string{fmtMiB(r.IdleRSSKB), fmtMiB(r.OpenRSSKB), fmt.Sprintf("%.1f", r.KBPerOpen)}
 			cpu = fmt.Sprintf("%.1fµs", r.CPUPerEventUS)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.1fms\t%.1fms\t%s\t%s\t%d\t\n", r.Target, r.Streams, mem[0], mem[1], mem[2], cpu,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.1fms\t%.1fms\t%s\t%s\t%d\t\n", r.Target, r.Lane, r.Streams, mem[0], mem[1], mem[2], cpu,
 			r.TTFTp50MS, r.TTFTp99MS, added[0], added[1], r.Errors)
 	}
 	tw.Flush()

@@ -196,6 +196,7 @@ func parseFlags(args []string) (config, error) {
 	held := fs.String("held", "", "held-streams scenario: comma-separated numbers of streams held open at once (e.g. 1000,8000), each through every target")
 	heldEvents := fs.Int("held-events", 20, "held streams: content events per stream")
 	heldGap := fs.Duration("held-gap", time.Second, "held streams: time between two events")
+	heldTranslated := fs.Bool("held-translated", false, "held streams on the translation lane: OpenAI chat streams to tollgate's model with an Anthropic upstream (the other targets relay them to the OpenAI endpoint as they are)")
 	gmp := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the Go proxies (reverseproxy, tollgate); 0 keeps Go's default (all cores), 1 matches nginx's single worker")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: tollgate-bench [flags]\n\nMeasures latency, throughput, CPU and memory that a proxy adds in front of a fake LLM upstream.\n\nflags:")
@@ -251,7 +252,7 @@ func parseFlags(args []string) (config, error) {
 		}
 		cfg.held.ns = append(cfg.held.ns, n)
 	}
-	cfg.held.events, cfg.held.gap = *heldEvents, *heldGap
+	cfg.held.events, cfg.held.gap, cfg.held.translated = *heldEvents, *heldGap, *heldTranslated
 	if len(cfg.held.ns) > 0 && (cfg.held.events < 1 || cfg.held.gap < 0) {
 		return config{}, errors.New("-held-events must be positive and -held-gap not negative")
 	}
@@ -438,7 +439,7 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 	if len(cfg.held.ns) > 0 {
 		for _, n := range cfg.held.ns {
 			for _, t := range targets {
-				logf("== held streams: %d through %s, %d events %s apart (open files: %d)", n, t.Name, cfg.held.events, cfg.held.gap, limit)
+				logf("== held streams: %d through %s (%s), %d events %s apart (open files: %d)", n, t.Name, cfg.held.lane(), cfg.held.events, cfg.held.gap, limit)
 				r := runHeld(ctx, t, cfg.held, n)
 				logf("  %s: %+v", t.Name, r)
 				rep.Held = append(rep.Held, r)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"flag"
 	"fmt"
@@ -275,18 +276,9 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// A held stream: events content chunks, gap apart, then the
 			// last chunk (the finish reason).
 			content := chunks[:len(chunks)-1]
-			t := time.NewTimer(0)
-			for i := range events {
-				select {
-				case <-t.C:
-				case <-r.Context().Done():
-					t.Stop()
-					return
-				}
-				sw.event(content[min(i, len(content)-1)])
-				t.Reset(gap)
+			if !paced(r.Context(), events, gap, func(i int) { sw.event(content[min(i, len(content)-1)]) }) {
+				return
 			}
-			t.Stop()
 			chunks = chunks[len(chunks)-1:]
 		}
 		for _, c := range chunks {
@@ -300,7 +292,18 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default: // anthropic streaming
 		sw := startSSE(w)
 		sw.event(fmt.Appendf(nil, "event: message_start\n"+`data: {"type":"message_start","message":{"id":"msg_bench0001","type":"message","role":"assistant","model":"claude-bench","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`+"\n\n", promptTokens))
-		for _, c := range u.anthropicMiddle {
+		middle := u.anthropicMiddle
+		if events, gap, ok := heldShape(body); ok {
+			// A held stream (metadata.user_id, translated from the
+			// chat's user): its block's start, events deltas gap apart,
+			// then its stop.
+			sw.event(middle[0])
+			if !paced(r.Context(), events, gap, func(i int) { sw.event(middle[1+min(i, len(middle)-3)]) }) {
+				return
+			}
+			middle = middle[len(middle)-1:]
+		}
+		for _, c := range middle {
 			sw.event(c)
 		}
 		sw.event(fmt.Appendf(nil, "event: message_delta\n"+`data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`+"\n\n", streamContentEvents))
@@ -394,6 +397,23 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// paced calls send(i) for i < events, the first at once and the others
+// gap apart; false if ctx ended first.
+func paced(ctx context.Context, events int, gap time.Duration, send func(i int)) bool {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for i := range events {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return false
+		}
+		send(i)
+		t.Reset(gap)
+	}
+	return true
 }
 
 // heldShape reads a held stream's shape from the body's user field,
