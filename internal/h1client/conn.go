@@ -1,0 +1,58 @@
+package h1client
+
+import (
+	"bufio"
+	"net"
+	"net/textproto"
+	"time"
+)
+
+// aLongTimeAgo is a deadline in the past: setting it unblocks pending I/O.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// conn is one connection to an upstream. It carries at most one exchange at
+// a time and is pooled only once that exchange's response is fully read.
+type conn struct {
+	nc     net.Conn
+	src    src // below br, so the response head can be bounded
+	br     *bufio.Reader
+	tp     textproto.Reader
+	p      *hostPool
+	idleAt time.Time
+	reused bool
+	abort  func() // built once per conn, handed to context.AfterFunc per exchange
+	live   liveness
+
+	// writev scratch, kept here so that handing it to the kernel does not
+	// allocate per request: the head and up to three body parts.
+	wbufs [4][]byte
+	bufs  net.Buffers
+}
+
+func newConn(nc net.Conn, p *hostPool, bufSize int) *conn {
+	c := &conn{nc: nc, p: p}
+	c.src = src{r: nc, left: -1}
+	c.br = bufio.NewReaderSize(&c.src, bufSize)
+	c.tp.R = c.br
+	c.abort = func() { nc.SetDeadline(aLongTimeAgo) }
+	c.live.init(nc)
+	return c
+}
+
+func (c *conn) close() { c.nc.Close() }
+
+// writev writes head then the body's parts with one system call where the
+// conn allows it.
+func (c *conn) writev(head []byte, parts [][]byte) (int64, error) {
+	if 1+len(parts) <= len(c.wbufs) {
+		c.wbufs[0] = head
+		n := 1 + copy(c.wbufs[1:], parts)
+		c.bufs = c.wbufs[:n]
+	} else {
+		c.bufs = append(net.Buffers{head}, parts...)
+	}
+	n, err := c.bufs.WriteTo(c.nc)
+	c.wbufs = [4][]byte{} // do not keep the caller's body alive
+	c.bufs = nil
+	return n, err
+}

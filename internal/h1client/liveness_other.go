@@ -1,0 +1,13 @@
+//go:build !linux
+
+package h1client
+
+import "net"
+
+// liveness has no non-blocking peek here: idle connections are assumed alive,
+// and a failure on reuse is left to the retry in RoundTrip.
+type liveness struct{}
+
+func (l *liveness) init(net.Conn) {}
+
+func (l *liveness) alive() bool { return true }
