@@ -245,7 +245,7 @@ const shutdownGrace = 5 * time.Second
 // no longer applies, so long streams live. There is no write timeout for
 // the same reason: the gateway sets write deadlines per request.
 func newServer(cfg *config.Config, h http.Handler, logger *slog.Logger) *http.Server {
-	return &http.Server{
+	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout,
 		ReadTimeout:       cfg.Server.ReadTimeout,
@@ -253,6 +253,13 @@ func newServer(cfg *config.Config, h http.Handler, logger *slog.Logger) *http.Se
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	if cfg.Server.H2C {
+		var p http.Protocols
+		p.SetHTTP1(true)
+		p.SetUnencryptedHTTP2(true)
+		srv.Protocols = &p
+	}
+	return srv
 }
 
 // Options are what Build needs besides the configuration.

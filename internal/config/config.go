@@ -100,6 +100,12 @@ type Metrics struct {
 	Pprof bool `yaml:"pprof"`
 }
 
+// Provider.HTTPClient values.
+const (
+	HTTPClientLean = "lean"
+	HTTPClientStd  = "net/http"
+)
+
 // Metrics.Auth values.
 const (
 	MetricsAuthMasterKey = "master_key"
@@ -143,6 +149,10 @@ type Server struct {
 	// MaxHeaderBytes caps a request's headers; larger ones get 431
 	// (default 64 KiB).
 	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// H2C also serves HTTP/2 without TLS (prior knowledge) on addr, for a
+	// proxy or load balancer in front that speaks it to its backends;
+	// HTTP/1.1 clients are served as before.
+	H2C bool `yaml:"h2c"`
 }
 
 // Database is where keys and the usage ledger live.
@@ -257,6 +267,11 @@ type Provider struct {
 	// 429 rests for its retry-after (30 s without one). Instead of api_key.
 	APIKeys  []string `yaml:"api_keys"`
 	Timeouts Timeouts `yaml:"timeouts"`
+	// HTTPClient is the client of http:// upstreams: lean (the default),
+	// an HTTP/1.1 client with no goroutine of its own per connection, or
+	// net/http, Go's standard one. https:// upstreams always use Go's,
+	// which speaks HTTP/2 to them.
+	HTTPClient string `yaml:"http_client"`
 	// Breaker opens a target's circuit when it keeps failing.
 	Breaker Breaker `yaml:"breaker"`
 	// AnthropicBetas lists the anthropic-beta features clients may turn
@@ -677,6 +692,7 @@ func (c *Config) Validate() error {
 				t.Check(p, func(member, format string, args ...any) { bad(path+"."+member, format, args...) })
 			}
 		}
+		checkEnum(bad, path+".http_client", p.HTTPClient, HTTPClientLean, HTTPClientStd)
 		for j, b := range p.AnthropicBetas {
 			checkBeta(bad, fmt.Sprintf("%s.anthropic_betas[%d]", path, j), b)
 		}

@@ -143,6 +143,7 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"not a number", "server: { max_body_bytes: lots }\n" + minimal, `server.max_body_bytes: expected a whole number, found "lots"`},
 		{"not a bool", "server: { target_header: maybe }\n" + minimal, `server.target_header: expected true or false, found "maybe"`},
 		{"negative timeout", strings.Replace(minimal, "type: echo", "type: echo, timeouts: { idle: -1s }", 1), "providers[0].timeouts.idle: must not be negative"},
+		{"bad http_client", strings.Replace(minimal, "type: echo", "type: echo, http_client: fasthttp", 1), "providers[0].http_client: \"fasthttp\" is not one of lean, net/http"},
 		{"no targets", "providers: [ { name: demo, type: echo } ]\nmodels: [ { name: m, targets: [] } ]\n", "models[0].targets: at least one target"},
 		{"no models", "providers: [ { name: demo, type: echo } ]\n", "models: at least one model"},
 		{"targets not a list", strings.Replace(minimal, "targets: [ { provider: demo } ]", "targets: demo", 1), "models[0].targets: expected a list"},

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/h1client"
 )
 
 // ErrIdleTimeout is the cause of an exchange aborted because the upstream
@@ -72,7 +72,7 @@ type HTTP struct {
 	// keys are the credentials, used in turn; none for keyless upstreams.
 	keys     []*poolKey
 	next     atomic.Uint64
-	client   *http.Client
+	rt       http.RoundTripper
 	idle     time.Duration
 	total    time.Duration
 	closeIdl func()
@@ -133,13 +133,30 @@ func NewHTTP(p config.Provider, spec HTTPSpec) (*HTTP, error) {
 		// hide them from the usage tap and change what the client gets.
 		DisableCompression: true,
 	}
-	// No Client.Timeout: it would kill long streams. Timeouts are per phase.
-	h.client = &http.Client{Transport: tr, CheckRedirect: noRedirects}
-	h.closeIdl = tr.CloseIdleConnections
+	var rt http.RoundTripper = tr
+	if p.HTTPClient != config.HTTPClientStd {
+		// http:// upstreams over the lean HTTP/1.1 client: one goroutine
+		// per exchange (the caller's) and no buffers of its own beyond a
+		// read buffer per connection, where Go's holds two goroutines and
+		// two buffers per connection for as long as a stream lasts.
+		// https:// (HTTP/2) and proxied requests go to Go's.
+		rt = &h1client.Transport{
+			DialContext:           dialer.DialContext,
+			Fallback:              tr,
+			Proxy:                 http.ProxyFromEnvironment,
+			MaxIdleConnsPerHost:   1024,
+			IdleConnTimeout:       90 * time.Second,
+			ResponseHeaderTimeout: p.Timeouts.FirstByte,
+		}
+	}
+	// The RoundTripper itself, not an http.Client: redirects are not
+	// followed (a 3xx is the upstream's answer), there is no client-wide
+	// timeout (it would kill long streams; timeouts are per phase), and
+	// the client's frames would deepen every stream's goroutine stack.
+	h.rt = rt
+	h.closeIdl = rt.(interface{ CloseIdleConnections() }).CloseIdleConnections
 	return h, nil
 }
-
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // Name implements Provider.
 func (h *HTTP) Name() string { return h.name }
@@ -167,7 +184,7 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 			return nil, err
 		}
 		raw, contentLength = b, int64(len(b))
-		body = func() io.ReadCloser { return io.NopCloser(bytes.NewReader(raw)) }
+		body = func() io.ReadCloser { return h1client.NewBody(raw) }
 		newBody = func() (io.ReadCloser, error) { return body(), nil }
 	} else if h.spec.Sign != nil {
 		raw = r.Body.Bytes()
@@ -207,8 +224,9 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 			return nil, fmt.Errorf("provider %q: signing the request: %w", h.name, err)
 		}
 	}
-	resp, err := h.client.Do(req)
+	resp, err := h.rt.RoundTrip(req)
 	if err != nil {
+		err = &url.Error{Op: "Post", URL: u.Redacted(), Err: err} // as http.Client says it
 		stopTotal()
 		if cause := context.Cause(ctx); cause == errTotalTimeout {
 			err = &TimeoutError{Phase: "total", Err: err}

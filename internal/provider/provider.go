@@ -151,4 +151,16 @@ func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
 	return total, nil
 }
 
+// Parts returns the unread bytes as they lie, for a client that writes
+// them with the request's head in one writev.
+func (r *bodyReader) Parts() [][]byte {
+	if r.i >= len(r.parts) {
+		return nil
+	}
+	if r.off == 0 {
+		return r.parts[r.i:]
+	}
+	return append([][]byte{r.parts[r.i][r.off:]}, r.parts[r.i+1:]...)
+}
+
 func (r *bodyReader) Close() error { return nil }

@@ -41,6 +41,7 @@ type Received struct {
 	Query   string // the raw query
 	Header  http.Header
 	Body    []byte
+	Proto   string // HTTP/1.1 or HTTP/2.0
 }
 
 // Server is a fake upstream. Its zero value is not usable; call New.
@@ -57,6 +58,16 @@ type Server struct {
 func New(reply func(r Received) Reply) *Server {
 	s := &Server{reply: reply, gone: make(chan struct{}, 64)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// NewTLS is New over HTTPS, serving HTTP/2 to clients that offer it (as
+// the providers' APIs do); its Certificate is what a client must trust.
+func NewTLS(reply func(r Received) Reply) *Server {
+	s := &Server{reply: reply, gone: make(chan struct{}, 64)}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.EnableHTTP2 = true
+	s.StartTLS()
 	return s
 }
 
@@ -85,7 +96,7 @@ func (s *Server) ClientGone() <-chan struct{} { return s.gone }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	rec := Received{Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
+	rec := Received{Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Proto: r.Proto}
 	s.mu.Lock()
 	s.received = append(s.received, rec)
 	s.mu.Unlock()
