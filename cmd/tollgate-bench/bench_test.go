@@ -258,13 +258,14 @@ func TestQuickHeldStreams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the gateway")
 	}
-	for _, lane := range []string{"passthrough", "translated"} {
+	for _, lane := range []string{"passthrough", "translated", "passthrough, anthropic"} {
 		t.Run(lane, func(t *testing.T) { quickHeld(t, lane) })
 	}
 }
 
 func quickHeld(t *testing.T, lane string) {
-	cfg, err := parseFlags([]string{"-targets", "direct,tollgate", "-held", "5,20", "-held-events", "3", "-held-gap", "50ms", "-held-translated=" + strconv.FormatBool(lane == "translated")})
+	cfg, err := parseFlags([]string{"-targets", "direct,tollgate", "-held", "5,20", "-held-events", "3", "-held-gap", "50ms", "-held-body", "20000",
+		"-held-translated=" + strconv.FormatBool(lane == "translated"), "-held-anthropic=" + strconv.FormatBool(lane == "passthrough, anthropic")})
 	if err != nil {
 		t.Fatal(err)
 	}

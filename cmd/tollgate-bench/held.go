@@ -30,11 +30,17 @@ type heldSettings struct {
 	gap    time.Duration // between events
 	// translated sends the streams through tollgate's translation lane.
 	translated bool
+	// anthropic sends them in the Anthropic Messages protocol.
+	anthropic bool
+	body      int // request body bytes
 }
 
 func (h heldSettings) lane() string {
-	if h.translated {
+	switch {
+	case h.translated:
 		return "translated"
+	case h.anthropic:
+		return "passthrough, anthropic"
 	}
 	return "passthrough"
 }
@@ -62,7 +68,11 @@ type HeldResult struct {
 // heldWorkload is the request each held stream sends: a small streaming
 // chat request whose user field asks the fake upstream to go slowly.
 func heldWorkload(h heldSettings) workload {
-	return workload{Name: "held", API: apiOpenAI, Stream: true, BodySize: 1 << 10, Translated: h.translated,
+	api := apiOpenAI
+	if h.anthropic {
+		api = apiAnthropic
+	}
+	return workload{Name: "held", API: api, Stream: true, BodySize: max(h.body, 1), Translated: h.translated,
 		User: fmt.Sprintf("held:%d:%d", h.events, h.gap.Milliseconds())}
 }
 
@@ -194,10 +204,12 @@ func heldStream(ctx context.Context, client *http.Client, s *reqSpec, events int
 		if len(line) > 0 && ttft == 0 {
 			ttft = time.Since(start)
 		}
+		// An OpenAI chat stream ends with [DONE], an Anthropic one with
+		// message_stop; content is a chunk with content or a block delta.
 		switch {
-		case bytes.HasPrefix(line, []byte("data: [DONE]")):
+		case bytes.HasPrefix(line, []byte("data: [DONE]")), bytes.HasPrefix(line, []byte(`data: {"type":"message_stop"`)):
 			ended = true
-		case bytes.HasPrefix(line, []byte("data: ")) && bytes.Contains(line, []byte(`"content"`)):
+		case bytes.HasPrefix(line, []byte("data: ")) && (bytes.Contains(line, []byte(`"content"`)) || bytes.Contains(line, []byte(`"content_block_delta"`))):
 			content++
 		}
 		if err == bufio.ErrBufferFull {

@@ -122,13 +122,21 @@ func (w workload) body(model string) []byte {
 		var v any
 		switch w.API {
 		case apiAnthropic:
+			type metadata struct {
+				UserID string `json:"user_id"`
+			}
+			var md *metadata
+			if w.User != "" {
+				md = &metadata{w.User}
+			}
 			v = struct {
 				Model     string        `json:"model"`
 				MaxTokens int           `json:"max_tokens"`
 				System    string        `json:"system"`
 				Messages  []chatMessage `json:"messages"`
 				Stream    bool          `json:"stream,omitempty"`
-			}{model, 256, system, []chatMessage{{"user", fillerText(fill)}}, w.Stream}
+				Metadata  *metadata     `json:"metadata,omitempty"`
+			}{model, 256, system, []chatMessage{{"user", fillerText(fill)}}, w.Stream, md}
 		case apiResponses:
 			v = struct {
 				Model           string        `json:"model"`

@@ -196,6 +196,8 @@ func parseFlags(args []string) (config, error) {
 	held := fs.String("held", "", "held-streams scenario: comma-separated numbers of streams held open at once (e.g. 1000,8000), each through every target")
 	heldEvents := fs.Int("held-events", 20, "held streams: content events per stream")
 	heldGap := fs.Duration("held-gap", time.Second, "held streams: time between two events")
+	heldAnthropic := fs.Bool("held-anthropic", false, "held streams in the Anthropic Messages protocol, to tollgate's model with an Anthropic upstream (pass-through lane), as Claude Code's are")
+	heldBody := fs.Int("held-body", 1<<10, "held streams: request body size in bytes (an agent's turn is 50-200 KB)")
 	heldTranslated := fs.Bool("held-translated", false, "held streams on the translation lane: OpenAI chat streams to tollgate's model with an Anthropic upstream (the other targets relay them to the OpenAI endpoint as they are)")
 	gmp := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the Go proxies (reverseproxy, tollgate); 0 keeps Go's default (all cores), 1 matches nginx's single worker")
 	fs.Usage = func() {
@@ -253,6 +255,13 @@ func parseFlags(args []string) (config, error) {
 		cfg.held.ns = append(cfg.held.ns, n)
 	}
 	cfg.held.events, cfg.held.gap, cfg.held.translated = *heldEvents, *heldGap, *heldTranslated
+	cfg.held.anthropic, cfg.held.body = *heldAnthropic, *heldBody
+	if cfg.held.anthropic && cfg.held.translated {
+		return config{}, errors.New("-held-anthropic and -held-translated: pick one (the translation lane's held streams are OpenAI chat)")
+	}
+	if cfg.held.body < 1 {
+		return config{}, errors.New("-held-body must be positive")
+	}
 	if len(cfg.held.ns) > 0 && (cfg.held.events < 1 || cfg.held.gap < 0) {
 		return config{}, errors.New("-held-events must be positive and -held-gap not negative")
 	}

@@ -60,7 +60,11 @@ type exchange struct {
 	body     *bodyBuf // the pooled request body, if any; released at the end
 	bodyRead bool     // the handler began reading the request body
 	reqBody  []byte   // the request body, valid until body is released
-	buffered int64    // bytes of the gateway's body budget this request holds
+	// bodyFreeOnStart lets a stream release the request body (and its
+	// part of the buffer budget) once it has begun and the upstream has
+	// reported the prompt's usage: nothing reads the body after that.
+	bodyFreeOnStart bool
+	buffered        int64 // bytes of the gateway's body budget this request holds
 
 	relayed   *relayed        // what a stream relayed, to estimate its usage if it never arrives
 	estimated bool            // usage is an estimate: the stream ended without it

@@ -60,6 +60,9 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return g.relayBody(c.w, x, resp, nil) // upstream errors are relayed as they are
 	case c.op != dialect.CountTokens && isEventStream(resp.Header):
+		// A stream kept for a later previous_response_id needs the
+		// request at its end; any other is done with it once it began.
+		x.bodyFreeOnStart = c.state == nil || !c.state.store
 		return g.relayStream(c.w, c.r, x, resp, g.storing(c, d.NewTap(hideUsage)))
 	case c.op == dialect.CountTokens:
 		return g.relayBody(c.w, x, resp, nil)

@@ -259,6 +259,10 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 		ka.lock()
 		x.writeDeadline(rc)
 		consumed, err := writeEvents(w, buf[:n], tap, x.relayed)
+		if x.bodyFreeOnStart && consumed > 0 {
+			x.bodyFreeOnStart = false // decided on the first whole events
+			g.releaseBodyIfReported(x, tap.Usage())
+		}
 		if err == nil && consumed > 0 {
 			rc.Flush()
 		}
@@ -277,6 +281,20 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 			return g.endStream(w, rc, r, x, tap, true, rerr)
 		}
 	}
+}
+
+// releaseBodyIfReported gives the request body back, and its part of the
+// buffer budget, when the stream's first events carry the prompt's usage
+// (an Anthropic message_start does): a stream may last minutes, and an
+// agent's request is 50–200 KB. Without that usage the body stays, for
+// the estimate should the stream end before its usage.
+func (g *Gateway) releaseBodyIfReported(x *exchange, u meter.Usage) {
+	if x.body == nil || u.Input == 0 && u.CacheRead == 0 && u.CacheWrite5m == 0 && u.CacheWrite1h == 0 {
+		return
+	}
+	x.body.release()
+	x.body, x.reqBody = nil, nil
+	g.buffered.release(x)
 }
 
 var (
