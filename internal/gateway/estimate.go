@@ -128,7 +128,7 @@ func (x *exchange) estimateUsage() {
 		x.estimated = true
 	}
 	u := x.usage
-	if u.Input == 0 && u.CacheRead == 0 && u.CacheWrite5m == 0 && u.CacheWrite1h == 0 && len(body) > 0 {
+	if u.TotalInput() == 0 && len(body) > 0 {
 		x.usage.Input = promptTokens(ctx, x.dialect, body)
 		x.estimated = true
 	}

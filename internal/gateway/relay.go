@@ -289,7 +289,7 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 // agent's request is 50–200 KB. Without that usage the body stays, for
 // the estimate should the stream end before its usage.
 func (g *Gateway) releaseBodyIfReported(x *exchange, u meter.Usage) {
-	if x.body == nil || u.Input == 0 && u.CacheRead == 0 && u.CacheWrite5m == 0 && u.CacheWrite1h == 0 {
+	if x.body == nil || u.TotalInput() == 0 {
 		return
 	}
 	x.body.release()
