@@ -114,8 +114,8 @@ func TestCodexExec(t *testing.T) {
 func runCodex(t *testing.T, codex, gateway, model string) string {
 	t.Helper()
 	dir := t.TempDir()
-	home, work := filepath.Join(dir, "codex-home"), filepath.Join(dir, "work")
-	for _, d := range []string{home, work} {
+	home, user, work := filepath.Join(dir, "codex-home"), filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	for _, d := range []string{home, user, work} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,12 @@ stream_idle_timeout_ms = 30000
 	cmd := exec.CommandContext(ctx, codex, "exec", "--strict-config", "--skip-git-repo-check", "--ephemeral", "--json",
 		"-o", last, "Create out.txt")
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "TOLLGATE_API_KEY="+masterKey, "NO_COLOR=1")
+	// Codex runs the command in a login shell: an empty HOME keeps the
+	// machine user's profile out of it. A profile that takes locks or
+	// starts tools (pyenv's rehash waits up to a minute for a lock a killed
+	// shell left behind) made the command outlast Codex's 10 s yield, and
+	// the model got "still running" instead of the command's result.
+	cmd.Env = append(os.Environ(), "HOME="+user, "CODEX_HOME="+home, "TOLLGATE_API_KEY="+masterKey, "NO_COLOR=1")
 	cmd.Stdin = nil // codex exec reads stdin when it is not a terminal: give it none
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
