@@ -23,3 +23,17 @@ func TestBodyBufReturnsOnlyWhenAllReleased(t *testing.T) {
 	}
 	big.release()
 }
+
+// The package's tests run with released buffers poisoned (export_test.go),
+// so that a body read after it was given back cannot pass unnoticed.
+func TestReleasedBodyIsPoisoned(t *testing.T) {
+	bb := newBodyBuf(3000)
+	b := bb.b
+	copy(b, `{"model":"m"}`)
+	bb.release()
+	for i, c := range b[:cap(b)] {
+		if c != 0xFF {
+			t.Fatalf("byte %d of a released body is %#x, want the poison 0xFF", i, c)
+		}
+	}
+}

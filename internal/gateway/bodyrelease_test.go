@@ -51,16 +51,38 @@ func TestStreamReleasesRequestBodyOnStart(t *testing.T) {
 		"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"u\",\"choices\":[],\"usage\":{\"prompt_tokens\":25,\"completion_tokens\":2,\"total_tokens\":27}}\n\n",
 		"data: [DONE]\n\n",
 	}
+	// A tool call, so that a translated stream whose plan aliased the
+	// client's body (the tools' names) would show the poisoned buffer.
+	anthropicTool := []string{
+		anthropicEvents[0],
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"get_weather\",\"input\":{}}}\n\n",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"city\\\": \\\"Oslo\\\"}\"}}\n\n",
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":9}}\n\n",
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+	}
+	long := strings.Repeat("x", 20000)
+	chatTools := `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]`
+	respTools := `"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]`
 	for _, tc := range []struct {
 		name     string
-		d        *dialect.Dialect
+		d        *dialect.Dialect // the upstream's
 		path     string
 		body     string
 		events   []string
 		released bool
+		// want is what a translated stream must carry; a pass-through
+		// one must be the upstream's events, byte for byte.
+		want []string
 	}{
-		{"anthropic", dialect.Anthropic, "/v1/messages", `{"model":"m","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"` + strings.Repeat("x", 20000) + `"}]}`, anthropicEvents, true},
-		{"openai", dialect.OpenAI, "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"` + strings.Repeat("x", 20000) + `"}]}`, openAIEvents, false},
+		{"anthropic", dialect.Anthropic, "/v1/messages", `{"model":"m","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"` + long + `"}]}`, anthropicEvents, true, nil},
+		{"openai", dialect.OpenAI, "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"` + long + `"}]}`, openAIEvents, false, nil},
+		{"chat to anthropic", dialect.Anthropic, "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},` + chatTools + `,"messages":[{"role":"user","content":"` + long + `"}]}`, anthropicTool, true,
+			[]string{`"name":"get_weather"`, `"arguments":"{\"city\": \"Oslo\"}"`, `"finish_reason":"tool_calls"`, `"prompt_tokens":25`, "data: [DONE]\n\n"}},
+		{"responses to anthropic", dialect.Anthropic, "/v1/responses", `{"model":"m","stream":true,"store":false,` + respTools + `,"input":"` + long + `"}`, anthropicTool, true,
+			[]string{`"type":"function_call"`, `"name":"get_weather"`, `"arguments":"{\"city\": \"Oslo\"}"`, "event: response.completed", `"input_tokens":25`}},
+		{"anthropic to openai", dialect.OpenAI, "/v1/messages", `{"model":"m","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"` + long + `"}]}`, openAIEvents, false,
+			[]string{`"text":"hi"`, `"input_tokens":25`, "event: message_stop"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &pipeProvider{only: tc.d, out: make(chan *io.PipeWriter, 1)}
@@ -119,8 +141,15 @@ func TestStreamReleasesRequestBodyOnStart(t *testing.T) {
 			pw.Close()
 			rest, _ := io.ReadAll(br)
 			got.Write(rest)
-			if want := strings.Join(tc.events, ""); got.String() != want {
-				t.Errorf("stream not relayed as sent:\n got %q\nwant %q", got.String(), want)
+			if tc.want == nil {
+				if want := strings.Join(tc.events, ""); got.String() != want {
+					t.Errorf("stream not relayed as sent:\n got %q\nwant %q", got.String(), want)
+				}
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got.String(), w) {
+					t.Errorf("translated stream lacks %s:\n%s", w, got.String())
+				}
 			}
 		})
 	}

@@ -76,6 +76,11 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 			// The client expects keep-alive events the upstream may not send.
 			tap = &pingingTap{tap, ping}
 		}
+		// As on the pass-through lane: the translated request has left and
+		// the plan holds copies, so only a stored Responses answer needs
+		// the client's body at the end (and the estimate, until the
+		// upstream reports the prompt's usage).
+		x.bodyFreeOnStart = c.state == nil || !c.state.store
 		return g.relayStream(w, c.r, x, resp, tap)
 	default:
 		return g.translatedBody(c, resp, plan, tr)

@@ -44,7 +44,9 @@ func (r *bytesBody) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *bytesBody) Close() error  { return nil }
+// Close lets go of the bytes: a response keeps its request, and with it
+// this body, for as long as it is read.
+func (r *bytesBody) Close() error  { r.b, r.off = nil, 0; return nil }
 func (r *bytesBody) Bytes() []byte { return r.b[r.off:] }
 func (r *bytesBody) Len() int      { return len(r.b) - r.off }
 

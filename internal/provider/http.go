@@ -176,7 +176,8 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	if !ok {
 		return nil, fmt.Errorf("provider %q does not serve this operation", h.name)
 	}
-	body, contentLength, newBody := r.newReader, r.Body.Len(), func() (io.ReadCloser, error) { return r.newReader(), nil }
+	src := &bodySource{r: r}
+	contentLength := r.Body.Len()
 	var raw []byte
 	if h.spec.Body != nil {
 		b, err := h.spec.Body(r)
@@ -184,8 +185,7 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 			return nil, err
 		}
 		raw, contentLength = b, int64(len(b))
-		body = func() io.ReadCloser { return h1client.NewBody(raw) }
-		newBody = func() (io.ReadCloser, error) { return body(), nil }
+		src.raw, src.spec = b, true
 	} else if h.spec.Sign != nil {
 		raw = r.Body.Bytes()
 	}
@@ -214,7 +214,7 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	req := (&http.Request{
 		Method: http.MethodPost, URL: u, Host: u.Host,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: hdr, Body: body(), ContentLength: contentLength, GetBody: newBody,
+		Header: hdr, Body: src.open(), ContentLength: contentLength, GetBody: src.getBody,
 	}).WithContext(ctx)
 	if h.spec.Sign != nil {
 		if err := h.spec.Sign(ctx, req, raw); err != nil {
@@ -225,6 +225,7 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 		}
 	}
 	resp, err := h.rt.RoundTrip(req)
+	src.drop()
 	if err != nil {
 		err = &url.Error{Op: "Post", URL: u.Redacted(), Err: err} // as http.Client says it
 		stopTotal()
@@ -394,3 +395,35 @@ func (b *idleBody) Close() error {
 	})
 	return err
 }
+
+// bodySource opens the readers of one upstream request's body: the first,
+// and any GetBody makes for a retry. Only RoundTrip reads them; once it has
+// returned, drop lets go of the bytes, which the response would otherwise
+// keep through resp.Request for as long as a stream lasts (a translated
+// agent turn is a 100 KB body of its own).
+type bodySource struct {
+	r    *Request
+	raw  []byte // the body the spec built, when spec
+	spec bool
+}
+
+var errBodyDropped = errors.New("the request body was let go after the exchange")
+
+func (s *bodySource) open() io.ReadCloser {
+	switch {
+	case s.spec:
+		return h1client.NewBody(s.raw)
+	case s.r != nil:
+		return s.r.newReader()
+	}
+	return http.NoBody
+}
+
+func (s *bodySource) getBody() (io.ReadCloser, error) {
+	if s.r == nil {
+		return nil, errBodyDropped
+	}
+	return s.open(), nil
+}
+
+func (s *bodySource) drop() { s.r, s.raw, s.spec = nil, nil, false }

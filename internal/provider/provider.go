@@ -83,7 +83,7 @@ type heldReader struct {
 	release func()
 }
 
-func (h *heldReader) Close() error { h.release(); return nil }
+func (h *heldReader) Close() error { h.bodyReader.Close(); h.release(); return nil }
 
 // Body is a request body sent as its parts back to back, so the gateway can
 // splice a rewritten model name into the client's bytes without copying the
@@ -163,4 +163,10 @@ func (r *bodyReader) Parts() [][]byte {
 	return append([][]byte{r.parts[r.i][r.off:]}, r.parts[r.i+1:]...)
 }
 
-func (r *bodyReader) Close() error { return nil }
+// Close makes the reader read nothing and keep nothing: a response keeps
+// its request (resp.Request), and with it this reader, for as long as the
+// answer streams.
+func (r *bodyReader) Close() error {
+	r.parts, r.i, r.off = nil, 0, 0
+	return nil
+}
