@@ -17,7 +17,7 @@ import (
 // An answer keeps its request (resp.Request) for as long as it is read,
 // and a stream is read for minutes: the request's body must not come with
 // it. Once Do returns, the body's bytes are collectable while the answer
-// is still open, through either client, also after a retry's GetBody.
+// is still open, through either client, and GetBody opens it no more.
 func TestOpenAnswerLetsGoOfRequestBody(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
