@@ -62,11 +62,11 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	case c.op != dialect.CountTokens && isEventStream(resp.Header):
 		// A stream kept for a later previous_response_id needs the
 		// request at its end; any other is done with it once it began.
-		x.bodyFreeOnStart = c.state == nil || !c.state.store
+		x.bodyFreeOnStart = !c.keepsAnswer()
 		return g.relayStream(c.w, c.r, x, resp, g.storing(c, d.NewTap(hideUsage)))
 	case c.op == dialect.CountTokens:
 		return g.relayBody(c.w, x, resp, nil)
-	case c.state != nil && c.state.store:
+	case c.keepsAnswer():
 		return g.relayKept(c, resp, d.Usage)
 	default:
 		return g.relayBody(c.w, x, resp, d.Usage)

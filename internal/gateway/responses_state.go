@@ -162,10 +162,10 @@ func (st *responsesState) stateBody(c *call, t *route.Target, passthrough bool) 
 // its JSON object). It runs before the answer's last bytes are written, so
 // a client that continues at once finds it.
 func (g *Gateway) keepResponse(c *call, response []byte) {
-	st := c.state
-	if st == nil || !st.store {
+	if !c.keepsAnswer() {
 		return
 	}
+	st := c.state
 	id := gjson.GetBytes(response, "id").Str
 	if id == "" {
 		return
@@ -264,11 +264,15 @@ func (t *storingTap) check(out []byte) {
 
 // storing wraps a Responses stream's tap to keep its response.
 func (g *Gateway) storing(c *call, tap dialect.Tap) dialect.Tap {
-	if c.state == nil || !c.state.store {
+	if !c.keepsAnswer() {
 		return tap
 	}
 	return &storingTap{Tap: tap, keep: func(r []byte) { g.keepResponse(c, r) }}
 }
+
+// keepsAnswer reports whether the answer is stored for a later
+// previous_response_id (a Responses request with store on).
+func (c *call) keepsAnswer() bool { return c.state != nil && c.state.store }
 
 // The stored-response endpoints: GET and DELETE /v1/responses/{id}, and
 // GET /v1/responses/{id}/input_items.

@@ -80,7 +80,7 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 		// the plan holds copies, so only a stored Responses answer needs
 		// the client's body at the end (and the estimate, until the
 		// upstream reports the prompt's usage).
-		x.bodyFreeOnStart = c.state == nil || !c.state.store
+		x.bodyFreeOnStart = !c.keepsAnswer()
 		return g.relayStream(w, c.r, x, resp, tap)
 	default:
 		return g.translatedBody(c, resp, plan, tr)
