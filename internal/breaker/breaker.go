@@ -151,6 +151,7 @@ func (b *Breaker) done(o Outcome) {
 		switch o {
 		case Success:
 			b.close()
+			b.bucket().ok++ // the probe's answer: the target works (Recovering)
 		case Failure:
 			b.open()
 		}

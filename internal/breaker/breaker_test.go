@@ -127,3 +127,35 @@ func TestRecentCountsTheWindow(t *testing.T) {
 		t.Fatal("a nil breaker saw requests")
 	}
 }
+
+// Recovering tells a target that still answers well from one that is
+// down: a success in the window, or a probe that closed the breaker.
+func TestRecovering(t *testing.T) {
+	b, c := newAt(Settings{Failures: 2, Cooldown: 10 * time.Second, Window: 20 * time.Second})
+	if b.Recovering() {
+		t.Fatal("a breaker that saw nothing is recovering")
+	}
+	b.Allow()
+	b.Done(Success)
+	for range 2 {
+		b.Allow()
+		b.Done(Failure)
+	}
+	if b.State() != Open || !b.Recovering() {
+		t.Fatalf("open after answering well once: state %v, recovering %v; want open and recovering", b.State(), b.Recovering())
+	}
+	c.t = c.t.Add(25 * time.Second) // the success has left the window
+	if b.Recovering() {
+		t.Fatal("recovering on a success older than the window")
+	}
+	if !b.Allow() {
+		t.Fatal("no probe after the cooldown")
+	}
+	b.Done(Success)
+	if b.State() != Closed || !b.Recovering() {
+		t.Fatalf("after a good probe: state %v, recovering %v; want closed and recovering", b.State(), b.Recovering())
+	}
+	if ok, fails := b.Recent(); ok != 1 || fails != 0 {
+		t.Fatalf("after a good probe: %d ok, %d failed; want the probe's 1 and 0", ok, fails)
+	}
+}

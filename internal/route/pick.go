@@ -21,8 +21,12 @@ const (
 // remain. After a whole pass, the targets skipped for an open breaker that
 // still answered well in its window are tried before any is tried again:
 // a flaky target is a better bet than one that has just failed this
-// request, and a dead one is not asked. Attempts stop at the model's
-// max_attempts, and no attempt starts past its retry_deadline.
+// request. A target that is down (not one good answer in its breaker's
+// window) is asked at most once per request, and not forced past its open
+// breaker, while another target of the plan answers well: attempts are
+// better spent on a target that works 70% of the time than on one that
+// refuses connections. Attempts stop at the model's max_attempts, and no
+// attempt starts past its retry_deadline.
 //
 // Use: Next, wait as it says, try the target, and report with Done (or
 // Abandon when the wait was cut short). A Picker is made per request and
@@ -37,6 +41,7 @@ type Picker struct {
 
 	k, attempts, skipped int
 	forced, untried      bool
+	someUp               bool        // after the first pass: a target of the plan answered well in its window
 	tried                []bool      // per place in the plan: tried by this request
 	waitUntil            []time.Time // per place in the plan: not before, after a retry-after
 	cur                  int         // place of the target last returned
@@ -64,13 +69,12 @@ func (p *Picker) Next() (t *Target, wait time.Duration, ok bool) {
 		i := k % len(plan)
 		t := &plan[i]
 		if i == 0 && k > 0 {
-			p.untried = false
-			for j := range p.tried {
-				p.untried = p.untried || !p.tried[j] && plan[j].Breaker.Recovering()
+			p.untried, p.someUp = false, false
+			for j := range plan {
+				up := plan[j].Breaker.Recovering()
+				p.someUp = p.someUp || up
+				p.untried = p.untried || up && !p.triedBefore(j)
 			}
-		}
-		if p.untried && (p.tried[i] || !t.Breaker.Recovering()) {
-			continue // a second pass: targets not yet tried that still often work
 		}
 		if p.skipped >= len(plan) {
 			// A whole turn and nothing could be tried: every breaker is
@@ -80,6 +84,16 @@ func (p *Picker) Next() (t *Target, wait time.Duration, ok bool) {
 				break
 			}
 			p.forced, p.skipped = true, 0
+		}
+		if k >= len(plan) && (p.untried || p.someUp) {
+			up := t.Breaker.Recovering()
+			if p.untried && (p.triedBefore(i) || !up) {
+				continue // a second pass: targets not yet tried that still often work
+			}
+			if !up && (p.triedBefore(i) || p.forced) {
+				p.skipped++
+				continue // down, and another target works: not asked again, nor forced
+			}
 		}
 		allowed := t.Breaker.Allow()
 		if !allowed && !p.forced && !p.untried {

@@ -109,6 +109,25 @@ func TestPicker(t *testing.T) {
 				b.Done(F)
 			},
 			outcomes: []step{{outcome: F}, {outcome: S}}, want: []string{"a", "b"}, waits: []time.Duration{0, 0}},
+		{name: "a down target is asked once per request while another answers well", m: model(4, time.Minute, "a", "dead"),
+			setup: func(m *Model) {
+				for i := range m.Targets { // breakers that stay closed, as before the failures add up
+					m.Targets[i].Breaker = breaker.New(breaker.Settings{Failures: 100, MinRequests: 100})
+				}
+				m.tiers = tiers(m.Targets)
+				answered(m.Targets[0].Breaker)
+			},
+			outcomes: []step{{outcome: F}, {outcome: F}, {outcome: F}, {outcome: S}}, want: []string{"a", "dead", "a", "a"},
+			waits: []time.Duration{0, 0, backoffBase, 2 * backoffBase}},
+		{name: "when every breaker is open a down target is not forced while another answered well", m: model(3, time.Minute, "dead", "a"),
+			setup: func(m *Model) {
+				answered(m.Targets[1].Breaker)
+				for _, t := range m.Targets {
+					t.Breaker.Allow()
+					t.Breaker.Done(F)
+				}
+			},
+			outcomes: []step{{outcome: F}, {outcome: S}}, want: []string{"a", "a"}, waits: []time.Duration{0, 2 * backoffBase}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.setup != nil {
@@ -129,6 +148,12 @@ func TestPicker(t *testing.T) {
 			}
 		})
 	}
+}
+
+// answered has b see one good answer.
+func answered(b *breaker.Breaker) {
+	b.Allow()
+	b.Done(breaker.Success)
 }
 
 // A probe let through a half-open breaker is given back when the request
