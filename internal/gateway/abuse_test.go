@@ -76,7 +76,8 @@ func TestClientStringsAreClipped(t *testing.T) {
 
 // TestSlowReaderIsLetGoAtTheTotalTimeout: a client that stops reading a
 // stream is not held past its provider's total timeout (plus a second to
-// write the stream's end): the handler ends, and its line is logged.
+// write the stream's end): the handler ends, cut off by the total, and
+// its line is logged.
 func TestSlowReaderIsLetGoAtTheTotalTimeout(t *testing.T) {
 	big := strings.Repeat("x", 1000)
 	var evs [][]byte
@@ -94,18 +95,24 @@ func TestSlowReaderIsLetGoAtTheTotalTimeout(t *testing.T) {
 	body := `{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":"x"}]}`
 	start := time.Now()
 	fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", masterKey, len(body), body)
-	line := make([]byte, 12)
-	if _, err := io.ReadFull(c, line); err != nil || string(line) != "HTTP/1.1 200" {
-		t.Fatalf("%q %v", line, err)
+	resp, err := http.ReadResponse(bufio.NewReaderSize(c, 4096), nil) // the head, and at most a few events
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", resp, err)
 	}
-	// Read nothing more; the handler must end by itself.
+	// Read nothing more; the handler must end by itself. A handler held by
+	// the client ends never, or at a later timeout: far past this bound,
+	// which is loose so that a busy machine does not fail the test.
 	for !strings.Contains(e.logs.String(), `"path":"/v1/chat/completions"`) {
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the handler is still writing to a client that stopped reading, 10 s after a 2 s total")
+		if time.Since(start) > 15*time.Second {
+			t.Fatal("the handler is still writing to a client that stopped reading, 15 s after a 2 s total")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if took := time.Since(start); took > 6*time.Second {
-		t.Errorf("the handler ended %s after the request; the total is 2 s", took)
+	// What ended it is the total: the upstream read it cancels, or the
+	// write deadline it sets (the only other one is 30 s per write).
+	line := e.logLine(resp.Header.Get("Tollgate-Request-Id"))
+	why := line.Get("error").String()
+	if !line.Get("client_gone").Bool() || !strings.Contains(why, "total timeout") && !strings.Contains(why, "i/o timeout") {
+		t.Errorf("the handler ended after %s, but not at the total: %s", time.Since(start), line.Raw)
 	}
 }
