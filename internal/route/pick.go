@@ -85,7 +85,7 @@ func (p *Picker) Next() (t *Target, wait time.Duration, ok bool) {
 			}
 			p.forced, p.skipped = true, 0
 		}
-		if k >= len(plan) && (p.untried || p.someUp) {
+		if p.untried || p.someUp { // set from the second pass on
 			up := t.Breaker.Recovering()
 			if p.untried && (p.triedBefore(i) || !up) {
 				continue // a second pass: targets not yet tried that still often work
