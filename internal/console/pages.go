@@ -81,8 +81,10 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, v *viewer) {
 		"TTFB50": store.Percentile(t.TTFB, .5), "TTFB95": store.Percentile(t.TTFB, .95),
 		"Over50": store.Percentile(t.Overhead, .5), "Over95": store.Percentile(t.Overhead, .95),
 		"Sampled": len(t.Latency),
-		"Chart":   chartSVG(bars, win.Bucket, costOrTokens(rep.Total)),
 	}
+	m := pickMeasure(r.URL.Query().Get("measure"), tot)
+	data["Measures"], data["Measure"] = measures, m.Name
+	data["Chart"] = chartSVG(bars, win.Bucket, m)
 	c.render(w, r, http.StatusOK, "overview", v, data)
 }
 
@@ -126,12 +128,14 @@ type usageParams struct {
 	SinceText    string
 	UntilText    string
 	By           store.GroupBy
+	Measure      string // what the chart counts: requests, tokens or cost ("" picks)
 }
 
 func (c *Console) usageParams(r *http.Request, v *viewer) (usageParams, error) {
 	q := r.URL.Query()
 	now := c.o.Now()
-	p := usageParams{SinceText: cmp.Or(q.Get("since"), "7d"), UntilText: q.Get("until"), By: store.GroupBy(cmp.Or(q.Get("by"), "model")), Until: now}
+	p := usageParams{SinceText: cmp.Or(q.Get("since"), "7d"), UntilText: q.Get("until"), By: store.GroupBy(cmp.Or(q.Get("by"), "model")), Until: now,
+		Measure: q.Get("measure")}
 	var err error
 	if p.Since, err = parseWhen(p.SinceText, now); err != nil {
 		return p, errors.New("from: " + err.Error())
@@ -189,13 +193,15 @@ func (c *Console) usage(w http.ResponseWriter, r *http.Request, v *viewer) {
 	}
 	if len(rows) > maxUsageRows {
 		// The largest groups, largest first; the CSV has every one.
-		m := costOrTokens(rep.Total)
-		slices.SortStableFunc(rows, func(a, b usageRow) int { return cmp.Compare(m(b.UsageGroup), m(a.UsageGroup)) })
+		m := pickMeasure(p.Measure, rep.Total)
+		slices.SortStableFunc(rows, func(a, b usageRow) int { return cmp.Compare(m.value(b.UsageGroup), m.value(a.UsageGroup)) })
 		data["Shown"], data["Groups"] = maxUsageRows, len(rows)
 		rows = rows[:maxUsageRows]
 	}
 	data["Rows"], data["Total"] = rows, rep.Total
-	data["Chart"] = groupsSVG(rows)
+	m := pickMeasure(p.Measure, rep.Total)
+	data["Measures"], data["Measure"] = measures, m.Name
+	data["Chart"] = groupsSVG(rows, m)
 	data["CSV"] = "/console/usage.csv?" + r.URL.RawQuery
 	c.render(w, r, http.StatusOK, "usage", v, data)
 }
