@@ -141,6 +141,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("the call is not in Requests:\n%s", got)
 	}
 	shot(t, ctx, dir, "requests")
+	fitsWindow(t, ctx, base+"/console/requests", 1400, 1000)
 	if got := navText(t, ctx, base+"/console/usage?since=1h&by=key", "main"); !strings.Contains(got, "ci-key") {
 		t.Fatalf("the call is not in Usage by key:\n%s", got)
 	}
@@ -224,6 +225,29 @@ func TestConsoleInABrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/console/overview"), chromedp.Click(chromedp.CSS("header button")),
 		chromedp.WaitVisible(chromedp.ID("key"))); err != nil {
 		t.Fatalf("signing out: %v", err)
+	}
+}
+
+// fitsWindow checks at each window width that the page needs no
+// sideways scrolling and that every column of its table is inside the
+// window, then goes back to the desktop size.
+func fitsWindow(t *testing.T, ctx context.Context, page string, widths ...int64) {
+	t.Helper()
+	for _, w := range append(widths, 1280) {
+		type fitness struct {
+			Page, Window, TableRight float64
+		}
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 900), chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("table"))); err != nil {
+			t.Fatalf("at %d px: %v", w, err)
+		}
+		fit, err := chromedp.Run(ctx, chromedp.Evaluate[fitness](`({Page: document.documentElement.scrollWidth, Window: window.innerWidth,
+			TableRight: Math.max(...[...document.querySelectorAll("table th")].map(th => th.getBoundingClientRect().right))})`))
+		if err != nil {
+			t.Fatalf("at %d px: %v", w, err)
+		}
+		if fit.Page > fit.Window || fit.TableRight > fit.Window {
+			t.Errorf("at %d px the page is %.0f px wide and its table ends at %.0f px", w, fit.Page, fit.TableRight)
+		}
 	}
 }
 
