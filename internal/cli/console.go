@@ -28,7 +28,9 @@ func (lv *live) mountConsole(mux *http.ServeMux) error {
 		LimitUse: func(ctx context.Context, k admin.KeyView) ([]limiter.Use, error) {
 			return lv.gw.KeyLimitUse(ctx, k.ID, k.Limits, k.ModelLimits)
 		},
-		Logger: lv.log,
+		Logger:         lv.log,
+		SecureCookie:   lv.start.Console.SecureCookie,
+		TrustedProxies: lv.start.Auth.Proxies(),
 	})
 	if err != nil {
 		return err

@@ -73,7 +73,25 @@ type Config struct {
 	Tracing   Tracing    `yaml:"tracing"`
 	Metrics   Metrics    `yaml:"metrics"`
 	Pricing   PriceFiles `yaml:"pricing"`
+	Console   Console    `yaml:"console"`
 }
+
+// Console configures the operator console at /console/.
+type Console struct {
+	// SecureCookie is when the sign-in cookie is marked Secure (sent over
+	// HTTPS only): auto (the default) when the request came over TLS, or
+	// through a proxy of auth.trusted_proxies that says
+	// X-Forwarded-Proto: https; always, for a console reached only
+	// through a TLS-terminating proxy; never.
+	SecureCookie string `yaml:"secure_cookie"`
+}
+
+// Console.SecureCookie values.
+const (
+	SecureCookieAuto   = "auto"
+	SecureCookieAlways = "always"
+	SecureCookieNever  = "never"
+)
 
 // PriceFiles adds prices for the models whose configuration has none.
 type PriceFiles struct {
@@ -649,6 +667,11 @@ func (c *Config) Validate() error {
 	}
 	if f := c.Server.LogFormat; f != "json" && f != "text" {
 		bad("server.log_format", "must be json or text, not %q", f)
+	}
+	switch c.Console.SecureCookie {
+	case "", SecureCookieAuto, SecureCookieAlways, SecureCookieNever:
+	default:
+		bad("console.secure_cookie", "must be auto, always or never, not %q", c.Console.SecureCookie)
 	}
 	for i, f := range c.Pricing.Files {
 		if f == "" {

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/admin"
@@ -50,6 +51,12 @@ type Options struct {
 	SessionTTL time.Duration
 	// Now is the clock (clock.Now when nil).
 	Now func() time.Time
+	// SecureCookie is config.Console.SecureCookie: when the session
+	// cookie is marked Secure ("" is auto).
+	SecureCookie string
+	// TrustedProxies are the proxies whose X-Forwarded-Proto says
+	// whether the browser reached them over HTTPS.
+	TrustedProxies []netip.Prefix
 }
 
 // Console serves the console. It is safe for concurrent use.

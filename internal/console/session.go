@@ -9,10 +9,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/store"
 )
 
@@ -156,7 +159,7 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: secret, Path: Prefix, Expires: se.ExpiresAt,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
 	c.o.Logger.Info("console: signed in", "key_id", p.KeyID(), "master", p.Master)
 	http.Redirect(w, r, "/console/overview", http.StatusSeeOther)
 }
@@ -167,13 +170,46 @@ func (c *Console) signout(w http.ResponseWriter, r *http.Request, v *viewer) {
 		c.fail(w, r, v, http.StatusServiceUnavailable, "The session could not be ended; try again.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
 }
 
 // PurgeSessions deletes expired sessions; the gateway calls it hourly.
 func (c *Console) PurgeSessions(ctx context.Context) (int64, error) {
 	return c.o.Store.PurgeSessions(ctx, c.o.Now())
+}
+
+// secure says whether the session cookie is marked Secure: the browser
+// reached the console over HTTPS, to this server or to a trusted proxy in
+// front of it (which says so in X-Forwarded-Proto), or the configuration
+// says always. A proxy that is not trusted cannot turn it off or on.
+func (c *Console) secure(r *http.Request) bool {
+	switch c.o.SecureCookie {
+	case config.SecureCookieAlways:
+		return true
+	case config.SecureCookieNever:
+		return false
+	}
+	if r.TLS != nil {
+		return true
+	}
+	proto := r.Header.Get("X-Forwarded-Proto")
+	if proto == "" {
+		return false
+	}
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := peer.Addr().Unmap()
+	for _, p := range c.o.TrustedProxies {
+		if p.Contains(ip) {
+			// The proxy nearest us wrote the last value.
+			last := proto[strings.LastIndexByte(proto, ',')+1:]
+			return strings.EqualFold(strings.TrimSpace(last), "https")
+		}
+	}
+	return false
 }
 
 func clientIP(r *http.Request) string {
