@@ -1,7 +1,10 @@
 package console
 
 import (
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,30 +46,69 @@ func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, v *viewer, 
 func (c *Console) keyFields(r *http.Request) (name string, models []string, expires string, own limit.Limits, err error) {
 	f := r.PostForm
 	name, models, expires = strings.TrimSpace(f.Get("name")), splitList(f.Get("models")), strings.TrimSpace(f.Get("expires"))
+	own, err = formLimits(f.Get, "")
+	return name, models, expires, own, err
+}
+
+// formLimits reads one set of limits from form fields named by get
+// (rpm, tpm, max_parallel, budget_usd, budget_period); at names the set
+// in an error ("" for the key's own).
+func formLimits(get func(string) string, at string) (l limit.Limits, err error) {
 	for _, x := range []struct {
 		field string
 		dst   *int64
-	}{{"rpm", &own.RPM}, {"tpm", &own.TPM}, {"max_parallel", &own.MaxParallel}} {
-		if s := strings.TrimSpace(f.Get(x.field)); s != "" {
+	}{{"rpm", &l.RPM}, {"tpm", &l.TPM}, {"max_parallel", &l.MaxParallel}} {
+		if s := strings.TrimSpace(get(x.field)); s != "" {
 			n, perr := strconv.ParseInt(s, 10, 64)
 			if perr != nil || n < 0 {
-				return "", nil, "", own, fieldError(x.field, "want a whole number, such as 60 (0 or empty: no limit)")
+				return l, fieldError(at+x.field, "want a whole number, such as 60 (0 or empty: no limit)")
 			}
 			*x.dst = n
 		}
 	}
-	if s := strings.TrimSpace(f.Get("budget_usd")); s != "" {
+	if s := strings.TrimSpace(get("budget_usd")); s != "" {
 		u, perr := limit.ParseUSD(s)
 		if perr != nil {
-			return "", nil, "", own, fieldError("budget_usd", "want an amount of USD, such as 25 or 2.50")
+			return l, fieldError(at+"budget_usd", "want an amount of USD, such as 25 or 2.50")
 		}
-		own.BudgetUSD = u
-		own.BudgetPeriod = limit.Period(strings.TrimSpace(f.Get("budget_period")))
+		l.BudgetUSD = u
+		l.BudgetPeriod = limit.Period(strings.TrimSpace(get("budget_period")))
 	}
-	if verr := own.Validate(); verr != nil {
-		return "", nil, "", own, verr
+	if verr := l.Validate(); verr != nil {
+		if at != "" {
+			return l, fieldError(strings.TrimSuffix(at, " "), verr.Error())
+		}
+		return l, verr
 	}
-	return name, models, expires, own, nil
+	return l, nil
+}
+
+// modelLimits reads the key form's per-model rows (ml_model, ml_rpm, …,
+// one value per row): a row without a model or without a limit is left
+// out, so clearing a row's fields removes its limits.
+func modelLimits(f url.Values) (map[string]limit.Limits, error) {
+	out := map[string]limit.Limits{}
+	for i, m := range f["ml_model"] {
+		m = strings.TrimSpace(m)
+		get := func(field string) string {
+			if v := f["ml_"+field]; i < len(v) {
+				return v[i]
+			}
+			return ""
+		}
+		l, err := formLimits(get, "model "+cmpOr(m, strconv.Itoa(i+1))+" ")
+		if err != nil {
+			return nil, err
+		}
+		if m == "" || l.IsZero() {
+			continue
+		}
+		if _, dup := out[m]; dup {
+			return nil, fieldError("model "+m, "is listed twice")
+		}
+		out[m] = l
+	}
+	return out, nil
 }
 
 type formError struct{ field, msg string }
@@ -128,8 +170,64 @@ func (c *Console) keyForm(w http.ResponseWriter, r *http.Request, v *viewer) {
 		return
 	}
 	q := r.URL.Query()
-	c.render(w, r, http.StatusOK, "key", v, map[string]any{"Title": "Key " + k.Name, "Key": k, "Limits": cmpOr(k.LimitsText(), "none"),
-		"Saved": q.Has("saved"), "Revoked": q.Has("revoked")})
+	c.renderKey(w, r, v, http.StatusOK, k, map[string]any{"Saved": q.Has("saved"), "Revoked": q.Has("revoked")})
+}
+
+// periods are the budget periods the key form offers; a key's own, if
+// another, is offered too.
+var periods = []string{"total", "daily", "monthly", "24h", "7d", "30d"}
+
+// modelRow is one row of the key form's per-model limits.
+type modelRow struct {
+	Model  string
+	Limits limit.Limits
+}
+
+// renderKey shows a key: its settings, what it spent (today, this month,
+// in all, and in its budget's current period when it has a budget), and
+// the form that edits it, with its per-model limits and a free row.
+func (c *Console) renderKey(w http.ResponseWriter, r *http.Request, v *viewer, status int, k admin.KeyView, data map[string]any) {
+	data["Title"], data["Key"], data["Limits"] = "Key "+k.Name, k, cmpOr(k.LimitsText(), "none")
+	ps := periods
+	for _, l := range append([]limit.Limits{k.Limits}, slices.Collect(maps.Values(k.ModelLimits))...) {
+		if p := string(l.BudgetPeriod); p != "" && !slices.Contains(ps, p) {
+			ps = append(slices.Clip(ps), p)
+		}
+	}
+	data["Periods"] = ps
+	rows := make([]modelRow, 0, len(k.ModelLimits)+1)
+	for m, l := range k.ModelLimits {
+		rows = append(rows, modelRow{m, l})
+	}
+	slices.SortFunc(rows, func(a, b modelRow) int { return strings.Compare(a.Model, b.Model) })
+	data["ModelRows"] = append(rows, modelRow{})
+	now := c.o.Now().UTC()
+	y, mo, d := now.Date()
+	spent := []struct {
+		What  string
+		Since time.Time
+	}{{"today (UTC)", time.Date(y, mo, d, 0, 0, 0, 0, time.UTC)}, {"this month (UTC)", time.Date(y, mo, 1, 0, 0, 0, 0, time.UTC)}, {"in all", time.Unix(0, 0).UTC()}}
+	var spend [][2]string
+	for _, s := range spent {
+		rep, err := c.svc().Usage(r.Context(), admin.UsageQuery{Since: s.Since, Until: now.Add(time.Second), GroupBy: store.ByKey, KeyID: k.ID})
+		if err != nil {
+			c.o.Logger.Warn("console: reading a key's spend", "key", k.ID, "error", err)
+			spend = append(spend, [2]string{s.What, "not known now"})
+			continue
+		}
+		spend = append(spend, [2]string{s.What, usdPtr(rep.Total.CostNanoUSD, rep.Total.UnpricedRequests) + " in " + num(rep.Total.Requests) + " requests"})
+	}
+	if c.o.LimitUse != nil && k.Limits.BudgetUSD != nil {
+		if uses, err := c.o.LimitUse(r.Context(), k); err == nil {
+			for _, u := range limitUses(k.ID, uses) {
+				if u.What == "budget" && u.Model == "" {
+					spend = append(spend, [2]string{"of the budget", u.Used + " of " + u.Limit})
+				}
+			}
+		}
+	}
+	data["Spend"] = spend
+	c.render(w, r, status, "key", v, data)
 }
 
 func (c *Console) updateKey(w http.ResponseWriter, r *http.Request, v *viewer) {
@@ -161,13 +259,21 @@ func (c *Console) updateKey(w http.ResponseWriter, r *http.Request, v *viewer) {
 		if r.PostForm.Has("rpm") { // the limits fieldset was sent: it replaces the key's own limits
 			p.Limits = &own
 		}
+		if r.PostForm.Has("ml_model") { // so do the per-model rows, the key's per-model limits
+			var per map[string]limit.Limits
+			if per, err = modelLimits(r.PostForm); err != nil {
+				c.renderKey(w, r, v, http.StatusBadRequest, k, map[string]any{"Error": errorText(err)})
+				return
+			}
+			p.ModelLimits = &per
+		}
 		if k, err = c.svc().UpdateKey(r.Context(), id, p); err == nil {
 			c.o.Logger.Info("console: key updated", "key_id", id)
 			http.Redirect(w, r, "/console/keys/"+id+"?saved=1", http.StatusSeeOther)
 			return
 		}
 	}
-	c.render(w, r, http.StatusBadRequest, "key", v, map[string]any{"Title": "Key " + k.Name, "Key": k, "Limits": cmpOr(k.LimitsText(), "none"), "Error": errorText(err)})
+	c.renderKey(w, r, v, http.StatusBadRequest, k, map[string]any{"Error": errorText(err)})
 }
 
 // revokeKey revokes a key once its form's confirmation box is ticked, and
@@ -180,8 +286,7 @@ func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, v *viewer) {
 		return
 	}
 	if r.PostForm.Get("confirm") != "yes" {
-		c.render(w, r, http.StatusBadRequest, "key", v, map[string]any{"Title": "Key " + k.Name, "Key": k, "Limits": cmpOr(k.LimitsText(), "none"),
-			"Error": "Tick the box to confirm: a revoked key cannot be restored."})
+		c.renderKey(w, r, v, http.StatusBadRequest, k, map[string]any{"Error": "Tick the box to confirm: a revoked key cannot be restored."})
 		return
 	}
 	if _, err := c.svc().RevokeKey(r.Context(), id); err != nil {

@@ -15,6 +15,9 @@ import (
 // pageNames are the templates, each rendered inside layout.html.
 var pageNames = []string{"signin", "error", "overview", "usage", "requests", "request", "keys", "key", "routes", "limits"}
 
+// titles are the pages whose title is not their name capitalised.
+var titles = map[string]string{"signin": "Sign in"}
+
 var funcs = template.FuncMap{
 	"usd":      usd,
 	"usdPtr":   usdPtr,
@@ -53,7 +56,7 @@ type page struct {
 // render writes the named page. A request from the console's script for
 // live figures (X-Console-Fragment) gets the content alone.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, v *viewer, data any) {
-	p := page{Title: strings.ToUpper(name[:1]) + name[1:], Nav: name, Viewer: v, Data: data}
+	p := page{Title: cmpOr(titles[name], strings.ToUpper(name[:1])+name[1:]), Nav: name, Viewer: v, Data: data}
 	if v != nil {
 		p.CSRF = v.session.CSRF
 	}
