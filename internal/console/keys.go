@@ -299,17 +299,18 @@ func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, v *viewer) {
 }
 
 // routes shows the models, their targets, prices and breakers, and each
-// provider's error rate over the last hour.
+// target's failed attempts over the last hour: a target that failed
+// before another answered counts its failures, not "no requests".
 func (c *Console) routes(w http.ResponseWriter, r *http.Request, v *viewer) {
 	now := c.o.Now()
-	rep, err := c.svc().Usage(r.Context(), admin.UsageQuery{Since: now.Add(-time.Hour), Until: now.Add(time.Second), GroupBy: store.ByProvider})
+	counts, err := c.o.Store.TargetAttempts(r.Context(), now.Add(-time.Hour), now.Add(time.Second))
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
 	}
 	rates := map[string]string{}
-	for _, g := range rep.Data {
-		rates[g.Group] = pctText(ratio(g.Errors, g.Requests)) + " of " + num(g.Requests)
+	for name, n := range counts {
+		rates[name] = pctText(ratio(n.Failures, n.Attempts)) + " of " + num(n.Attempts)
 	}
 	type target struct {
 		Name, Weight, Priority, Input, Output, Breaker, Recent, ErrorRate string
@@ -325,7 +326,7 @@ func (c *Console) routes(w http.ResponseWriter, r *http.Request, v *viewer) {
 		mm := model{Name: m.Name, Aliases: m.Aliases}
 		for _, t := range m.Targets {
 			tt := target{Name: t.Name, Weight: i64(int64(t.Weight)), Priority: i64(int64(t.Priority)), Input: "unpriced", Output: "unpriced",
-				Breaker: t.Breaker.State().String(), Open: t.Breaker.State() != breaker.Closed, ErrorRate: cmpOr(rates[t.Provider.Name()], "no requests"),
+				Breaker: t.Breaker.State().String(), Open: t.Breaker.State() != breaker.Closed, ErrorRate: cmpOr(rates[t.Name], "no requests"),
 				Recent: "no requests"}
 			if ok, fails := t.Breaker.Recent(); ok+fails > 0 {
 				tt.Recent = pctText(ratio(int64(fails), int64(ok+fails))) + " of " + num(int64(ok+fails))
