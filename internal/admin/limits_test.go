@@ -240,11 +240,15 @@ models: [ { name: m, targets: [ { provider: ant, model: x } ], pricing: { input:
 		status, h, body := e.send("/v1/messages", k.Key, `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"second"}]}`)
 		if status == 200 {
 			// The abandoned stream was charged what it used: 1000 input and
-			// 1 output tokens, 3,015,000 nano-USD; this request reserved
-			// well under 0.001 USD more.
+			// 1 output tokens, 3,015,000 nano-USD, and that is what was left
+			// before this request; it reserved well under 0.001 USD.
 			left, err := limit.ParseUSD(h.Get("Tollgate-Budget-Remaining-Usd"))
-			if err != nil || left.Nano() >= 1e9-3_015_000 || left.Nano() < 1e9-3_015_000-1_000_000 {
+			if err != nil || left.Nano() != 1e9-3_015_000 {
 				t.Fatalf("budget left: %q %v", h.Get("Tollgate-Budget-Remaining-Usd"), err)
+			}
+			held, err := limit.ParseUSD(h.Get("Tollgate-Budget-Reserved-Usd"))
+			if err != nil || held.Nano() <= 0 || held.Nano() >= 1_000_000 {
+				t.Fatalf("budget reserved: %q %v", h.Get("Tollgate-Budget-Reserved-Usd"), err)
 			}
 			break
 		}

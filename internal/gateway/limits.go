@@ -77,8 +77,11 @@ func (g *Gateway) admitScopes(c *call, count bool) error {
 	if len(scopes) == 0 {
 		return nil
 	}
-	input, output := reservation(m, body, &c.s)
-	req := &limiter.Request{ID: x.id, Scopes: scopes, Tokens: input + output}
+	input, output, defaulted := reservation(m, body, &c.s)
+	req := &limiter.Request{ID: x.id, Scopes: scopes, Tokens: input + output, OutputDefault: defaulted}
+	if f := x.dialect.Fields.MaxOutput; len(f) > 0 {
+		req.OutputParam = f[0]
+	}
 	for _, sc := range scopes {
 		if sc.Limits.BudgetUSD == nil {
 			continue
@@ -123,7 +126,9 @@ const maxReservedOutput = 1 << 24
 // reservation is what a request reserves against token limits and, at
 // its prices, budgets: its estimated prompt, and the most output it may
 // produce (max_tokens, at most the model's maximum, times n answers).
-func reservation(m *route.Model, body []byte, s *dialect.Scanned) (input, output int64) {
+// defaulted is the output of one answer reserved for a request that sets
+// no output limit (the model's most), 0 when it sets one.
+func reservation(m *route.Model, body []byte, s *dialect.Scanned) (input, output, defaulted int64) {
 	output = s.MaxOutput
 	if top := m.Caps.MaxOutputTokens; top > 0 && (output <= 0 || output > top) {
 		// No limit in the request, or one past the model's: the most the
@@ -134,10 +139,13 @@ func reservation(m *route.Model, body []byte, s *dialect.Scanned) (input, output
 		output = translate.DefaultMaxOutputTokens
 	}
 	output = min(output, maxReservedOutput)
+	if s.MaxOutput <= 0 {
+		defaulted = output
+	}
 	if s.Choices > 1 {
 		output = min(output*min(s.Choices, 128), 128*maxReservedOutput)
 	}
-	return reserveInputTokens(body), output
+	return reserveInputTokens(body), output, defaulted
 }
 
 // unpricedFeature names a feature of the request that the provider bills
@@ -276,6 +284,9 @@ func quotaHeaders(h http.Header, d *dialect.Dialect, st limiter.Status, now time
 	if b := st.Budget; b != nil {
 		h["Tollgate-Budget-Limit-Usd"] = []string{units.FormatNano(b.Limit, 0)}
 		h["Tollgate-Budget-Remaining-Usd"] = []string{units.FormatNano(b.Remaining, 0)}
+		if b.Reserved > 0 {
+			h["Tollgate-Budget-Reserved-Usd"] = []string{units.FormatNano(b.Reserved, 0)}
+		}
 		if !b.Reset.IsZero() {
 			h["Tollgate-Budget-Reset"] = []string{dialect.CeilSecond(b.Reset).Format(time.RFC3339)}
 		}

@@ -49,7 +49,7 @@ func TestQuotaHeaders(t *testing.T) {
 	st := limiter.Status{
 		Requests: &limiter.Quota{Limit: 60, Remaining: 59, Reset: now.Add(1500 * time.Millisecond)},
 		Tokens:   &limiter.Quota{Limit: 1000, Remaining: 0},
-		Budget:   &limiter.Quota{Limit: 25e9, Remaining: 12_500_000_001, Reset: now.Add(24 * time.Hour)},
+		Budget:   &limiter.Quota{Limit: 25e9, Remaining: 12_500_000_001, Reserved: 300_000_000, Reset: now.Add(24 * time.Hour)},
 	}
 	h := http.Header{}
 	quotaHeaders(h, dialect.Anthropic, st, now)
@@ -57,7 +57,7 @@ func TestQuotaHeaders(t *testing.T) {
 		"Anthropic-Ratelimit-Requests-Limit": "60", "Anthropic-Ratelimit-Requests-Remaining": "59",
 		"Anthropic-Ratelimit-Requests-Reset": "2026-11-22T10:00:02Z", "Anthropic-Ratelimit-Tokens-Limit": "1000",
 		"Anthropic-Ratelimit-Tokens-Remaining": "0", "Tollgate-Budget-Limit-Usd": "25",
-		"Tollgate-Budget-Remaining-Usd": "12.500000001", "Tollgate-Budget-Reset": "2026-11-23T10:00:00Z",
+		"Tollgate-Budget-Remaining-Usd": "12.500000001", "Tollgate-Budget-Reserved-Usd": "0.3", "Tollgate-Budget-Reset": "2026-11-23T10:00:00Z",
 	}
 	for k, v := range want {
 		if got := h.Get(k); got != v {

@@ -131,3 +131,26 @@ func TestCountTokensLimits(t *testing.T) {
 		t.Errorf("fourth count in a minute, rpm 3 (the 413 counted): %d %s", code, body)
 	}
 }
+
+// A refusal that a smaller output limit would avoid names the limit in
+// the client's protocol, and says when the request set none and the
+// model's most was reserved for it.
+func TestRefusalSaysHowTheOutputWasReserved(t *testing.T) {
+	e := limitedEnv(t)
+	for _, tt := range []struct{ name, path, body, want string }{
+		{"chat without a limit", "/v1/chat/completions", `{"model":"counted","messages":[{"role":"user","content":"hi"}]}`,
+			"the request sets no max_completion_tokens, so the model's most, 8192 output tokens, was reserved: set max_completion_tokens to what the answer needs"},
+		{"chat with one", "/v1/chat/completions", `{"model":"counted","max_tokens":500,"messages":[{"role":"user","content":"hi"}]}`,
+			"(estimated input plus max_completion_tokens), more than the 10 tokens per minute model \"counted\" (across all keys) allows; lower max_completion_tokens"},
+		{"responses without a limit", "/v1/responses", `{"model":"counted","input":"hi"}`,
+			"the request sets no max_output_tokens, so the model's most, 8192 output tokens, was reserved"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := e.do("POST", tt.path, tt.body, openAIAuth...)
+			body := readAll(t, resp.Body)
+			if msg := gjson.GetBytes(body, "error.message").String(); resp.StatusCode != 429 || !strings.Contains(msg, tt.want) {
+				t.Errorf("%d %s", resp.StatusCode, body)
+			}
+		})
+	}
+}

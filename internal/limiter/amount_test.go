@@ -63,7 +63,7 @@ func TestUsageOfAnySize(t *testing.T) {
 		}
 		l.Settle(ctx, tk, Used{Tokens: math.MinInt64, Cost: math.MinInt64})
 		tk, r = admit(t, l, "2", 100_000, usd, s)
-		if r != nil || tk.Status.Tokens.Remaining != 0 || tk.Status.Budget.Remaining != 0 {
+		if r != nil || tk.Status.Tokens.Remaining != 0 || tk.Status.Budget.Remaining != usd || tk.Status.Budget.Reserved != usd {
 			t.Fatalf("after negative usage, the whole limit should fit: %+v %+v", tk, r)
 		}
 		// Settled over and over in the same slot, past 2^63 in all.

@@ -75,8 +75,8 @@ func FuzzAdmitAmounts(f *testing.F) {
 		if q := tk.Status.Tokens; tpm > 0 && (q == nil || q.Remaining != tl-wt) {
 			t.Fatalf("tokens: %+v, want %d left", q, tl-wt)
 		}
-		if q := tk.Status.Budget; q == nil || q.Remaining != bl-wc {
-			t.Fatalf("budget: %+v, want %d left", q, bl-wc)
+		if q := tk.Status.Budget; q == nil || q.Remaining != bl || q.Reserved != wc {
+			t.Fatalf("budget: %+v, want %d left before it and %d reserved", q, bl, wc)
 		}
 
 		// Settling with no usage gives everything back: the whole limits fit.
@@ -86,7 +86,7 @@ func FuzzAdmitAmounts(f *testing.F) {
 		if r != nil {
 			t.Fatalf("after settling with no usage, the whole limits were refused: %v", r)
 		}
-		if q := whole.Status.Budget; q.Remaining != 0 || tpm > 0 && whole.Status.Tokens.Remaining != 0 {
+		if q := whole.Status.Budget; q.Remaining != bl || q.Reserved != bl || tpm > 0 && whole.Status.Tokens.Remaining != 0 {
 			t.Fatalf("the whole limits: %+v", whole.Status)
 		}
 		l.Settle(ctx, whole, Used{})
@@ -117,7 +117,9 @@ func FuzzAdmitAmounts(f *testing.F) {
 			t.Fatalf("%d tokens and %d nano-limit.USD used, under tpm %d and a budget of %d: %v", usedTokens, usedCost, tpm, budget, r)
 		default:
 			st = probe.Status
-			uc++ // the probe's own reservation
+			if q := st.Budget; q == nil || q.Reserved != 1 {
+				t.Fatalf("the probe's reservation: %+v, want 1", q)
+			}
 		}
 		if q := st.Tokens; tpm > 0 && (q == nil || q.Remaining != max(tl-ut, 0)) {
 			t.Fatalf("tokens after usage %d: %+v, want %d left", usedTokens, q, max(tl-ut, 0))

@@ -50,6 +50,12 @@ type Request struct {
 	Tokens int64
 	// Cost is the reservation against budgets in nano-USD: the worst case.
 	Cost int64
+	// OutputParam names the request's output limit in its protocol
+	// (max_tokens, max_output_tokens…), for refusals ("" is max_tokens).
+	OutputParam string
+	// OutputDefault is the output reserved for a request that set no
+	// output limit (the model's most); 0 when the request set one.
+	OutputDefault int64
 	// Both may take any value: a negative one (an overflowed sum) counts
 	// as more than any limit, as does one past 2^53, so such a request is
 	// refused as too large.
@@ -77,6 +83,11 @@ const (
 type Quota struct {
 	Limit     int64
 	Remaining int64
+	// Reserved, for a budget, is what the admitted request holds against
+	// it until it is settled at its actual cost: its worst case. Remaining
+	// is then what was left before it (the limit less what was spent and
+	// what other requests in flight hold), not after its worst case.
+	Reserved int64
 	// Reset is when the limit is whole again; zero when unknown or never.
 	Reset time.Time
 }
@@ -485,9 +496,14 @@ func status(req *Request, cs []check, o outcome) Status {
 		default:
 			continue
 		}
-		rem := max(c.limit-o.used[i], 0)
+		used, reserved := o.used[i], int64(0)
+		if c.what == Budget && o.refused < 0 {
+			reserved = c.amount
+			used -= reserved
+		}
+		rem := max(c.limit-used, 0)
 		if *q == nil || rem < (*q).Remaining {
-			nq := &Quota{Limit: c.limit, Remaining: rem}
+			nq := &Quota{Limit: c.limit, Remaining: rem, Reserved: reserved}
 			if o.reset[i] > 0 {
 				nq.Reset = time.UnixMilli(o.reset[i])
 			}
@@ -512,7 +528,8 @@ func refusal(req *Request, cs []check, o outcome, st Status) *Refusal {
 		r.Message = fmt.Sprintf("rate limit reached: %s allows %d requests per minute", who, c.limit)
 	case Tokens:
 		if c.amount > c.limit {
-			r.Message = fmt.Sprintf("request too large: it may use %s tokens (estimated input plus max_tokens), more than the %d tokens per minute %s allows; lower max_tokens", atLeast(c.amount, strconv.FormatInt(c.amount, 10)), c.limit, who)
+			r.Message = fmt.Sprintf("request too large: it may use %s tokens (estimated input plus %s), more than the %d tokens per minute %s allows%s",
+				atLeast(c.amount, strconv.FormatInt(c.amount, 10)), outputParam(req), c.limit, who, lowerOutput(req))
 		} else {
 			r.Message = fmt.Sprintf("rate limit reached: %s allows %d tokens per minute; %d are used and this request may use %d", who, c.limit, used, c.amount)
 		}
@@ -524,16 +541,34 @@ func refusal(req *Request, cs []check, o outcome, st Status) *Refusal {
 		span := c.period.Words()
 		switch {
 		case c.amount > c.limit:
-			r.Message = fmt.Sprintf("request too large: its worst-case cost of %s USD is more than the whole %s budget of %s USD for %s; lower max_tokens",
-				atLeast(c.amount, units.FormatNano(c.amount, 0)), span, units.FormatNano(c.limit, 0), who)
+			r.Message = fmt.Sprintf("request too large: its worst-case cost of %s USD is more than the whole %s budget of %s USD for %s%s",
+				atLeast(c.amount, units.FormatNano(c.amount, 0)), span, units.FormatNano(c.limit, 0), who, lowerOutput(req))
 		case used >= c.limit:
 			r.Message = fmt.Sprintf("budget exhausted: the %s budget of %s USD for %s is spent", span, units.FormatNano(c.limit, 0), who)
 		default:
-			r.Message = fmt.Sprintf("budget insufficient: %s USD of the %s budget of %s USD for %s is left (in-flight requests included), less than this request's worst-case cost of %s USD; lower max_tokens",
-				units.FormatNano(left, 0), span, units.FormatNano(c.limit, 0), who, units.FormatNano(c.amount, 0))
+			r.Message = fmt.Sprintf("budget insufficient: %s USD of the %s budget of %s USD for %s is left (in-flight requests included), less than this request's worst-case cost of %s USD%s",
+				units.FormatNano(left, 0), span, units.FormatNano(c.limit, 0), who, units.FormatNano(c.amount, 0), lowerOutput(req))
 		}
 	}
 	return r
+}
+
+func outputParam(req *Request) string {
+	if req.OutputParam == "" {
+		return "max_tokens"
+	}
+	return req.OutputParam
+}
+
+// lowerOutput ends a refusal that a smaller output limit would avoid: it
+// says to lower the request's limit, or, when the request set none, that
+// the model's most was reserved and how to ask for less.
+func lowerOutput(req *Request) string {
+	p := outputParam(req)
+	if req.OutputDefault > 0 {
+		return fmt.Sprintf("; the request sets no %s, so the model's most, %d output tokens, was reserved: set %s to what the answer needs", p, req.OutputDefault, p)
+	}
+	return "; lower " + p
 }
 
 // atLeast is an amount as shown to the client: s, or "at least s" when

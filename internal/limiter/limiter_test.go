@@ -212,7 +212,9 @@ func TestBudget(t *testing.T) {
 			t.Fatalf("first: %v, %d reloads", r, sp.calls.Load())
 		}
 		// Whole again when that slot has left the window: in 30 days or so.
-		if q, d := a.Status.Budget, a.Status.Budget.Reset.Sub(l.b.clockNow()); q.Limit != usd || q.Remaining != usd/2 || d < 29*24*time.Hour || d > 31*24*time.Hour {
+		// Left before it: all but the 0.1 spent; it holds 0.4 until settled.
+		if q, d := a.Status.Budget, a.Status.Budget.Reset.Sub(l.b.clockNow()); q.Limit != usd || q.Remaining != 9*usd/10 || q.Reserved != 4*usd/10 ||
+			d < 29*24*time.Hour || d > 31*24*time.Hour {
 			t.Errorf("quota %+v", q)
 		}
 		b, _ := admit(t, l, "b", 0, 4*usd/10, s)
@@ -234,7 +236,7 @@ func TestBudget(t *testing.T) {
 			t.Fatalf("after settling all: %+v", r)
 		}
 		d, r := admit(t, l, "d", 0, usd/20, s)
-		if r != nil || d.Status.Budget.Remaining != 0 {
+		if r != nil || d.Status.Budget.Remaining != usd/20 || d.Status.Budget.Reserved != usd/20 {
 			t.Fatalf("exact fit: %+v %v", d, r)
 		}
 		l.Settle(ctx, d, Used{Cost: usd / 20})
