@@ -326,18 +326,52 @@ type stream interface {
 // "-- upstream.sse --" without a trailing blank line ends in a cut.
 func translateStream(t *testing.T, pair goldenPair, up []byte, plan *Plan, n int) []byte {
 	t.Helper()
+	return feedStream(t, pair, up, plan, func() int { return n }, true)
+}
+
+// poison is what a reused read buffer holds where bytes were consumed.
+const poison = 0xFF
+
+// feedStream feeds the upstream bytes in the pieces next gives, through
+// one read buffer that is reused as the gateway's relay reuses its own:
+// an event is a slice of it, and when poisoned, the bytes of each event
+// are overwritten once the call that was handed them returns (the rest
+// of the buffer moves over them, and what is left is filled with 0xFF),
+// as is the old array when the buffer grows. State a stream machine keeps
+// past Feed or StartError that aliases its argument then reads garbage,
+// and the output differs.
+func feedStream(t testing.TB, pair goldenPair, up []byte, plan *Plan, next func() int, poisoned bool) []byte {
+	t.Helper()
 	p := *plan
 	s := pair.stream(&p)
-	var out, buf []byte
+	var out []byte
+	rd := make([]byte, 0, 16)
+	consume := func(k int) {
+		rest := copy(rd, rd[k:])
+		if poisoned {
+			fill(rd[rest:])
+		}
+		rd = rd[:rest]
+	}
 	first := true
-	for i := 0; i < len(up); i += n {
-		buf = append(buf, up[i:min(i+n, len(up))]...)
+	for i := 0; i < len(up); {
+		piece := up[i:min(i+max(next(), 1), len(up))]
+		i += len(piece)
+		if len(rd)+len(piece) > cap(rd) {
+			grown := make([]byte, len(rd), 2*(len(rd)+len(piece)))
+			copy(grown, rd)
+			if poisoned {
+				fill(rd[:cap(rd)])
+			}
+			rd = grown
+		}
+		rd = append(rd, piece...)
 		for {
-			k := sse.Split(buf)
+			k := sse.Split(rd)
 			if k == 0 {
 				break
 			}
-			ev := buf[:k]
+			ev := rd[:k]
 			if first {
 				var f sse.Fields
 				f.Parse(ev)
@@ -348,16 +382,16 @@ func translateStream(t *testing.T, pair goldenPair, up []byte, plan *Plan, n int
 					}
 				}
 			}
-			// Feed a copy and clobber it afterwards, as the gateway's relay
-			// reuses its read buffer: state kept past Feed must not alias it.
-			scratch := append([]byte(nil), ev...)
-			out = append(out, s.Feed(scratch)...)
-			for i := range scratch {
-				scratch[i] = 'X'
-			}
-			buf = buf[k:]
+			out = append(out, s.Feed(ev)...)
+			consume(k)
 		}
 	}
 	tail, _ := s.Close(true, "upstream stream ended before its final event")
 	return append(out, tail...)
+}
+
+func fill(b []byte) {
+	for i := range b {
+		b[i] = poison
+	}
 }

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
@@ -187,9 +188,11 @@ func (w *rsOut) reasoning(delta, quoted string) {
 	w.delta("response.reasoning_summary_text.delta", quoted, "")
 }
 
-// seal sets the encrypted_content of the open reasoning item.
+// seal sets the encrypted_content of the open reasoning item (a copy:
+// v may be a view into the stream's read buffer).
 func (w *rsOut) seal(v string) {
 	if w.openType() == "reasoning" {
+		v = strings.Clone(v)
 		w.open.EncryptedContent = &v
 	}
 }
@@ -216,7 +219,11 @@ func (w *rsOut) outputText(delta, quoted string) {
 }
 
 // call opens a function call (or a custom tool call) to the client's tool.
+// The item is kept past the upstream event that opened it, so it keeps
+// copies: callID and the name may be views into the stream's read buffer,
+// which the next read overwrites.
 func (w *rsOut) call(callID string, t rTool) {
+	callID, t.name, t.namespace = strings.Clone(callID), strings.Clone(t.name), strings.Clone(t.namespace)
 	it := responses.Item{Type: "function_call", ID: newItemID("fc"), CallID: callID, Name: t.name, Namespace: t.namespace, Arguments: new(string)}
 	if t.custom {
 		it = responses.Item{Type: "custom_tool_call", ID: newItemID("ctc"), CallID: callID, Name: t.name, Namespace: t.namespace, Input: new(string)}
