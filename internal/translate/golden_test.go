@@ -20,6 +20,7 @@ import (
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
+	"github.com/tollgate/tollgate/internal/sse/ssetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the want sections of golden files")
@@ -329,69 +330,35 @@ func translateStream(t *testing.T, pair goldenPair, up []byte, plan *Plan, n int
 	return feedStream(t, pair, up, plan, func() int { return n }, true)
 }
 
-// poison is what a reused read buffer holds where bytes were consumed.
-const poison = 0xFF
-
-// feedStream feeds the upstream bytes in the pieces next gives, through
-// one read buffer that is reused as the gateway's relay reuses its own:
-// an event is a slice of it, and when poisoned, the bytes of each event
-// are overwritten once the call that was handed them returns (the rest
-// of the buffer moves over them, and what is left is filled with 0xFF),
-// as is the old array when the buffer grows. State a stream machine keeps
-// past Feed or StartError that aliases its argument then reads garbage,
-// and the output differs.
+// feedStream feeds the upstream bytes in the pieces next gives through
+// ssetest.Replay, as the gateway's relay reads them: through one reused
+// buffer which, when poisoned, is overwritten past each call, so that
+// state a stream machine keeps past Feed or StartError that aliases its
+// argument reads garbage and the output differs.
 func feedStream(t testing.TB, pair goldenPair, up []byte, plan *Plan, next func() int, poisoned bool) []byte {
 	t.Helper()
 	p := *plan
 	s := pair.stream(&p)
 	var out []byte
-	rd := make([]byte, 0, 16)
-	consume := func(k int) {
-		rest := copy(rd, rd[k:])
-		if poisoned {
-			fill(rd[rest:])
-		}
-		rd = rd[:rest]
-	}
-	first := true
-	for i := 0; i < len(up); {
-		piece := up[i:min(i+max(next(), 1), len(up))]
-		i += len(piece)
-		if len(rd)+len(piece) > cap(rd) {
-			grown := make([]byte, len(rd), 2*(len(rd)+len(piece)))
-			copy(grown, rd)
-			if poisoned {
-				fill(rd[:cap(rd)])
-			}
-			rd = grown
-		}
-		rd = append(rd, piece...)
-		for {
-			k := sse.Split(rd)
-			if k == 0 {
-				break
-			}
-			ev := rd[:k]
-			if first {
-				var f sse.Fields
-				f.Parse(ev)
-				if f.Data != nil {
-					first = false
-					if status, body, isErr := s.StartError(ev); isErr {
-						return []byte("HTTP " + strconv.Itoa(status) + "\n" + string(body) + "\n")
-					}
+	first, failed := true, false
+	ssetest.Replay(up, next, poisoned, func(ev []byte) bool {
+		if first {
+			var f sse.Fields
+			f.Parse(ev)
+			if f.Data != nil {
+				first = false
+				if status, body, isErr := s.StartError(ev); isErr {
+					out, failed = []byte("HTTP "+strconv.Itoa(status)+"\n"+string(body)+"\n"), true
+					return false
 				}
 			}
-			out = append(out, s.Feed(ev)...)
-			consume(k)
 		}
+		out = append(out, s.Feed(ev)...)
+		return true
+	})
+	if failed {
+		return out
 	}
 	tail, _ := s.Close(true, "upstream stream ended before its final event")
 	return append(out, tail...)
-}
-
-func fill(b []byte) {
-	for i := range b {
-		b[i] = poison
-	}
 }
