@@ -4,77 +4,148 @@
 // download at run time); Claude's tokenizer is different, so counts for
 // Claude-family prompts are estimates.
 //
-// Memory is bounded whatever the input: text is encoded in pieces of at
-// most pieceBytes (the encoder's working memory grows with its input, to
-// gigabytes for a 31 MB prompt), and a Counter given a budget encodes at
-// most that many bytes, extrapolating the rest at the measured rate.
+// Counting is linear in the text whatever the text, and stops when its
+// context ends: the text is cut into pieces in one pass (split.go), and
+// each piece is merged in bounded chunks (bpe.go). Counts equal tiktoken's
+// but for pieces longer than maxPiece bytes, which ordinary text does not
+// make. A Counter given a budget encodes at most that many bytes,
+// extrapolating the rest at the measured rate.
 package tokens
 
 import (
-	"strings"
-	"sync"
-	"unicode"
+	"context"
 	"unicode/utf8"
 
-	tiktoken "github.com/pkoukk/tiktoken-go"
-	loader "github.com/pkoukk/tiktoken-go-loader"
 	"github.com/tidwall/gjson"
 )
-
-// encoding is loaded on first use: about 0.2 s and 20 MiB that a gateway
-// which never counts should not pay at start.
-var encoding = sync.OnceValues(func() (*tiktoken.Tiktoken, error) {
-	tiktoken.SetBpeLoader(loader.NewOfflineLoader())
-	return tiktoken.GetEncoding("o200k_base")
-})
 
 // imageTokens is what one image counts for when its size is unknown (a
 // typical 1092×1092 image is about 1,600 tokens for Claude).
 const imageTokens = 1600
 
-// pieceBytes bounds what the encoder is given at once. Pieces are cut at
-// white space where there is some, so counts match a whole-text encoding
-// but for the rare token that spans a cut.
-const pieceBytes = 32 << 10
+// checkWork is how much work (bytes read and merge steps) a Counter does
+// between two looks at its context: some tens of microseconds.
+const checkWork = 64 << 10
 
 // Count returns the number of tokens in text, or an estimate of four bytes
-// a token if the encoding cannot be loaded.
-func Count(text string) int {
-	var c Counter
+// a token if the encoding cannot be loaded. It stops with ctx's error
+// when ctx ends.
+func Count(ctx context.Context, text string) (int, error) {
+	c := Counter{Context: ctx}
 	c.Add(text)
-	return c.Tokens()
+	return c.Tokens(), c.Err()
 }
 
 // Counter adds up the tokens of many texts. With a Budget, it encodes at
 // most Budget bytes and counts the rest at the rate measured on those
-// (never less than one token per four bytes). The zero value counts
+// (never less than one token per four bytes). With a Context, it stops
+// counting when the context ends, and Err says so. The zero value counts
 // everything exactly.
 type Counter struct {
-	Budget  int // bytes to encode; 0 for no limit
-	encoded int // bytes encoded
-	tokens  int // tokens in those bytes
-	rest    int // bytes past the budget, not encoded
-	extra   int // tokens counted without encoding (images, documents)
+	Context context.Context // nil for no end
+	Budget  int             // bytes to encode; 0 for no limit
+
+	encoded int   // bytes encoded
+	tokens  int   // tokens in those bytes
+	rest    int   // bytes past the budget, not encoded
+	extra   int   // tokens counted without encoding (images, documents)
+	err     error // the context's, once it ended
+
+	merger
+	chunk       string // the last chunk of a long piece, and its tokens:
+	chunkTokens int    // a run of one character is the same chunk again
+	work        int    // bytes read and merge steps
+	checkAt     int    // work at which to look at the context next
 }
 
 // Add counts text.
 func (c *Counter) Add(text string) {
-	enc, err := encoding()
+	if !c.live() {
+		return
+	}
+	rk, err := ranks()
+	if err != nil {
+		c.encoded += len(text)
+		c.tokens += (len(text) + 3) / 4
+		return
+	}
 	for len(text) > 0 {
 		if c.Budget > 0 && c.encoded >= c.Budget {
 			c.rest += len(text)
 			return
 		}
-		piece := cut(text, pieceBytes)
-		text = text[len(piece):]
-		c.encoded += len(piece)
-		if err != nil {
-			c.tokens += (len(piece) + 3) / 4
-			continue
+		k := pieceLen(text)
+		piece := text[:k]
+		text = text[k:]
+		c.work += k
+		if len(piece) <= maxPiece {
+			c.tokens += c.piece(piece, rk)
+			c.encoded += k
+		} else if !c.addLong(piece, rk, len(text)) {
+			return
 		}
-		c.tokens += len(enc.EncodeOrdinary(piece))
+		if !c.live() {
+			return
+		}
 	}
 }
+
+// addLong counts a piece longer than maxPiece in chunks; it returns false
+// if counting must stop (the budget is spent, with rest bytes after the
+// piece, or the context ended).
+func (c *Counter) addLong(piece string, rk map[string]int, rest int) bool {
+	for len(piece) > 0 {
+		if c.Budget > 0 && c.encoded >= c.Budget {
+			c.rest += len(piece) + rest
+			return false
+		}
+		n := chunkLen(piece)
+		chunk := piece[:n]
+		if chunk != c.chunk {
+			c.chunk, c.chunkTokens = chunk, c.piece(chunk, rk)
+		}
+		c.tokens += c.chunkTokens
+		c.encoded += n
+		c.work += n
+		piece = piece[n:]
+		if !c.live() {
+			return false
+		}
+	}
+	return true
+}
+
+// piece returns the tokens of a piece of at most maxPiece bytes.
+func (c *Counter) piece(piece string, rk map[string]int) int {
+	if !utf8.ValidString(piece) {
+		piece = string([]rune(piece)) // as tiktoken-go reads it: U+FFFD for each bad byte
+	}
+	if _, ok := rk[piece]; ok || len(piece) < 2 {
+		return 1
+	}
+	before := c.steps
+	n := c.merger.count(piece, rk)
+	c.work += c.steps - before
+	return n
+}
+
+// live reports whether counting goes on, looking at the context when
+// checkWork has been done since the last look.
+func (c *Counter) live() bool {
+	if c.err != nil {
+		return false
+	}
+	if c.Context == nil || c.work < c.checkAt {
+		return true
+	}
+	c.checkAt = c.work + checkWork
+	c.err = c.Context.Err()
+	return c.err == nil
+}
+
+// Err returns the context's error if counting stopped because it ended:
+// Tokens then counts only part of what was added.
+func (c *Counter) Err() error { return c.err }
 
 // AddTokens counts n tokens that are not text (an image).
 func (c *Counter) AddTokens(n int) { c.extra += n }
@@ -87,26 +158,6 @@ func (c *Counter) Tokens() int {
 		n += int(float64(c.rest)*rate + 0.5)
 	}
 	return n
-}
-
-// cut returns the first piece of text: at most n bytes, ending just before
-// white space when there is some in its second half (the encoder joins a
-// space to the word after it), else on a character boundary.
-func cut(text string, n int) string {
-	if len(text) <= n {
-		return text
-	}
-	if i := strings.LastIndexFunc(text[n/2:n], unicode.IsSpace); i > 0 {
-		return text[:n/2+i]
-	}
-	end := n
-	for end > 0 && !utf8.RuneStart(text[end]) {
-		end--
-	}
-	if end == 0 {
-		end = n
-	}
-	return text[:end]
 }
 
 // base64Tokens is what a base64 payload of n bytes counts for (a PDF or an
