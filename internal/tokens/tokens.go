@@ -29,7 +29,7 @@ const checkWork = 64 << 10
 
 // Count returns the number of tokens in text, or an estimate of four bytes
 // a token if the encoding cannot be loaded. It stops with ctx's error
-// when ctx ends.
+// when ctx ends (the count is then partly an estimate).
 func Count(ctx context.Context, text string) (int, error) {
 	c := Counter{Context: ctx}
 	c.Add(text)
@@ -39,15 +39,15 @@ func Count(ctx context.Context, text string) (int, error) {
 // Counter adds up the tokens of many texts. With a Budget, it encodes at
 // most Budget bytes and counts the rest at the rate measured on those
 // (never less than one token per four bytes). With a Context, it stops
-// counting when the context ends, and Err says so. The zero value counts
-// everything exactly.
+// encoding when the context ends, counts what it did not encode the same
+// way, and Err says so. The zero value counts everything, to the end.
 type Counter struct {
 	Context context.Context // nil for no end
 	Budget  int             // bytes to encode; 0 for no limit
 
 	encoded int   // bytes encoded
 	tokens  int   // tokens in those bytes
-	rest    int   // bytes past the budget, not encoded
+	rest    int   // bytes past the budget or the context's end, not encoded
 	extra   int   // tokens counted without encoding (images, documents)
 	err     error // the context's, once it ended
 
@@ -60,59 +60,35 @@ type Counter struct {
 
 // Add counts text.
 func (c *Counter) Add(text string) {
-	if !c.live() {
-		return
-	}
 	rk, err := ranks()
 	if err != nil {
 		c.encoded += len(text)
 		c.tokens += (len(text) + 3) / 4
 		return
 	}
-	for len(text) > 0 {
-		if c.Budget > 0 && c.encoded >= c.Budget {
-			c.rest += len(text)
-			return
-		}
+	for len(text) > 0 && c.going() {
 		k := pieceLen(text)
 		piece := text[:k]
 		text = text[k:]
 		c.work += k
-		if len(piece) <= maxPiece {
+		if k <= maxPiece {
 			c.tokens += c.piece(piece, rk)
 			c.encoded += k
-		} else if !c.addLong(piece, rk, len(text)) {
-			return
+			continue
 		}
-		if !c.live() {
-			return
+		for len(piece) > 0 && c.going() { // in chunks
+			n := chunkLen(piece)
+			if chunk := piece[:n]; chunk != c.chunk {
+				c.chunk, c.chunkTokens = chunk, c.piece(chunk, rk)
+			}
+			c.tokens += c.chunkTokens
+			c.encoded += n
+			c.work += n
+			piece = piece[n:]
 		}
+		c.rest += len(piece)
 	}
-}
-
-// addLong counts a piece longer than maxPiece in chunks; it returns false
-// if counting must stop (the budget is spent, with rest bytes after the
-// piece, or the context ended).
-func (c *Counter) addLong(piece string, rk map[string]int, rest int) bool {
-	for len(piece) > 0 {
-		if c.Budget > 0 && c.encoded >= c.Budget {
-			c.rest += len(piece) + rest
-			return false
-		}
-		n := chunkLen(piece)
-		chunk := piece[:n]
-		if chunk != c.chunk {
-			c.chunk, c.chunkTokens = chunk, c.piece(chunk, rk)
-		}
-		c.tokens += c.chunkTokens
-		c.encoded += n
-		c.work += n
-		piece = piece[n:]
-		if !c.live() {
-			return false
-		}
-	}
-	return true
+	c.rest += len(text)
 }
 
 // piece returns the tokens of a piece of at most maxPiece bytes.
@@ -129,13 +105,14 @@ func (c *Counter) piece(piece string, rk map[string]int) int {
 	return n
 }
 
-// live reports whether counting goes on, looking at the context when
-// checkWork has been done since the last look.
-func (c *Counter) live() bool {
-	if c.err != nil {
+// going reports whether encoding goes on: the budget is not spent and
+// the context has not ended, looking at it when checkWork has been done
+// since the last look.
+func (c *Counter) going() bool {
+	switch {
+	case c.err != nil || c.Budget > 0 && c.encoded >= c.Budget:
 		return false
-	}
-	if c.Context == nil || c.work < c.checkAt {
+	case c.Context == nil || c.work < c.checkAt:
 		return true
 	}
 	c.checkAt = c.work + checkWork
@@ -143,8 +120,8 @@ func (c *Counter) live() bool {
 	return c.err == nil
 }
 
-// Err returns the context's error if counting stopped because it ended:
-// Tokens then counts only part of what was added.
+// Err returns the context's error if encoding stopped because it ended:
+// Tokens is then partly an estimate, as past a budget.
 func (c *Counter) Err() error { return c.err }
 
 // AddTokens counts n tokens that are not text (an image).

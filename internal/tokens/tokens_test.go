@@ -229,10 +229,14 @@ func TestCountContext(t *testing.T) {
 			if c.work > 4*checkWork+maxPiece {
 				t.Errorf("counted on: %d work after the context ended", c.work)
 			}
-			before := c.Tokens()
+			// What was not encoded is counted at the measured rate.
+			if got := c.Tokens(); c.rest != len(text)-c.encoded || got < len(text)/4 {
+				t.Errorf("%d tokens, %d bytes encoded and %d not, of %d", got, c.encoded, c.rest, len(text))
+			}
+			work := c.work
 			c.Add("more text")
-			if c.Tokens() != before || !errors.Is(c.Err(), tc.want) {
-				t.Errorf("counting went on after the context ended")
+			if c.work != work || c.rest != len(text)+9-c.encoded || !errors.Is(c.Err(), tc.want) {
+				t.Errorf("encoding went on after the context ended")
 			}
 		})
 	}
