@@ -29,6 +29,12 @@ const sampleBytes = 4 << 10
 // estimate; the rest is counted at the measured rate.
 const promptBudget = 1 << 20
 
+// estimateTime bounds an estimate, waiting for a turn to count included:
+// the client has left, so nothing else ends it. Counting promptBudget
+// bytes of the worst text takes about 0.2 s of a core; what is not
+// counted by then is estimated at the rate measured, as past the budget.
+const estimateTime = 2 * time.Second
+
 // relayed is what a stream relayed, for the estimate.
 type relayed struct {
 	bytes  int64
@@ -62,11 +68,11 @@ func (r *relayed) release() {
 
 // outputTokens estimates the tokens of generated text in the stream, from
 // the upstream's events, whose generated text is at paths.
-func (r *relayed) outputTokens(paths []string) int64 {
+func (r *relayed) outputTokens(ctx context.Context, paths []string) int64 {
 	if r.bytes == 0 {
 		return 0
 	}
-	var c tokens.Counter
+	c := tokens.Counter{Context: ctx}
 	var f sse.Fields
 	b := r.sample
 	for len(b) > 0 {
@@ -100,9 +106,12 @@ func addStrings(c *tokens.Counter, r gjson.Result) {
 	}
 }
 
-// promptTokens counts a request's prompt with the tokenizer.
+// promptTokens counts a request's prompt with the tokenizer, at most
+// promptBudget bytes of it and until ctx ends; the rest is estimated at
+// the rate measured (or, if there was no turn to count, as for the
+// reservation).
 func promptTokens(ctx context.Context, d *dialect.Dialect, body []byte) int64 {
-	c := tokens.Counter{Budget: promptBudget}
+	c := tokens.Counter{Context: ctx, Budget: promptBudget}
 	if err := counting.acquire(ctx); err != nil {
 		return reserveInputTokens(body)
 	}
@@ -119,11 +128,11 @@ func (x *exchange) estimateUsage() {
 	if x.relayed == nil || x.relayed.bytes == 0 || !x.clientGone && x.err == nil {
 		return
 	}
-	// The client's context may be over: the count is bounded by its own.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// The client's context is likely over: the count is bounded by its own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), estimateTime)
 	defer cancel()
 	body := x.reqBody
-	if out := x.relayed.outputTokens(x.upDialect.Generated); out > x.usage.Output {
+	if out := x.relayed.outputTokens(ctx, x.upDialect.Generated); out > x.usage.Output {
 		x.usage.Output = out
 		x.estimated = true
 	}
@@ -145,7 +154,12 @@ type semaphore chan struct{}
 
 func newSemaphore(n int) semaphore { return make(semaphore, max(n, 1)) }
 
+// acquire waits for a turn until ctx ends; a context already ended gets
+// none (select would pick at random between the two).
 func (s semaphore) acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	select {
 	case s <- struct{}{}:
 		return nil
