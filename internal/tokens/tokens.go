@@ -60,7 +60,7 @@ type Counter struct {
 
 // Add counts text.
 func (c *Counter) Add(text string) {
-	rk, err := ranks()
+	v, err := vocab()
 	if err != nil {
 		c.encoded += len(text)
 		c.tokens += (len(text) + 3) / 4
@@ -72,14 +72,14 @@ func (c *Counter) Add(text string) {
 		text = text[k:]
 		c.work += k
 		if k <= maxPiece {
-			c.tokens += c.piece(piece, rk)
+			c.tokens += c.piece(piece, v)
 			c.encoded += k
 			continue
 		}
 		for len(piece) > 0 && c.going() { // in chunks
 			n := chunkLen(piece)
 			if chunk := piece[:n]; chunk != c.chunk {
-				c.chunk, c.chunkTokens = chunk, c.piece(chunk, rk)
+				c.chunk, c.chunkTokens = chunk, c.piece(chunk, v)
 			}
 			c.tokens += c.chunkTokens
 			c.encoded += n
@@ -92,15 +92,15 @@ func (c *Counter) Add(text string) {
 }
 
 // piece returns the tokens of a piece of at most maxPiece bytes.
-func (c *Counter) piece(piece string, rk map[string]int) int {
+func (c *Counter) piece(piece string, v *vocabulary) int {
 	if !utf8.ValidString(piece) {
 		piece = string([]rune(piece)) // as tiktoken-go reads it: U+FFFD for each bad byte
 	}
-	if _, ok := rk[piece]; ok || len(piece) < 2 {
+	if _, ok := v.ranks[piece]; ok || len(piece) < 2 {
 		return 1
 	}
 	before := c.steps
-	n := c.merger.count(piece, rk)
+	n := c.merger.count(piece, v)
 	c.work += c.steps - before
 	return n
 }

@@ -136,17 +136,17 @@ func pathological(n int) map[string]string {
 
 // exactCount counts text merging every piece whole, however long.
 func exactCount(t *testing.T, text string) int {
-	rk, err := ranks()
+	v, err := vocab()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var m merger
 	n := 0
 	for _, p := range pieces(text) {
-		if _, ok := rk[p]; ok || len(p) < 2 {
+		if _, ok := v.ranks[p]; ok || len(p) < 2 {
 			n++
 		} else {
-			n += m.count(p, rk)
+			n += m.count(p, v)
 		}
 	}
 	return n
@@ -278,7 +278,7 @@ func BenchmarkCount(b *testing.B) {
 		{"prose-128KiB", strings.Repeat("The quick brown fox jumps over the lazy dog. ", 128<<10/45)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			if _, err := ranks(); err != nil {
+			if _, err := vocab(); err != nil {
 				b.Fatal(err)
 			}
 			b.SetBytes(int64(len(bc.text)))
