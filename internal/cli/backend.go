@@ -17,6 +17,7 @@ import (
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/provider"
 )
 
 // backend is what the keys and usage commands act on: the database named
@@ -74,7 +75,9 @@ func (f backendFlags) open() (backend, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	routes, _, err := newRoutes(cfg)
+	// The table checks model names and prices; nothing is sent upstream,
+	// so its providers are inert, and need no credentials.
+	routes, _, err := buildRoutes(cfg, func(p config.Provider) provider.Provider { return provider.NewEcho(p.Name) })
 	if err != nil {
 		db.Close()
 		return nil, nil, err

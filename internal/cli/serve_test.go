@@ -232,21 +232,31 @@ func TestAdminCommandsNeverCreateADatabase(t *testing.T) {
 
 	// A config whose upstream keys are not in the environment still
 	// serves keys and usage; the database's own ${VAR} is required.
-	t.Setenv("TG_TEST_UNSET_KEY", "")
-	os.Unsetenv("TG_TEST_UNSET_KEY")
+	for _, v := range []string{"TG_TEST_UNSET_KEY", "TG_TEST_UNSET_MASTER", "TG_TEST_UNSET_CREDS"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
 	t.Setenv("TG_TEST_DB", "sqlite://"+filepath.Join(dir, "gw.db"))
 	cfg := writeConfig(t, dir, `
+auth: { master_key: "${TG_TEST_UNSET_MASTER}" }
 database: { url: "${TG_TEST_DB}" }
-providers: [ { name: oa, type: openai, api_key: "${TG_TEST_UNSET_KEY}" } ]
-models: [ { name: gpt-4o, targets: [ { provider: oa, model: gpt-4o } ] } ]
+providers:
+  - { name: oa, type: openai, api_key: "${TG_TEST_UNSET_KEY}" }
+  - { name: gcp, type: vertex, project: p, region: us-east5, credentials_file: "${TG_TEST_UNSET_CREDS}" }
+models:
+  - { name: gpt-4o, targets: [ { provider: oa, model: gpt-4o } ] }
+  - { name: claude-vertex, targets: [ { provider: gcp, model: claude-sonnet-4-5@20250929 } ] }
 `)
 	if code := Main([]string{"migrate", "--config", cfg}, &bytes.Buffer{}, &bytes.Buffer{}); code == 0 {
 		t.Error("migrate (which builds nothing but needs the whole config) ran with an unset upstream key")
 	}
 	os.WriteFile(filepath.Join(dir, "gw.db"), nil, 0o600) // an empty file is a new SQLite database
 	var out, errb bytes.Buffer
-	if code := Main([]string{"keys", "create", "--name", "ci", "--config", cfg}, &out, &errb); code != 0 {
-		t.Fatalf("keys create with an unset upstream key: exit %d: %s", code, errb.String())
+	if code := Main([]string{"keys", "create", "--name", "ci", "--models", "gpt-4o,claude-vertex", "--config", cfg}, &out, &errb); code != 0 {
+		t.Fatalf("keys create with unset upstream credentials and master key: exit %d: %s", code, errb.String())
+	}
+	if code := Main([]string{"usage", "--config", cfg}, &out, &errb); code != 0 {
+		t.Fatalf("usage with unset upstream credentials and master key: exit %d: %s", code, errb.String())
 	}
 	os.Unsetenv("TG_TEST_DB")
 	errb.Reset()

@@ -463,8 +463,9 @@ func Load(path string) (*Config, error) { return load(path, nil) }
 
 // LoadDatabase is Load for the commands that use only the database (keys,
 // usage): a ${VAR} that is not set is an error in database and redis, and
-// is left as written everywhere else, so that the upstreams' API keys need
-// not be in the environment of someone creating a virtual key.
+// everywhere else leaves its value unset and unchecked, so that the
+// upstreams' API keys and the master key need not be in the environment
+// of someone creating a virtual key.
 func LoadDatabase(path string) (*Config, error) {
 	return load(path, func(p string) bool {
 		return !strings.HasPrefix(p, "database") && !strings.HasPrefix(p, "redis")
@@ -497,7 +498,8 @@ func parse(data []byte, lookup func(string) (string, bool), keepUnset func(strin
 		}
 		return nil, fmt.Errorf("parsing YAML: %w", err)
 	}
-	if err := interpolateNode(&root, "", lookup, keepUnset); err != nil {
+	skip := map[string]bool{} // values left unset: not validated
+	if err := interpolateNode(&root, "", lookup, keepUnset, skip); err != nil {
 		return nil, err
 	}
 	if err := checkKnownFields(&root, configType); err != nil {
@@ -508,7 +510,7 @@ func parse(data []byte, lookup func(string) (string, bool), keepUnset func(strin
 		return nil, fmt.Errorf("decoding: %w", err)
 	}
 	c.applyDefaults()
-	if err := c.Validate(); err != nil {
+	if err := c.validate(skip); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -588,10 +590,16 @@ func CheckAddr(addr string) error {
 }
 
 // Validate checks cross-field rules. Errors name the field path.
-func (c *Config) Validate() error {
+func (c *Config) Validate() error { return c.validate(nil) }
+
+// validate is Validate, saying nothing about the paths in skip (values
+// left unset) and below them.
+func (c *Config) validate(skip map[string]bool) error {
 	var errs []error
 	bad := func(path, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
+		if !skipped(skip, path) {
+			errs = append(errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
+		}
 	}
 	if err := CheckAddr(c.Server.Addr); err != nil {
 		bad("server.addr", "%s", err)

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -249,5 +251,38 @@ func TestLedgerRetention(t *testing.T) {
 		if c.Database.LedgerRetention != tc.want {
 			t.Errorf("%q: ledger_retention %s, want %s", tc.yaml, c.Database.LedgerRetention, tc.want)
 		}
+	}
+}
+
+// LoadDatabase needs only the database's and redis's variables: the
+// others, the master key's too, are left unset and unchecked.
+func TestLoadDatabaseLeavesOtherVariablesUnset(t *testing.T) {
+	for _, v := range []string{"TG_T_MASTER", "TG_T_KEY", "TG_T_URL", "TG_T_IDLE", "TG_T_DB"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	path := filepath.Join(t.TempDir(), "tollgate.yaml")
+	if err := os.WriteFile(path, []byte(`
+auth: { master_key: "${TG_T_MASTER}" }
+database: { url: "${TG_T_DB}" }
+providers:
+  - { name: oa, type: openai, api_key: "${TG_T_KEY}", base_url: "${TG_T_URL}", timeouts: { idle: "${TG_T_IDLE}" } }
+models: [ { name: gpt-4o, targets: [ { provider: oa, model: gpt-4o } ] } ]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadDatabase(path); err == nil || !strings.Contains(err.Error(), "database.url: environment variable TG_T_DB is not set") {
+		t.Errorf("an unset database variable: %v", err)
+	}
+	t.Setenv("TG_T_DB", "sqlite://gw.db")
+	c, err := LoadDatabase(path)
+	if err != nil {
+		t.Fatalf("LoadDatabase: %v", err)
+	}
+	if p := c.Providers[0]; c.Auth.MasterKey != "" || p.APIKey != "" || p.BaseURL != "https://api.openai.com/v1" || p.Timeouts.Idle != DefaultIdleTimeout {
+		t.Errorf("unset values are not left unset (defaults applied): master key %q, provider %+v", c.Auth.MasterKey, p)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "TG_T_MASTER") {
+		t.Errorf("Load with the master key's variable unset: %v", err)
 	}
 }

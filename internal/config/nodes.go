@@ -19,25 +19,27 @@ var (
 // interpolateNode expands ${ENV} references in every scalar value below n.
 // Keys and comments are left alone, so a commented-out ${VAR} never fails.
 //
-// With keepUnset, a value whose reference cannot be expanded is left as
-// written when keepUnset(path) says so.
-func interpolateNode(n *yaml.Node, path string, lookup func(string) (string, bool), keepUnset func(path string) bool) error {
+// A value whose reference cannot be expanded is an error, unless
+// keepUnset(path) says to leave it unset: it then becomes null (the
+// field's zero value, or its default) and skip records its path, for
+// validation to pass it by.
+func interpolateNode(n *yaml.Node, path string, lookup func(string) (string, bool), keepUnset func(path string) bool, skip map[string]bool) error {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if err := interpolateNode(c, path, lookup, keepUnset); err != nil {
+			if err := interpolateNode(c, path, lookup, keepUnset, skip); err != nil {
 				return err
 			}
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if err := interpolateNode(n.Content[i+1], joinPath(path, n.Content[i].Value), lookup, keepUnset); err != nil {
+			if err := interpolateNode(n.Content[i+1], joinPath(path, n.Content[i].Value), lookup, keepUnset, skip); err != nil {
 				return err
 			}
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			if err := interpolateNode(c, fmt.Sprintf("%s[%d]", path, i), lookup, keepUnset); err != nil {
+			if err := interpolateNode(c, fmt.Sprintf("%s[%d]", path, i), lookup, keepUnset, skip); err != nil {
 				return err
 			}
 		}
@@ -45,6 +47,8 @@ func interpolateNode(n *yaml.Node, path string, lookup func(string) (string, boo
 		v, err := Interpolate(n.Value, lookup)
 		if err != nil {
 			if keepUnset != nil && keepUnset(path) {
+				setNull(n)
+				skip[path] = true
 				return nil
 			}
 			return fmt.Errorf("%s: %w", path, err)
@@ -59,6 +63,21 @@ func interpolateNode(n *yaml.Node, path string, lookup func(string) (string, boo
 		}
 	}
 	return nil
+}
+
+// setNull makes n a null scalar: it decodes to its field's zero value.
+func setNull(n *yaml.Node) {
+	*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: n.Line, Column: n.Column}
+}
+
+// skipped reports whether path is one of skip's paths or lies below one.
+func skipped(skip map[string]bool, path string) bool {
+	for p := range skip {
+		if path == p || strings.HasPrefix(path, p) && (path[len(p)] == '.' || path[len(p)] == '[') {
+			return true
+		}
+	}
+	return false
 }
 
 // checkKnownFields rejects mapping keys that the target struct does not
