@@ -81,7 +81,10 @@ func printConfig(w io.Writer, cfg *config.Config) {
 		for i, t := range m.Targets {
 			p := cfg.ProviderByName(t.Provider)
 			upstream := t.Model
-			if upstream == "" {
+			switch {
+			case upstream == "" && config.IsPattern(m.Name):
+				upstream = "(the name asked for)"
+			case upstream == "":
 				upstream = m.Name
 			}
 			var notes []string

@@ -32,7 +32,8 @@ keys and usage act on the database of --config FILE (default $TOLLGATE_CONFIG, e
 ./tollgate.db), or on a running gateway with --url URL --admin-key KEY
 (default $TOLLGATE_URL and $TOLLGATE_MASTER_KEY).
 
-Without --config (or $TOLLGATE_CONFIG) serve runs the built-in echo model.
+Without --config (or $TOLLGATE_CONFIG) serve runs the built-in echo model, which also
+answers the names coding tools send by default (claude-*, gpt-*, gemini-*, o*).
 Run 'tollgate COMMAND --help' for a command's flags.
 `
 

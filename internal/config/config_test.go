@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -284,5 +285,20 @@ models: [ { name: gpt-4o, targets: [ { provider: oa, model: gpt-4o } ] } ]
 	}
 	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "TG_T_MASTER") {
 		t.Errorf("Load with the master key's variable unset: %v", err)
+	}
+}
+
+// A target of a model whose name is a pattern may leave its model out:
+// the name the client asked for is sent.
+func TestPatternTargetsMayOmitTheModel(t *testing.T) {
+	const yaml = "providers: [ { name: ant, type: anthropic, api_key: k } ]\nmodels: [ { name: %q, targets: [ { provider: ant } ] } ]\n"
+	if _, err := Parse(fmt.Appendf(nil, yaml, "claude-*"), env(nil)); err != nil {
+		t.Errorf("a pattern: %v", err)
+	}
+	if _, err := Parse(fmt.Appendf(nil, yaml, "claude"), env(nil)); err == nil || !strings.Contains(err.Error(), "models[0].targets[0].model: is required") {
+		t.Errorf("an exact name: %v", err)
+	}
+	if !IsPattern("gpt-*") || IsPattern("gpt-5") {
+		t.Error("IsPattern")
 	}
 }
