@@ -515,20 +515,18 @@ func parse(data []byte, lookup func(string) (string, bool), keepUnset func(strin
 		}
 		return nil, fmt.Errorf("parsing YAML: %w", err)
 	}
-	skip := map[string]bool{} // values left unset: not validated
-	if err := interpolateNode(&root, "", lookup, keepUnset, skip); err != nil {
-		return nil, err
-	}
-	if err := checkKnownFields(&root, configType); err != nil {
-		return nil, err
-	}
+	// Every unset variable, unknown key and value of the wrong type is
+	// reported, with what validation finds in the rest.
+	nc := &nodeCheck{skip: map[string]bool{}}
+	nc.interpolate(&root, "", lookup, keepUnset)
+	nc.check(&root, configType, "")
 	c := new(Config)
 	if err := root.Decode(c); err != nil {
-		return nil, fmt.Errorf("decoding: %w", err)
+		return nil, errors.Join(append(nc.errs, fmt.Errorf("decoding: %w", err))...)
 	}
 	c.applyDefaults()
-	if err := c.validate(skip); err != nil {
-		return nil, err
+	if err := c.validate(nc.skip); err != nil || len(nc.errs) > 0 {
+		return nil, errors.Join(append(nc.errs, err)...)
 	}
 	return c, nil
 }

@@ -302,3 +302,46 @@ func TestPatternTargetsMayOmitTheModel(t *testing.T) {
 		t.Error("IsPattern")
 	}
 }
+
+// Unset variables, unknown keys, duplicate keys, values of the wrong type
+// and semantic errors are all reported at once, each once.
+func TestParseReportsEveryError(t *testing.T) {
+	_, err := Parse([]byte(`
+server: { addr: "${NO_ADDR}", max_body_bytes: lots, drain_timeout: 30 }
+auth: { master_key: "${NO_MASTER}", max_failures: 3, max_failures: 4 }
+providers:
+  - { name: oa, type: openai, api_key: "${NO_KEY}", timeouts: { conect: 1s } }
+  - { name: oa, type: openai, api_key: k, http_client: fast }
+models:
+  - { name: "${NO_MODEL}", targets: [ { provider: oa, model: m, weight: heavy } ] }
+  - { name: m2, targets: demo }
+`), env(nil))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := []string{
+		"server.addr: environment variable NO_ADDR is not set (line 2)",
+		"auth.master_key: environment variable NO_MASTER is not set",
+		"providers[0].api_key: environment variable NO_KEY is not set",
+		"models[0].name: environment variable NO_MODEL is not set",
+		`server.max_body_bytes: expected a whole number, found "lots" (line 2)`,
+		`server.drain_timeout: expected a duration with a unit`,
+		"auth.max_failures: duplicate key (line 3)",
+		"providers[0].timeouts.conect: unknown field",
+		`models[0].targets[0].weight: expected a whole number, found "heavy"`,
+		"models[1].targets: expected a list, found \"demo\"",
+		`providers[1].name: duplicate provider name "oa"`,
+		`providers[1].http_client: "fast" is not one of lean, net/http`,
+	}
+	msg := err.Error()
+	for _, w := range want {
+		if strings.Count(msg, w) != 1 {
+			t.Errorf("want once: %s", w)
+		}
+	}
+	// Nothing else: what is reported is not reported again as empty or
+	// missing (models[0].name, models[1].targets).
+	if n := strings.Count(msg, "\n") + 1; n != len(want) {
+		t.Errorf("%d errors, want %d:\n%s", n, len(want), msg)
+	}
+}
