@@ -448,3 +448,42 @@ models: [ { name: claude-slow, targets: [ { provider: slow, model: m } ] } ]
 		t.Errorf("want both requests logged before \"stopped\":\n%s", logs)
 	}
 }
+
+// Without a master key serve listens on loopback only: asked for another
+// interface, it refuses to start, saying how to set a key, and makes none.
+func TestNoMasterKeyRefusesOtherInterfaces(t *testing.T) {
+	t.Setenv("TOLLGATE_MASTER_KEY", "")
+	t.Setenv("TOLLGATE_CONFIG", "")
+	dir := t.TempDir()
+	t.Chdir(dir)
+	db := "database: { url: \"sqlite://" + filepath.Join(dir, "gw.db") + "\" }\n"
+	for _, tc := range []struct {
+		yaml string
+		args []string
+		want string
+	}{
+		{"", []string{"--addr", "0.0.0.0:0"}, "--addr 0.0.0.0:0 listens beyond this machine"},
+		{"", []string{"--addr", ":0"}, "--addr :0 listens beyond this machine"},
+		{db + echoModel, []string{"--addr", "[::]:0"}, "--addr [::]:0 listens beyond this machine"},
+		{db + "server: { addr: \"192.0.2.1:8080\" }\n" + echoModel, nil, "server.addr 192.0.2.1:8080 listens beyond this machine"},
+	} {
+		args := tc.args
+		if tc.yaml != "" {
+			args = append([]string{"--config", writeConfig(t, dir, tc.yaml)}, args...)
+		}
+		var stderr syncBuffer
+		err := runServe(context.Background(), func() {}, args, &stderr, func(string) { t.Errorf("%v: serve started", args) })
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "set auth.master_key or TOLLGATE_MASTER_KEY") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "*.master-key")); len(names) > 0 {
+		t.Errorf("a refused start made a key: %v", names)
+	}
+	for addr, want := range map[string]bool{"127.0.0.1:8080": true, "127.0.0.2:1": true, "[::1]:8080": true, "localhost:8080": true,
+		"0.0.0.0:8080": false, ":8080": false, "[::]:8080": false, "10.0.0.1:8080": false, "gateway.internal:8080": false} {
+		if loopback(addr) != want {
+			t.Errorf("loopback(%q) = %v", addr, !want)
+		}
+	}
+}
