@@ -75,9 +75,7 @@ func (f backendFlags) open() (backend, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// The table checks model names and prices; nothing is sent upstream,
-	// so its providers are inert, and need no credentials.
-	routes, _, err := buildRoutes(cfg, func(p config.Provider) provider.Provider { return provider.NewEcho(p.Name) })
+	routes, _, err := buildRoutes(cfg, inertProvider)
 	if err != nil {
 		db.Close()
 		return nil, nil, err
@@ -85,6 +83,10 @@ func (f backendFlags) open() (backend, func(), error) {
 	// Gateways serving this database see changes within auth.HardTTL.
 	return admin.New(db, routes, nil, slog.New(slog.DiscardHandler)), func() { db.Close() }, nil
 }
+
+// inertProvider stands for p in a route table that only checks model
+// names and prices: nothing is sent upstream, so it needs no credentials.
+func inertProvider(p config.Provider) provider.Provider { return provider.NewEcho(p.Name) }
 
 // loadConfig reads --config, else $TOLLGATE_CONFIG, else the zero-config
 // default.
