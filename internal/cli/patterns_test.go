@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -73,31 +72,15 @@ func TestZeroConfigAnswersClientDefaults(t *testing.T) {
 func TestPatternUsageByModel(t *testing.T) {
 	t.Setenv("TOLLGATE_CONFIG", "")
 	t.Setenv("TOLLGATE_URL", "")
-	dir := t.TempDir()
-	dbURL := "sqlite://" + filepath.Join(dir, "gw.db")
-	cfgPath := filepath.Join(dir, "tollgate.yaml")
-	if err := os.WriteFile(cfgPath, []byte(`
+	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "gw.db")
+	cfgPath, cfg, db := configDB(t, dbURL, []byte(`
 database: { url: "`+dbURL+`" }
 providers: [ { name: demo, type: echo } ]
 models:
   - { name: echo, aliases: [e, "gpt-*"], targets: [ { provider: demo } ] }
   - { name: "claude-*", targets: [ { provider: demo } ] }
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+`))
 	ctx := context.Background()
-	db, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	recorded := map[string]string{} // model asked for → canonical model
 	ledger := ledgerFunc(func(r store.Request) {
