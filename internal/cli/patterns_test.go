@@ -18,16 +18,22 @@ import (
 
 const zeroKey = "0123456789abcdef0123456789abcdef"
 
-// ask sends one request for model on path with the master key and returns
-// the status and the model the answer names.
+// askModel sends one request for model on path with the master key and
+// returns the status and the model the answer names.
 func askModel(t *testing.T, h http.Handler, path, model string) (int, string) {
+	t.Helper()
+	return askModelAs(t, h, zeroKey, path, model)
+}
+
+// askModelAs is askModel with key.
+func askModelAs(t *testing.T, h http.Handler, key, path, model string) (int, string) {
 	t.Helper()
 	body := `{"model":"` + model + `","max_tokens":50,"messages":[{"role":"user","content":"hello there"}]}`
 	if path == "/v1/responses" {
 		body = `{"model":"` + model + `","input":"hello there"}`
 	}
 	req := httptest.NewRequest("POST", path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+zeroKey)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("anthropic-version", "2023-06-01")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -104,6 +110,17 @@ models:
 			t.Errorf("%s: %d, answered as %q", m, code, answered)
 		}
 	}
+	// A key that lists a name a pattern covers may use that name only.
+	out, errs, code := run(t, "keys", "create", "--name", "opus-only", "--models", "claude-opus-4-8", "--json", "--config", cfgPath)
+	var k struct{ Key string }
+	if code != 0 || json.Unmarshal([]byte(out), &k) != nil {
+		t.Fatalf("keys create: %d %s %s", code, out, errs)
+	}
+	for m, want := range map[string]int{"claude-opus-4-8": 200, "claude-haiku-4-5": 404} {
+		if code, _ := askModelAs(t, srv.Handler, k.Key, "/v1/messages", m); code != want {
+			t.Errorf("a key for claude-opus-4-8 on %s: %d, want %d", m, code, want)
+		}
+	}
 	srv.Close()
 	want := map[string]string{"claude-opus-4-8": "claude-*", "claude-haiku-4-5": "claude-*", "gpt-5-codex": "echo", "e": "echo", "echo": "echo"}
 	mu.Lock()
@@ -116,7 +133,7 @@ models:
 	if out, _, _ := run(t, "check-config", "--config", cfgPath); !strings.Contains(out, "demo/(the name asked for) (echo)") {
 		t.Errorf("check-config does not say a pattern's target sends the name asked for:\n%s", out)
 	}
-	out, errs, code := run(t, "usage", "--by", "model", "--format", "json", "--config", cfgPath)
+	out, errs, code = run(t, "usage", "--by", "model", "--format", "json", "--config", cfgPath)
 	var rep struct {
 		Data []struct {
 			Group    string
@@ -130,7 +147,7 @@ models:
 	for _, g := range rep.Data {
 		got[g.Group] = g.Requests
 	}
-	if got["claude-*"] != 2 || got["echo"] != 3 || len(got) != 2 {
-		t.Errorf("usage by model: %v, want claude-* 2, echo 3", got)
+	if got["claude-*"] != 4 || got["echo"] != 3 || len(got) != 2 {
+		t.Errorf("usage by model: %v, want claude-* 4, echo 3", got)
 	}
 }
