@@ -178,11 +178,16 @@ func TestZeroConfigServe(t *testing.T) {
 	}
 }
 
+// TestZeroConfigBindsLoopbackOnly: without a master key, serve refuses
+// an address beyond loopback (exit 1, saying how to set a key).
 func TestZeroConfigBindsLoopbackOnly(t *testing.T) {
 	bin := buildBinary(t)
-	s := startServe(t, bin, nil, "--addr", "0.0.0.0:0")
-	if !strings.HasPrefix(s.addr, "127.0.0.1:") {
-		t.Errorf("listening on %s without a master key, want loopback", s.addr)
+	cmd := exec.Command(bin, "serve", "--addr", "0.0.0.0:0")
+	cmd.Dir = t.TempDir()
+	cmd.Env = filteredEnv()
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 || !strings.Contains(string(out), "no master key is configured: set auth.master_key or TOLLGATE_MASTER_KEY") {
+		t.Errorf("--addr 0.0.0.0:0 without a master key: exit %d (%v):\n%s", code, err, out)
 	}
 	s2 := startServe(t, bin, []string{"TOLLGATE_MASTER_KEY=chosen-0123456789abcdef0123456789"}, "--addr", "127.0.0.1:0")
 	if s2.key != "" {

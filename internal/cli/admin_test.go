@@ -46,8 +46,14 @@ func cliConfig(t *testing.T, dbURL string) []byte {
 // configuration, and the database, migrated (closed when the test ends).
 func cliDB(t *testing.T, dbURL string) (string, *config.Config, *store.Store) {
 	t.Helper()
+	return configDB(t, dbURL, cliConfig(t, dbURL))
+}
+
+// configDB is cliDB for the configuration yaml (whose database is dbURL).
+func configDB(t *testing.T, dbURL string, yaml []byte) (string, *config.Config, *store.Store) {
+	t.Helper()
 	cfgPath := filepath.Join(t.TempDir(), "tollgate.yaml")
-	if err := os.WriteFile(cfgPath, cliConfig(t, dbURL), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, yaml, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.Load(cfgPath)

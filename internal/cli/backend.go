@@ -17,6 +17,7 @@ import (
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/provider"
 )
 
 // backend is what the keys and usage commands act on: the database named
@@ -74,7 +75,7 @@ func (f backendFlags) open() (backend, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	routes, _, err := newRoutes(cfg)
+	routes, _, err := buildRoutes(cfg, inertProvider)
 	if err != nil {
 		db.Close()
 		return nil, nil, err
@@ -82,6 +83,10 @@ func (f backendFlags) open() (backend, func(), error) {
 	// Gateways serving this database see changes within auth.HardTTL.
 	return admin.New(db, routes, nil, slog.New(slog.DiscardHandler)), func() { db.Close() }, nil
 }
+
+// inertProvider stands for p in a route table that only checks model
+// names and prices: nothing is sent upstream, so it needs no credentials.
+func inertProvider(p config.Provider) provider.Provider { return provider.NewEcho(p.Name) }
 
 // loadConfig reads --config, else $TOLLGATE_CONFIG, else the zero-config
 // default.

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/tollgate/tollgate/internal/config"
 )
 
-func checkConfig(args []string, stdout io.Writer) error {
+func checkConfig(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("check-config", stdout)
 	cfgFlag := fs.String("config", "", "configuration file to check (default $TOLLGATE_CONFIG)")
 	if err := parseFlags(fs, args); err != nil {
@@ -27,7 +28,35 @@ func checkConfig(args []string, stdout io.Writer) error {
 		return err
 	}
 	printConfig(stdout, cfg)
+	warnUnpriced(stderr, cfg)
 	return nil
+}
+
+// warnUnpriced names the targets that neither the configuration nor a
+// price file nor the built-in catalogue prices: their cost is unknown.
+// A pattern's target that sends the name asked for is priced by that
+// name, so it is not checked here.
+func warnUnpriced(w io.Writer, cfg *config.Config) {
+	routes, _, err := buildRoutes(cfg, inertProvider)
+	if err != nil {
+		fmt.Fprintf(w, "warning: prices not checked: %v\n", err)
+		return
+	}
+	for i, m := range routes.Models() {
+		var unpriced []string
+		for j, t := range m.Targets {
+			if cfg.Models[i].Targets[j].Model == "" && config.IsPattern(m.Name) {
+				continue
+			}
+			if _, err := t.Prices.WorstCase(1, 1); err != nil {
+				unpriced = append(unpriced, t.Name)
+			}
+		}
+		if len(unpriced) > 0 {
+			fmt.Fprintf(w, "warning: models[%d] %q: no price for %s: its cost is unknown and USD budgets cannot count it; "+
+				"set models[%d].pricing, or list the model in a pricing.files file\n", i, m.Name, strings.Join(unpriced, ", "), i)
+		}
+	}
 }
 
 // printConfig shows the resolved configuration with secrets masked: keys
@@ -54,9 +83,10 @@ func printConfig(w io.Writer, cfg *config.Config) {
 		metricsAddr = s.Addr + " (server.addr)"
 	}
 	fmt.Fprintf(w, "metrics: addr=%s auth=%s\n\nproviders:\n", metricsAddr, cfg.Metrics.Auth)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, p := range cfg.Providers {
 		if p.Type == config.TypeEcho {
-			fmt.Fprintf(w, "  %-16s echo (built in)\n", p.Name)
+			fmt.Fprintf(tw, "  %s\techo\t(built in)\n", p.Name)
 			continue
 		}
 		t := p.Timeouts
@@ -68,9 +98,10 @@ func printConfig(w io.Writer, cfg *config.Config) {
 		if t, _ := config.LookupProviderType(p.Type); t.NoKeys {
 			where = cloudOptions(p.CloudOptions)
 		}
-		fmt.Fprintf(w, "  %-16s %-9s %s timeouts: connect=%s first_byte=%s idle=%s total=%s%s\n",
+		fmt.Fprintf(tw, "  %s\t%s\t%s timeouts: connect=%s first_byte=%s idle=%s total=%s%s\n",
 			p.Name, p.Type, where, t.Connect, t.FirstByte, t.Idle, total, betas(p.AnthropicBetas))
 	}
+	tw.Flush()
 	fmt.Fprintln(w, "\nroutes:")
 	for _, m := range cfg.Models {
 		names := m.Name
@@ -81,7 +112,10 @@ func printConfig(w io.Writer, cfg *config.Config) {
 		for i, t := range m.Targets {
 			p := cfg.ProviderByName(t.Provider)
 			upstream := t.Model
-			if upstream == "" {
+			switch {
+			case upstream == "" && config.IsPattern(m.Name):
+				upstream = "(the name asked for)"
+			case upstream == "":
 				upstream = m.Name
 			}
 			var notes []string

@@ -32,7 +32,8 @@ keys and usage act on the database of --config FILE (default $TOLLGATE_CONFIG, e
 ./tollgate.db), or on a running gateway with --url URL --admin-key KEY
 (default $TOLLGATE_URL and $TOLLGATE_MASTER_KEY).
 
-Without --config (or $TOLLGATE_CONFIG) serve runs the built-in echo model.
+Without --config (or $TOLLGATE_CONFIG) serve runs the built-in echo model, which also
+answers the names coding tools send by default (claude-*, gpt-*, gemini-*, o*).
 Run 'tollgate COMMAND --help' for a command's flags.
 `
 
@@ -48,7 +49,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "serve":
 		err = serve(args[1:], stderr)
 	case "check-config":
-		err = checkConfig(args[1:], stdout)
+		err = checkConfig(args[1:], stdout, stderr)
 	case "migrate":
 		err = migrate(args[1:], stdout)
 	case "keys":
@@ -94,7 +95,7 @@ func exitCode(err error, stdout, stderr io.Writer) int {
 // synopses head each command's help.
 var synopses = map[string]string{
 	"serve":        "tollgate serve [--config FILE] [--addr HOST:PORT]\n\nRun the gateway until SIGINT or SIGTERM, then drain in-flight requests.",
-	"check-config": "tollgate check-config [--config FILE]\n\nValidate a configuration and print its models, targets and limits (secrets masked).",
+	"check-config": "tollgate check-config [--config FILE]\n\nValidate a configuration and print its models, targets and limits (secrets masked);\nwarn, on stderr, of the targets nothing prices.",
 	"migrate":      "tollgate migrate [--config FILE]\n\nApply the database migrations and exit (serve applies them too).",
 	"keys create":  "tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [LIMITS] [--json]\n\nCreate a virtual key and print it (once: only its hash is stored).",
 	"keys update":  "tollgate keys update ID [--name NAME] [--models a,b] [--expires 720h|never] [LIMITS] [--json]\n\nChange a virtual key; flags not given are left as they are.",

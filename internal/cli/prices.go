@@ -79,6 +79,9 @@ func pricesCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", id, p.Input, p.Output, p.CacheRead, p.CacheWrite5m, p.CacheWrite1h, p.Reasoning, tier)
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "\n%d model ids priced (USD per million tokens), %d entries skipped\n", len(ids), len(skipped))
+	for _, r := range c.Rounded {
+		fmt.Fprintf(stderr, "rounded %s: %s\n", r.Model, r.Detail)
+	}
+	fmt.Fprintf(stdout, "\n%d model ids priced (USD per million tokens), %d entries skipped, %d prices rounded to the nano-USD\n", len(ids), len(skipped), len(c.Rounded))
 	return nil
 }

@@ -15,6 +15,7 @@ const priceFile = `{
   "claude-sonnet-4-5-20250929": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06, "litellm_provider": "anthropic"},
   "bedrock/eu.anthropic.claude-haiku-4-5-20251001-v1:0": {"input_cost_per_token": 1.1e-06, "output_cost_per_token": 5.5e-06, "litellm_provider": "bedrock"},
   "my-finetune": {"input_cost_per_token": 4e-06, "output_cost_per_token": 8e-06, "litellm_provider": "openai"},
+  "float-artefact": {"input_cost_per_token": 3e-06, "output_cost_per_token": 1.5000000000000002e-05, "litellm_provider": "openai"},
   "broken": {"input_cost_per_token": "three"}
 }`
 
@@ -62,12 +63,14 @@ func TestPricesCheck(t *testing.T) {
 	if code := Main([]string{"prices", "check", file}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
 	}
-	for _, want := range []string{"claude-sonnet-4-5-20250929", "eu.anthropic.claude-haiku-4-5-20251001-v1:0", "my-finetune", "4 model ids priced", "1 entries skipped"} {
+	for _, want := range []string{"claude-sonnet-4-5-20250929", "eu.anthropic.claude-haiku-4-5-20251001-v1:0", "my-finetune", "float-artefact", "5 model ids priced",
+		"1 entries skipped, 1 prices rounded to the nano-USD"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if !strings.Contains(errOut.String(), "skipped broken:") {
+	if !strings.Contains(errOut.String(), "skipped broken:") ||
+		!strings.Contains(errOut.String(), "rounded float-artefact: output_cost_per_token 1.5000000000000002e-05 USD per token: 15 USD per million tokens, rounded to the nano-USD\n") {
 		t.Errorf("stderr: %s", errOut.String())
 	}
 	out.Reset()

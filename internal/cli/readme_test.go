@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -154,7 +155,7 @@ func checkSample(t *testing.T, s configSample) error {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := checkConfig([]string{"--config", path}, &out); err != nil {
+	if err := checkConfig([]string{"--config", path}, &out, io.Discard); err != nil {
 		return fail(fmt.Errorf("check-config fails: %w", err))
 	}
 	if !strings.HasPrefix(out.String(), "configuration OK") {

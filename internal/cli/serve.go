@@ -67,12 +67,12 @@ func runServeReloading(ctx context.Context, stop func(), args []string, stderr i
 		return err
 	}
 	// cfg stays as the file says: a reload compares the file with it.
-	addr := cfg.Server.Addr
+	addr, addrFrom := cfg.Server.Addr, "server.addr"
 	if *addrFlag != "" {
 		if err := config.CheckAddr(*addrFlag); err != nil {
 			return usageError(fs, "--addr %s", err)
 		}
-		addr = *addrFlag
+		addr, addrFrom = *addrFlag, "--addr"
 	}
 	logger := newLogger(cfg, stderr)
 
@@ -88,17 +88,16 @@ func runServeReloading(ctx context.Context, stop func(), args []string, stderr i
 	var keyFile *masterKeyFile
 	if masterKey == "" {
 		// Nobody chose a key: use the one kept next to the database (made
-		// on the first run), and stay on loopback so that a forgotten
-		// test instance is not an open relay.
+		// on the first run), on loopback only, so that a forgotten test
+		// instance is not an open relay.
+		if !loopback(addr) {
+			return fmt.Errorf("%s %s listens beyond this machine, and no master key is configured: set auth.master_key or TOLLGATE_MASTER_KEY "+
+				"(at least %d characters; generate one with: openssl rand -hex 32), or listen on 127.0.0.1", addrFrom, addr, config.MinMasterKeyLen)
+		}
 		if keyFile, err = loadOrCreateMasterKey(cfg); err != nil {
 			return err
 		}
 		masterKey = keyFile.key
-		host, port, _ := net.SplitHostPort(addr)
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			logger.Warn("no master key configured: binding to loopback only", "requested_addr", addr)
-			addr = net.JoinHostPort("127.0.0.1", port)
-		}
 	}
 
 	var reqLog *accesslog.Writer
@@ -232,6 +231,14 @@ serving:
 	closeRequestLog()
 	logger.Info("stopped")
 	return err
+}
+
+// loopback reports whether the listen address addr (valid HOST:PORT)
+// is reachable from this machine only.
+func loopback(addr string) bool {
+	host, _, _ := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // shutdownGrace is how long requests cancelled at the end of the drain

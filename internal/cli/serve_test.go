@@ -232,21 +232,31 @@ func TestAdminCommandsNeverCreateADatabase(t *testing.T) {
 
 	// A config whose upstream keys are not in the environment still
 	// serves keys and usage; the database's own ${VAR} is required.
-	t.Setenv("TG_TEST_UNSET_KEY", "")
-	os.Unsetenv("TG_TEST_UNSET_KEY")
+	for _, v := range []string{"TG_TEST_UNSET_KEY", "TG_TEST_UNSET_MASTER", "TG_TEST_UNSET_CREDS"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
 	t.Setenv("TG_TEST_DB", "sqlite://"+filepath.Join(dir, "gw.db"))
 	cfg := writeConfig(t, dir, `
+auth: { master_key: "${TG_TEST_UNSET_MASTER}" }
 database: { url: "${TG_TEST_DB}" }
-providers: [ { name: oa, type: openai, api_key: "${TG_TEST_UNSET_KEY}" } ]
-models: [ { name: gpt-4o, targets: [ { provider: oa, model: gpt-4o } ] } ]
+providers:
+  - { name: oa, type: openai, api_key: "${TG_TEST_UNSET_KEY}" }
+  - { name: gcp, type: vertex, project: p, region: us-east5, credentials_file: "${TG_TEST_UNSET_CREDS}" }
+models:
+  - { name: gpt-4o, targets: [ { provider: oa, model: gpt-4o } ] }
+  - { name: claude-vertex, targets: [ { provider: gcp, model: claude-sonnet-4-5@20250929 } ] }
 `)
 	if code := Main([]string{"migrate", "--config", cfg}, &bytes.Buffer{}, &bytes.Buffer{}); code == 0 {
 		t.Error("migrate (which builds nothing but needs the whole config) ran with an unset upstream key")
 	}
 	os.WriteFile(filepath.Join(dir, "gw.db"), nil, 0o600) // an empty file is a new SQLite database
 	var out, errb bytes.Buffer
-	if code := Main([]string{"keys", "create", "--name", "ci", "--config", cfg}, &out, &errb); code != 0 {
-		t.Fatalf("keys create with an unset upstream key: exit %d: %s", code, errb.String())
+	if code := Main([]string{"keys", "create", "--name", "ci", "--models", "gpt-4o,claude-vertex", "--config", cfg}, &out, &errb); code != 0 {
+		t.Fatalf("keys create with unset upstream credentials and master key: exit %d: %s", code, errb.String())
+	}
+	if code := Main([]string{"usage", "--config", cfg}, &out, &errb); code != 0 {
+		t.Fatalf("usage with unset upstream credentials and master key: exit %d: %s", code, errb.String())
 	}
 	os.Unsetenv("TG_TEST_DB")
 	errb.Reset()
@@ -436,5 +446,44 @@ models: [ { name: claude-slow, targets: [ { provider: slow, model: m } ] } ]
 	stopped := strings.Index(logs, `"msg":"stopped"`)
 	if stopped < 0 || strings.Count(logs[:stopped], `"path":"/v1/messages"`) != 2 {
 		t.Errorf("want both requests logged before \"stopped\":\n%s", logs)
+	}
+}
+
+// Without a master key serve listens on loopback only: asked for another
+// interface, it refuses to start, saying how to set a key, and makes none.
+func TestNoMasterKeyRefusesOtherInterfaces(t *testing.T) {
+	t.Setenv("TOLLGATE_MASTER_KEY", "")
+	t.Setenv("TOLLGATE_CONFIG", "")
+	dir := t.TempDir()
+	t.Chdir(dir)
+	db := "database: { url: \"sqlite://" + filepath.Join(dir, "gw.db") + "\" }\n"
+	for _, tc := range []struct {
+		yaml string
+		args []string
+		want string
+	}{
+		{"", []string{"--addr", "0.0.0.0:0"}, "--addr 0.0.0.0:0 listens beyond this machine"},
+		{"", []string{"--addr", ":0"}, "--addr :0 listens beyond this machine"},
+		{db + echoModel, []string{"--addr", "[::]:0"}, "--addr [::]:0 listens beyond this machine"},
+		{db + "server: { addr: \"192.0.2.1:8080\" }\n" + echoModel, nil, "server.addr 192.0.2.1:8080 listens beyond this machine"},
+	} {
+		args := tc.args
+		if tc.yaml != "" {
+			args = append([]string{"--config", writeConfig(t, dir, tc.yaml)}, args...)
+		}
+		var stderr syncBuffer
+		err := runServe(context.Background(), func() {}, args, &stderr, func(string) { t.Errorf("%v: serve started", args) })
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "set auth.master_key or TOLLGATE_MASTER_KEY") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "*.master-key")); len(names) > 0 {
+		t.Errorf("a refused start made a key: %v", names)
+	}
+	for addr, want := range map[string]bool{"127.0.0.1:8080": true, "127.0.0.2:1": true, "[::1]:8080": true, "localhost:8080": true,
+		"0.0.0.0:8080": false, ":8080": false, "[::]:8080": false, "10.0.0.1:8080": false, "gateway.internal:8080": false} {
+		if loopback(addr) != want {
+			t.Errorf("loopback(%q) = %v", addr, !want)
+		}
 	}
 }

@@ -202,6 +202,11 @@ func databaseName(f backendFlags) string {
 	return "the database " + db + " (the default: no --config or $TOLLGATE_CONFIG)"
 }
 
+// noProvider labels, in the table by provider, the requests that reached
+// no provider (refused before routing, or unknown models); the CSV and
+// the JSON leave their group empty.
+const noProvider = "(no provider)"
+
 func usageTable(w io.Writer, rep admin.UsageReport, names keyNames, forKey string) error {
 	fmt.Fprintf(w, "Usage from %s to %s, by %s", rep.Since.Format(time.RFC3339), rep.Until.Format(time.RFC3339), rep.GroupBy)
 	if forKey != "" {
@@ -212,8 +217,12 @@ func usageTable(w io.Writer, rep admin.UsageReport, names keyNames, forKey strin
 	fmt.Fprintln(tw, "GROUP\tREQUESTS\tERRORS\tINPUT\tCACHE READ\tCACHE WRITE 5M\tCACHE WRITE 1H\tOUTPUT\tREASONING\tCOST USD\tCACHE SAVINGS USD\t")
 	row := func(g admin.UsageGroup, total bool) {
 		group := g.Group
-		if !total && rep.GroupBy == string(store.ByKey) {
+		switch {
+		case total:
+		case rep.GroupBy == string(store.ByKey):
 			group = names.label(group)
+		case rep.GroupBy == string(store.ByProvider) && group == "":
+			group = noProvider
 		}
 		t := g.Tokens
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", printable(group), g.Requests, g.Errors, t.Input, t.CacheRead,

@@ -48,10 +48,10 @@ func TestUsageKeysAndModels(t *testing.T) {
 			cost := func(n int64) *int64 { return &n }
 			at := func(i int) time.Time { return day.Add(time.Duration(i) * time.Minute) }
 			recs := []store.Request{
-				{ID: "req_1", Time: at(1), KeyID: ids["alice"], Endpoint: "/v1/chat/completions", Model: "e", CanonicalModel: "echo",
+				{ID: "req_1", Time: at(1), KeyID: ids["alice"], Endpoint: "/v1/chat/completions", Model: "e", CanonicalModel: "echo", Provider: "demo",
 					Status: 200, Input: 10, CostNanoUSD: cost(30)},
 				{ID: "req_2", Time: at(2), KeyID: ids["alice"], Endpoint: "/v1/models", Status: 200, CostNanoUSD: cost(0)},
-				{ID: "req_3", Time: at(3), KeyID: ids["bob1"], Endpoint: "/v1/messages", Model: "echo", CanonicalModel: "echo",
+				{ID: "req_3", Time: at(3), KeyID: ids["bob1"], Endpoint: "/v1/messages", Model: "echo", CanonicalModel: "echo", Provider: "demo",
 					Status: 200, Input: 20, CostNanoUSD: cost(60)},
 				{ID: "req_4", Time: at(4), KeyID: ids["bob2"], Endpoint: "/v1/messages", Model: "gpt-9", Status: 404,
 					ErrorType: "not_found_error", CostNanoUSD: cost(0)},
@@ -164,6 +164,21 @@ func TestUsageKeysAndModels(t *testing.T) {
 				}
 				if got := strings.Join(groups, " "); code != 0 || err != nil || got != "echo=2 free=1 "+store.UnknownModel+"=2" {
 					t.Errorf("%s: --by model: %d %v %q\n%s", mode, code, err, got, out)
+				}
+
+				// --by provider: the requests that reached none are named.
+				out, errs, code = usage("--by", "provider")
+				_, table, _ := strings.Cut(out, "GROUP")
+				table, _, _ = strings.Cut(table, "TOTAL")
+				var rows2 []string
+				for _, line := range strings.Split(table, "\n")[1:] {
+					if line = strings.TrimSpace(line); line != "" {
+						label, rest, _ := strings.Cut(line, "  ")
+						rows2 = append(rows2, label+"="+strings.Fields(rest)[0])
+					}
+				}
+				if got := strings.Join(rows2, " "); code != 0 || got != "(no provider)=3 demo=2" {
+					t.Errorf("%s: --by provider: %d %q\n%s%s", mode, code, rows2, out, errs)
 				}
 			}
 		})

@@ -364,9 +364,18 @@ type Timeouts struct {
 }
 
 // Model is a public model name clients send, with its targets.
+//
+// A name or alias with a "*" is a pattern: "*" matches any run of
+// characters (none too), so "claude-*" covers claude-opus-4-8 and
+// claude-haiku-4-5. A request's model is looked up among the exact names
+// and aliases first; failing that, among the patterns that match it, the
+// one with the most characters besides "*" wins, and of equally long ones
+// the first in the file.
 type Model struct {
 	Name    string   `yaml:"name"`
 	Aliases []string `yaml:"aliases"`
+	// Targets serve the model. A target without a model sends, when the
+	// request matched a pattern, the model name the client asked for.
 	Targets []Target `yaml:"targets"`
 	// Translation is what to do with input the other protocol cannot
 	// express, when a client of one protocol calls this model through the
@@ -439,7 +448,9 @@ func (d *Decimal) UnmarshalYAML(n *yaml.Node) error {
 // Target is a (provider, upstream model) pair.
 type Target struct {
 	Provider string `yaml:"provider"`
-	// Model is the id sent upstream; optional for echo providers.
+	// Model is the id sent upstream; optional for echo providers, and on
+	// a model whose name is a pattern (the name the client asked for is
+	// sent).
 	Model string `yaml:"model"`
 	// Weight shares requests among the targets of one priority (default 1).
 	Weight int `yaml:"weight"`
@@ -465,12 +476,18 @@ type Routing struct {
 	Sticky *bool `yaml:"sticky"`
 }
 
+// DefaultEchoPatterns are the aliases of the zero configuration's echo
+// model: the names Claude Code, Codex CLI, Gemini CLI and the OpenAI and
+// Anthropic SDKs send by default (claude-sonnet-4-5, gpt-5-codex,
+// gemini-2.5-pro, o3 …), so that each works against it unconfigured.
+var DefaultEchoPatterns = []string{"claude-*", "gpt-*", "gemini-*", "o*"}
+
 // Default is the zero-config configuration: the echo provider and a model
-// named "echo".
+// named "echo", which also answers the names of DefaultEchoPatterns.
 func Default() *Config {
 	c := &Config{
 		Providers: []Provider{{Name: "echo", Type: TypeEcho}},
-		Models:    []Model{{Name: "echo", Targets: []Target{{Provider: "echo"}}}},
+		Models:    []Model{{Name: "echo", Aliases: slices.Clone(DefaultEchoPatterns), Targets: []Target{{Provider: "echo"}}}},
 	}
 	c.applyDefaults()
 	return c
@@ -481,8 +498,9 @@ func Load(path string) (*Config, error) { return load(path, nil) }
 
 // LoadDatabase is Load for the commands that use only the database (keys,
 // usage): a ${VAR} that is not set is an error in database and redis, and
-// is left as written everywhere else, so that the upstreams' API keys need
-// not be in the environment of someone creating a virtual key.
+// everywhere else leaves its value unset and unchecked, so that the
+// upstreams' API keys and the master key need not be in the environment
+// of someone creating a virtual key.
 func LoadDatabase(path string) (*Config, error) {
 	return load(path, func(p string) bool {
 		return !strings.HasPrefix(p, "database") && !strings.HasPrefix(p, "redis")
@@ -515,19 +533,18 @@ func parse(data []byte, lookup func(string) (string, bool), keepUnset func(strin
 		}
 		return nil, fmt.Errorf("parsing YAML: %w", err)
 	}
-	if err := interpolateNode(&root, "", lookup, keepUnset); err != nil {
-		return nil, err
-	}
-	if err := checkKnownFields(&root, configType); err != nil {
-		return nil, err
-	}
+	// Every unset variable, unknown key and value of the wrong type is
+	// reported, with what validation finds in the rest.
+	nc := &nodeCheck{skip: map[string]bool{}}
+	nc.interpolate(&root, "", lookup, keepUnset)
+	nc.check(&root, configType, "")
 	c := new(Config)
 	if err := root.Decode(c); err != nil {
-		return nil, fmt.Errorf("decoding: %w", err)
+		return nil, errors.Join(append(nc.errs, fmt.Errorf("decoding: %w", err))...)
 	}
 	c.applyDefaults()
-	if err := c.Validate(); err != nil {
-		return nil, err
+	if err := c.validate(nc.skip); err != nil || len(nc.errs) > 0 {
+		return nil, errors.Join(append(nc.errs, err)...)
 	}
 	return c, nil
 }
@@ -606,10 +623,16 @@ func CheckAddr(addr string) error {
 }
 
 // Validate checks cross-field rules. Errors name the field path.
-func (c *Config) Validate() error {
+func (c *Config) Validate() error { return c.validate(nil) }
+
+// validate is Validate, saying nothing about the paths in skip (values
+// left unset) and below them.
+func (c *Config) validate(skip map[string]bool) error {
 	var errs []error
 	bad := func(path, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
+		if !skipped(skip, path) {
+			errs = append(errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
+		}
 	}
 	if err := CheckAddr(c.Server.Addr); err != nil {
 		bad("server.addr", "%s", err)
@@ -793,8 +816,8 @@ func (c *Config) Validate() error {
 				bad(tpath+".provider", "is required")
 			case p == nil:
 				bad(tpath+".provider", "unknown provider %q", t.Provider)
-			case t.Model == "" && !modelOptional(p.Type):
-				bad(tpath+".model", "is required for %s provider %q", p.Type, p.Name)
+			case t.Model == "" && !modelOptional(p.Type) && !IsPattern(m.Name):
+				bad(tpath+".model", "is required for %s provider %q (unless the model's name is a pattern such as claude-*: then the name the client asked for is sent)", p.Type, p.Name)
 			}
 			if t.Weight < 0 {
 				bad(tpath+".weight", "must not be negative")
@@ -813,6 +836,10 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// IsPattern reports whether a model name or alias is a pattern: it has a
+// "*", which matches any run of characters.
+func IsPattern(name string) bool { return strings.IndexByte(name, '*') >= 0 }
 
 // checkPrices accepts unset prices and decimals of USD per million tokens.
 func checkPrices(bad func(path, format string, args ...any), path string, prices map[string]Decimal) {

@@ -1,6 +1,9 @@
 package config
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -249,5 +252,96 @@ func TestLedgerRetention(t *testing.T) {
 		if c.Database.LedgerRetention != tc.want {
 			t.Errorf("%q: ledger_retention %s, want %s", tc.yaml, c.Database.LedgerRetention, tc.want)
 		}
+	}
+}
+
+// LoadDatabase needs only the database's and redis's variables: the
+// others, the master key's too, are left unset and unchecked.
+func TestLoadDatabaseLeavesOtherVariablesUnset(t *testing.T) {
+	for _, v := range []string{"TG_T_MASTER", "TG_T_KEY", "TG_T_URL", "TG_T_IDLE", "TG_T_DB"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	path := filepath.Join(t.TempDir(), "tollgate.yaml")
+	if err := os.WriteFile(path, []byte(`
+auth: { master_key: "${TG_T_MASTER}" }
+database: { url: "${TG_T_DB}" }
+providers:
+  - { name: oa, type: openai, api_key: "${TG_T_KEY}", base_url: "${TG_T_URL}", timeouts: { idle: "${TG_T_IDLE}" } }
+models: [ { name: gpt-4o, targets: [ { provider: oa, model: gpt-4o } ] } ]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadDatabase(path); err == nil || !strings.Contains(err.Error(), "database.url: environment variable TG_T_DB is not set") {
+		t.Errorf("an unset database variable: %v", err)
+	}
+	t.Setenv("TG_T_DB", "sqlite://gw.db")
+	c, err := LoadDatabase(path)
+	if err != nil {
+		t.Fatalf("LoadDatabase: %v", err)
+	}
+	if p := c.Providers[0]; c.Auth.MasterKey != "" || p.APIKey != "" || p.BaseURL != "https://api.openai.com/v1" || p.Timeouts.Idle != DefaultIdleTimeout {
+		t.Errorf("unset values are not left unset (defaults applied): master key %q, provider %+v", c.Auth.MasterKey, p)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "TG_T_MASTER") {
+		t.Errorf("Load with the master key's variable unset: %v", err)
+	}
+}
+
+// A target of a model whose name is a pattern may leave its model out:
+// the name the client asked for is sent.
+func TestPatternTargetsMayOmitTheModel(t *testing.T) {
+	const yaml = "providers: [ { name: ant, type: anthropic, api_key: k } ]\nmodels: [ { name: %q, targets: [ { provider: ant } ] } ]\n"
+	if _, err := Parse(fmt.Appendf(nil, yaml, "claude-*"), env(nil)); err != nil {
+		t.Errorf("a pattern: %v", err)
+	}
+	if _, err := Parse(fmt.Appendf(nil, yaml, "claude"), env(nil)); err == nil || !strings.Contains(err.Error(), "models[0].targets[0].model: is required") {
+		t.Errorf("an exact name: %v", err)
+	}
+	if !IsPattern("gpt-*") || IsPattern("gpt-5") {
+		t.Error("IsPattern")
+	}
+}
+
+// Unset variables, unknown keys, duplicate keys, values of the wrong type
+// and semantic errors are all reported at once, each once.
+func TestParseReportsEveryError(t *testing.T) {
+	_, err := Parse([]byte(`
+server: { addr: "${NO_ADDR}", max_body_bytes: lots, drain_timeout: 30 }
+auth: { master_key: "${NO_MASTER}", max_failures: 3, max_failures: 4 }
+providers:
+  - { name: oa, type: openai, api_key: "${NO_KEY}", timeouts: { conect: 1s } }
+  - { name: oa, type: openai, api_key: k, http_client: fast }
+models:
+  - { name: "${NO_MODEL}", targets: [ { provider: oa, model: m, weight: heavy } ] }
+  - { name: m2, targets: demo }
+`), env(nil))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := []string{
+		"server.addr: environment variable NO_ADDR is not set (line 2)",
+		"auth.master_key: environment variable NO_MASTER is not set",
+		"providers[0].api_key: environment variable NO_KEY is not set",
+		"models[0].name: environment variable NO_MODEL is not set",
+		`server.max_body_bytes: expected a whole number, found "lots" (line 2)`,
+		`server.drain_timeout: expected a duration with a unit`,
+		"auth.max_failures: duplicate key (line 3)",
+		"providers[0].timeouts.conect: unknown field",
+		`models[0].targets[0].weight: expected a whole number, found "heavy"`,
+		"models[1].targets: expected a list, found \"demo\"",
+		`providers[1].name: duplicate provider name "oa"`,
+		`providers[1].http_client: "fast" is not one of lean, net/http`,
+	}
+	msg := err.Error()
+	for _, w := range want {
+		if strings.Count(msg, w) != 1 {
+			t.Errorf("want once: %s", w)
+		}
+	}
+	// Nothing else: what is reported is not reported again as empty or
+	// missing (models[0].name, models[1].targets).
+	if n := strings.Count(msg, "\n") + 1; n != len(want) {
+		t.Errorf("%d errors, want %d:\n%s", n, len(want), msg)
 	}
 }

@@ -16,40 +16,50 @@ var (
 	errEOF     = io.EOF
 )
 
-// interpolateNode expands ${ENV} references in every scalar value below n.
+// nodeCheck gathers what is wrong with a file's nodes, to report it all
+// at once. A value in error is made null, so that decoding goes on, and
+// its path goes into skip, so that validation says nothing more about it.
+type nodeCheck struct {
+	errs []error
+	skip map[string]bool // paths of values left unset or in error
+}
+
+// fail reports err about the value n at path and makes the value null.
+func (c *nodeCheck) fail(n *yaml.Node, path string, err error) {
+	c.errs = append(c.errs, err)
+	setNull(n)
+	c.skip[path] = true
+}
+
+// interpolate expands ${ENV} references in every scalar value below n.
 // Keys and comments are left alone, so a commented-out ${VAR} never fails.
 //
-// With keepUnset, a value whose reference cannot be expanded is left as
-// written when keepUnset(path) says so.
-func interpolateNode(n *yaml.Node, path string, lookup func(string) (string, bool), keepUnset func(path string) bool) error {
+// A value whose reference cannot be expanded is an error, unless
+// keepUnset(path) says to leave it unset: it then becomes null (the
+// field's zero value, or its default) and is not validated.
+func (c *nodeCheck) interpolate(n *yaml.Node, path string, lookup func(string) (string, bool), keepUnset func(path string) bool) {
 	switch n.Kind {
 	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			if err := interpolateNode(c, path, lookup, keepUnset); err != nil {
-				return err
-			}
+		for _, e := range n.Content {
+			c.interpolate(e, path, lookup, keepUnset)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if err := interpolateNode(n.Content[i+1], joinPath(path, n.Content[i].Value), lookup, keepUnset); err != nil {
-				return err
-			}
+			c.interpolate(n.Content[i+1], joinPath(path, n.Content[i].Value), lookup, keepUnset)
 		}
 	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			if err := interpolateNode(c, fmt.Sprintf("%s[%d]", path, i), lookup, keepUnset); err != nil {
-				return err
-			}
+		for i, e := range n.Content {
+			c.interpolate(e, fmt.Sprintf("%s[%d]", path, i), lookup, keepUnset)
 		}
 	case yaml.ScalarNode:
 		v, err := Interpolate(n.Value, lookup)
-		if err != nil {
-			if keepUnset != nil && keepUnset(path) {
-				return nil
-			}
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if v != n.Value {
+		switch {
+		case err != nil && keepUnset != nil && keepUnset(path):
+			setNull(n)
+			c.skip[path] = true
+		case err != nil:
+			c.fail(n, path, fmt.Errorf("%s: %w (line %d)", nonEmpty(path), err, n.Line))
+		case v != n.Value:
 			n.Value = v
 			// An expanded value is always a string unless it was plainly typed
 			// (e.g. max_body_bytes: ${MAX}); re-resolve the tag from the text.
@@ -58,81 +68,95 @@ func interpolateNode(n *yaml.Node, path string, lookup func(string) (string, boo
 			}
 		}
 	}
-	return nil
 }
 
-// checkKnownFields rejects mapping keys that the target struct does not
-// declare, naming the full path ("providers[0].timeouts.conect").
+// setNull makes n a null scalar: it decodes to its field's zero value.
+func setNull(n *yaml.Node) {
+	*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: n.Line, Column: n.Column}
+}
+
+// skipped reports whether path is one of skip's paths or lies below one.
+func skipped(skip map[string]bool, path string) bool {
+	for p := range skip {
+		if path == p || strings.HasPrefix(path, p) && (path[len(p)] == '.' || path[len(p)] == '[') {
+			return true
+		}
+	}
+	return false
+}
+
 var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 	yamlUnmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
 )
 
-func checkKnownFields(n *yaml.Node, t reflect.Type) error {
-	return checkNode(n, t, "")
-}
-
-func checkNode(n *yaml.Node, t reflect.Type, path string) error {
+// check reports mapping keys that the target struct does not declare,
+// naming the full path ("providers[0].timeouts.conect"), duplicate keys
+// (the later one is dropped) and values of the wrong type.
+func (c *nodeCheck) check(n *yaml.Node, t reflect.Type, path string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			if err := checkNode(c, t, path); err != nil {
-				return err
-			}
+		for _, e := range n.Content {
+			c.check(e, t, path)
 		}
 	case yaml.MappingNode:
 		if t.Kind() != reflect.Struct {
-			if t.Kind() == reflect.Map {
-				return nil
+			if t.Kind() != reflect.Map {
+				c.fail(n, path, fmt.Errorf("%s: expected %s, found a mapping (line %d)", nonEmpty(path), kindName(t), n.Line))
 			}
-			return fmt.Errorf("%s: expected %s, found a mapping (line %d)", nonEmpty(path), kindName(t), n.Line)
+			return
 		}
 		seen := make(map[string]bool)
+		kept := n.Content[:0]
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			key := n.Content[i].Value
-			kpath := joinPath(path, key)
-			if seen[key] {
-				return fmt.Errorf("%s: duplicate key (line %d)", kpath, n.Content[i].Line)
+			key, value := n.Content[i], n.Content[i+1]
+			kpath := joinPath(path, key.Value)
+			if seen[key.Value] {
+				c.errs = append(c.errs, fmt.Errorf("%s: duplicate key (line %d)", kpath, key.Line))
+				continue
 			}
-			seen[key] = true
-			f, ok := fieldByTag(t, key)
+			seen[key.Value] = true
+			kept = append(kept, key, value)
+			f, ok := fieldByTag(t, key.Value)
 			if !ok {
-				return fmt.Errorf("%s: unknown field (line %d); known fields: %s", kpath, n.Content[i].Line, strings.Join(tagNames(t), ", "))
+				c.errs = append(c.errs, fmt.Errorf("%s: unknown field (line %d); known fields: %s", kpath, key.Line, strings.Join(tagNames(t), ", ")))
+				continue
 			}
-			if err := checkNode(n.Content[i+1], f.Type, kpath); err != nil {
-				return err
-			}
+			c.check(value, f.Type, kpath)
 		}
+		n.Content = kept
 	case yaml.SequenceNode:
 		if t.Kind() != reflect.Slice {
-			return fmt.Errorf("%s: expected %s, found a list (line %d)", nonEmpty(path), kindName(t), n.Line)
+			c.fail(n, path, fmt.Errorf("%s: expected %s, found a list (line %d)", nonEmpty(path), kindName(t), n.Line))
+			return
 		}
-		for i, c := range n.Content {
-			if err := checkNode(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
+		for i, e := range n.Content {
+			c.check(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
 		}
 	case yaml.ScalarNode:
-		if pt := reflect.PointerTo(t); pt.Implements(textUnmarshaler) && !pt.Implements(yamlUnmarshaler) && n.Tag != "!!null" {
+		if n.Tag == "!!null" {
+			return
+		}
+		if pt := reflect.PointerTo(t); pt.Implements(textUnmarshaler) && !pt.Implements(yamlUnmarshaler) {
 			// An enumeration: its own check, reported at its path.
 			if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
-				return fmt.Errorf("%s: %v (line %d)", nonEmpty(path), err, n.Line)
+				c.fail(n, path, fmt.Errorf("%s: %v (line %d)", nonEmpty(path), err, n.Line))
 			}
-			return nil
+			return
 		}
-		if (t.Kind() == reflect.Struct || t.Kind() == reflect.Slice) && n.Tag != "!!null" {
-			return fmt.Errorf("%s: expected %s, found %q (line %d)", nonEmpty(path), kindName(t), n.Value, n.Line)
+		if t.Kind() == reflect.Struct || t.Kind() == reflect.Slice {
+			c.fail(n, path, fmt.Errorf("%s: expected %s, found %q (line %d)", nonEmpty(path), kindName(t), n.Value, n.Line))
+			return
 		}
 		// The decoder's own message names Go types and no path: decode the
 		// value alone to say which member is wrong, in the file's terms.
-		if n.Tag != "!!null" && n.Decode(reflect.New(t).Interface()) != nil {
-			return fmt.Errorf("%s: expected %s, found %q (line %d)", nonEmpty(path), scalarName(t), n.Value, n.Line)
+		if n.Decode(reflect.New(t).Interface()) != nil {
+			c.fail(n, path, fmt.Errorf("%s: expected %s, found %q (line %d)", nonEmpty(path), scalarName(t), n.Value, n.Line))
 		}
 	}
-	return nil
 }
 
 // scalarName says what a scalar of type t is written as.

@@ -10,8 +10,11 @@ import (
 // Catalogue maps upstream model ids to their list prices.
 type Catalogue struct {
 	// Taken is the date the prices were read from the providers' pages.
-	Taken  string
-	models map[string]*Prices
+	Taken string
+	// Rounded lists the prices of a price file (ParseLiteLLM) that were
+	// rounded to the nano-USD per million tokens.
+	Rounded []Rounded
+	models  map[string]*Prices
 }
 
 type catalogueFile struct {

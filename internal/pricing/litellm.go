@@ -19,10 +19,12 @@ import (
 //	    "cache_read_input_token_cost": 3e-07, "cache_creation_input_token_cost": 3.75e-06,
 //	    "litellm_provider": "anthropic", "mode": "chat"}
 //
-// Numbers are read as decimal text and converted exactly: a price that is
-// not a whole number of nano-USD per million tokens is refused, never
-// rounded. Members without input_cost_per_token (images, audio, a
-// "sample_spec") price nothing and are skipped.
+// Numbers are read as decimal text and converted exactly. A price that is
+// not a whole number of nano-USD per million tokens, such as the float
+// artefact 1.0000000000000002e-06, is rounded to the nearest one, and the
+// catalogue notes it (Catalogue.Rounded); one that would round to zero
+// from above is refused. Members without input_cost_per_token (images,
+// audio, a "sample_spec") price nothing and are skipped.
 
 // liteLLMEntry is one model's members that tollgate reads.
 type liteLLMEntry struct {
@@ -42,6 +44,12 @@ type liteLLMEntry struct {
 // Skipped is a member of a price file that priced nothing, and why.
 type Skipped struct {
 	Model, Reason string
+}
+
+// Rounded is a member of a price file with a price rounded to the
+// nano-USD per million tokens; Detail says which, from what.
+type Rounded struct {
+	Model, Detail string
 }
 
 // ParseLiteLLM reads a LiteLLM price file. A model is priced under its id
@@ -78,10 +86,13 @@ func ParseLiteLLM(data []byte) (*Catalogue, []Skipped, error) {
 			skipped = append(skipped, Skipped{id, "no input_cost_per_token"})
 			continue
 		}
-		p, err := e.prices()
+		p, rounded, err := e.prices()
 		if err != nil {
 			skipped = append(skipped, Skipped{id, err.Error()})
 			continue
+		}
+		for _, r := range rounded {
+			c.Rounded = append(c.Rounded, Rounded{id, r})
 		}
 		c.models[id] = p
 		if rest, ok := strings.CutPrefix(id, e.Provider+"/"); ok && e.Provider != "" && rest != "" {
@@ -101,8 +112,23 @@ func ParseLiteLLM(data []byte) (*Catalogue, []Skipped, error) {
 	return c, skipped, nil
 }
 
-// prices converts the entry's per-token prices to Prices.
-func (e liteLLMEntry) prices() (*Prices, error) {
+// prices converts the entry's per-token prices to Prices; rounded says
+// which were rounded, from what.
+func (e liteLLMEntry) prices() (p *Prices, rounded []string, err error) {
+	convert := func(name string, v json.Number) (string, error) {
+		t, r, err := perMillion(v)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		if r {
+			pr, err := ParsePrice(t)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", name, err)
+			}
+			rounded = append(rounded, fmt.Sprintf("%s %s USD per token: %s USD per million tokens, rounded to the nano-USD", name, v, pr))
+		}
+		return t, nil
+	}
 	texts := make([]string, 6)
 	for i, n := range []struct {
 		name string
@@ -112,30 +138,33 @@ func (e liteLLMEntry) prices() (*Prices, error) {
 		{"cache_creation_input_token_cost", e.CacheWrite}, {"cache_creation_input_token_cost_above_1hr", e.CacheWrite1h},
 		{"output_cost_per_reasoning_token", e.Reasoning},
 	} {
-		t, err := perMillion(n.v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.name, err)
+		if texts[i], err = convert(n.name, n.v); err != nil {
+			return nil, nil, err
 		}
-		texts[i] = t
 	}
-	p, err := Parse(texts[0], texts[1], texts[2], texts[3], texts[4], texts[5])
-	if err != nil {
-		return nil, err
+	if p, err = Parse(texts[0], texts[1], texts[2], texts[3], texts[4], texts[5]); err != nil {
+		return nil, nil, err
 	}
 	if e.InputAbove200k != "" || e.OutputAbove200k != "" {
 		tier := make([]string, 4)
-		for i, v := range []json.Number{e.InputAbove200k, e.OutputAbove200k, e.CacheReadAbove200k, e.CacheWriteAbove200} {
-			if tier[i], err = perMillion(v); err != nil {
-				return nil, fmt.Errorf("the prices above 200k tokens: %w", err)
+		for i, n := range []struct {
+			name string
+			v    json.Number
+		}{
+			{"input_cost_per_token_above_200k_tokens", e.InputAbove200k}, {"output_cost_per_token_above_200k_tokens", e.OutputAbove200k},
+			{"cache_read_input_token_cost_above_200k_tokens", e.CacheReadAbove200k}, {"cache_creation_input_token_cost_above_200k_tokens", e.CacheWriteAbove200},
+		} {
+			if tier[i], err = convert(n.name, n.v); err != nil {
+				return nil, nil, fmt.Errorf("the prices above 200k tokens: %w", err)
 			}
 		}
 		tp, err := parseOptional(tier[0], tier[1], tier[2], tier[3])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.LongPrompt = &Tier{ThresholdTokens: 200_000, Prices: *tp}
 	}
-	return p, nil
+	return p, rounded, nil
 }
 
 // parseOptional parses prices that may all be unset (a tier fills the
@@ -161,33 +190,42 @@ func parseOptional(input, output, cacheRead, write5m string) (*Prices, error) {
 var million = big.NewRat(1_000_000, 1)
 
 // perMillion turns a price per token, as JSON wrote it, into decimal text
-// per million tokens, exactly; "" stays "".
-func perMillion(n json.Number) (string, error) {
+// per million tokens, to the nano-USD: exactly when it can, else rounded
+// to the nearest (half away from zero), which rounded reports. A price
+// that would round to zero from above is refused. "" stays "".
+func perMillion(n json.Number) (text string, rounded bool, err error) {
 	if n == "" {
-		return "", nil
+		return "", false, nil
 	}
 	// A price per token is a small number: an exponent far from zero
 	// (1e-999999999) would only make big arithmetic slow.
 	if i := strings.IndexAny(string(n), "eE"); i >= 0 {
 		if e, err := strconv.Atoi(string(n[i+1:])); err != nil || e < -40 || e > 20 {
-			return "", fmt.Errorf("%s is out of range for a price", n)
+			return "", false, fmt.Errorf("%s is out of range for a price", n)
 		}
 	}
 	if len(n) > 64 {
-		return "", fmt.Errorf("%s has too many digits for a price", n[:64])
+		return "", false, fmt.Errorf("%s has too many digits for a price", n[:64])
 	}
 	r, ok := new(big.Rat).SetString(string(n))
 	if !ok || r.Sign() < 0 {
-		return "", fmt.Errorf("%s is not a price", n)
+		return "", false, fmt.Errorf("%s is not a price", n)
 	}
 	r.Mul(r, million)
-	// Exactly representable with nine decimals, or refused.
-	scaled := new(big.Rat).Mul(r, big.NewRat(1_000_000_000, 1))
-	if !scaled.IsInt() {
-		return "", fmt.Errorf("%s USD per token is not a whole number of nano-USD per million tokens", n)
+	scaled := new(big.Rat).Mul(r, nanoPerUSD) // nano-USD per million tokens
+	if scaled.IsInt() {
+		return r.FloatString(maxPriceDecimals), false, nil
 	}
-	return r.FloatString(maxPriceDecimals), nil
+	// floor(scaled + 1/2): the nearest whole number, half away from zero.
+	num, den := scaled.Num(), scaled.Denom()
+	q := new(big.Int).Quo(new(big.Int).Add(new(big.Int).Lsh(num, 1), den), new(big.Int).Lsh(den, 1))
+	if q.Sign() == 0 {
+		return "", false, fmt.Errorf("%s USD per token is less than half a nano-USD per million tokens", n)
+	}
+	return new(big.Rat).SetFrac(q, nanoPerUSD.Num()).FloatString(maxPriceDecimals), true, nil
 }
+
+var nanoPerUSD = big.NewRat(1_000_000_000, 1)
 
 // Merge returns a catalogue of every model of cats, each priced by the
 // first catalogue that has it.

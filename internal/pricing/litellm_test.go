@@ -1,7 +1,9 @@
 package pricing
 
 import (
+	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +26,7 @@ func TestParseLiteLLM(t *testing.T) {
 		"us.anthropic.claude-haiku-4-5-20251001-v1:0":         {"1.1", "5.5", "unpriced", "unpriced", "unpriced", "unpriced"},
 		"prod-gpt-4o":    {"2.5", "10", "1.25", "unpriced", "unpriced", "10"},
 		"my-local-model": {"0", "0", "unpriced", "unpriced", "unpriced", "unpriced"},
+		"too-precise":    {"1", "2", "unpriced", "unpriced", "unpriced", "unpriced"}, // a float artefact, rounded
 	} {
 		p := c.Lookup(id)
 		if p == nil {
@@ -50,13 +53,18 @@ func TestParseLiteLLM(t *testing.T) {
 	}
 	for id, want := range map[string]string{
 		"dall-e-3":      "no input_cost_per_token",
-		"too-precise":   "not a whole number of nano-USD",
 		"negative":      "not a price",
 		"not-an-object": "not an object",
 	} {
 		if !strings.Contains(reasons[id], want) {
 			t.Errorf("%s: skipped for %q, want %q", id, reasons[id], want)
 		}
+	}
+	if _, ok := reasons["too-precise"]; ok {
+		t.Error("too-precise: skipped, want rounded")
+	}
+	if want := []Rounded{{"too-precise", "input_cost_per_token 1.0000000000000002e-06 USD per token: 1 USD per million tokens, rounded to the nano-USD"}}; !slices.Equal(c.Rounded, want) {
+		t.Errorf("rounded: %q, want %q", c.Rounded, want)
 	}
 	if _, ok := reasons["sample_spec"]; ok || c.Lookup("sample_spec") != nil {
 		t.Error("sample_spec is LiteLLM's documentation, not a model")
@@ -112,4 +120,35 @@ func FuzzParseLiteLLM(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Prices are kept to the nano-USD per million tokens: exact ones as they
+// are, others rounded to the nearest, half away from zero; one that would
+// round to nothing is refused.
+func TestPerMillionRounding(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		rounded  bool
+		err      string
+	}{
+		{in: "3e-06", want: "3.000000000"},
+		{in: "0", want: "0.000000000"},
+		{in: "1e-15", want: "0.000000001"},
+		{in: "1.0000000000000002e-06", want: "1.000000000", rounded: true},
+		{in: "2.9999999999999997e-06", want: "3.000000000", rounded: true},
+		{in: "1.5e-15", want: "0.000000002", rounded: true}, // half away from zero
+		{in: "1.4999e-15", want: "0.000000001", rounded: true},
+		{in: "4.9e-16", err: "less than half a nano-USD"},
+		{in: "-1e-6", err: "not a price"},
+	} {
+		got, rounded, err := perMillion(json.Number(tc.in))
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %q, %v; want error %q", tc.in, got, err, tc.err)
+			}
+		case err != nil || got != tc.want || rounded != tc.rounded:
+			t.Errorf("%s: %q rounded=%v (%v); want %q rounded=%v", tc.in, got, rounded, err, tc.want, tc.rounded)
+		}
+	}
 }

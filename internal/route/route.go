@@ -42,6 +42,9 @@ type Model struct {
 
 	names []string
 	tiers [][]Target // Targets by priority, lowest first
+	// passName: some target has no configured model (it sends the name a
+	// pattern matched); ownPrices: the configuration prices the model.
+	passName, ownPrices bool
 }
 
 // Default routing bounds.
@@ -145,6 +148,10 @@ type Target struct {
 	AllowBetas []func(name string) bool
 
 	id uint64 // the target's identity in rendezvous rankings
+	// passName: no model is configured; a request that matched a pattern
+	// sends the name it asked for.
+	passName     bool
+	providerType string
 }
 
 // tiers groups targets by priority, lowest first, keeping their order.
@@ -175,17 +182,21 @@ func (m *Model) Priced() bool {
 }
 
 // Table maps model names and aliases to models. It is immutable after New
-// and safe for concurrent use.
+// (but for the models it keeps for names that matched a pattern) and safe
+// for concurrent use.
 type Table struct {
-	byName map[string]*Model
-	models []*Model
+	byName    map[string]*Model
+	patterns  []pattern // in match order
+	matched   matched
+	models    []*Model
+	catalogue *pricing.Catalogue
 }
 
 // New builds the table from configuration and the constructed providers.
 // Prices come from a model's pricing in configuration, else from catalogue
 // (which may be nil) by upstream model id, else by the public name.
 func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *pricing.Catalogue) (*Table, error) {
-	t := &Table{byName: make(map[string]*Model)}
+	t := &Table{byName: make(map[string]*Model), matched: matched{m: map[string]*Model{}}, catalogue: catalogue}
 	breakers := map[[2]string]*breaker.Breaker{}
 	for _, mc := range cfg.Models {
 		lim, err := mc.Limits.Limit()
@@ -194,7 +205,7 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 		}
 		m := &Model{Name: mc.Name, Aliases: mc.Aliases, Caps: mc.Capabilities, Policy: policy(mc.Translation), Limits: lim,
 			names: append([]string{mc.Name}, mc.Aliases...), Sticky: mc.Routing.Sticky == nil || *mc.Routing.Sticky,
-			PromptCache: mc.PromptCache}
+			PromptCache: mc.PromptCache, ownPrices: mc.Pricing != nil}
 		seen := map[string]int{}
 		for _, tc := range mc.Targets {
 			p, ok := providers[tc.Provider]
@@ -215,8 +226,13 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			if err != nil {
 				return nil, err
 			}
-			if pc := cfg.ProviderByName(tc.Provider); prices == nil && pc != nil && pc.Type == config.TypeEcho {
-				prices = freePrices // echo costs nothing, so a USD budget never refuses it
+			pc := cfg.ProviderByName(tc.Provider)
+			var ptype string
+			if pc != nil {
+				ptype = pc.Type
+			}
+			if prices == nil {
+				prices = catalogPrices(nil, nil, ptype)
 			}
 			weight, priority := tc.Weight, tc.Priority
 			if weight == 0 {
@@ -225,7 +241,6 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			if tc.Fallback {
 				priority += fallbackPriority
 			}
-			pc := cfg.ProviderByName(tc.Provider)
 			var allowBetas []func(string) bool
 			if mc.AnthropicBetas != nil {
 				allowBetas = append(allowBetas, mc.AnthropicBetas.Allows)
@@ -248,7 +263,9 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			seen[name]++
 			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream), Prices: prices,
 				Weight: weight, Priority: priority, Breaker: b,
-				Name: name, NameHeader: []string{name}, AllowBetas: allowBetas, id: id})
+				Name: name, NameHeader: []string{name}, AllowBetas: allowBetas, id: id,
+				passName: tc.Model == "", providerType: ptype})
+			m.passName = m.passName || tc.Model == ""
 		}
 		m.tiers = tiers(m.Targets)
 		m.MaxAttempts = mc.Routing.MaxAttempts
@@ -260,17 +277,36 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			m.RetryDeadline = DefaultRetryDeadline
 		}
 		t.models = append(t.models, m)
-		t.byName[m.Name] = m
-		for _, a := range m.Aliases {
-			t.byName[a] = m
+		for _, n := range m.names {
+			switch {
+			case config.IsPattern(n):
+				t.patterns = append(t.patterns, newPattern(n, len(t.patterns), m))
+			case n != m.Name && m.passName && config.IsPattern(m.Name):
+				// The exact alias of a pattern is sent upstream as it is.
+				t.byName[n] = t.forName(m, n)
+			default:
+				t.byName[n] = m
+			}
 		}
 	}
+	sortPatterns(t.patterns)
 	return t, nil
 }
 
-// Lookup finds a model by name or alias; nil when unknown. It does not
-// allocate.
-func (t *Table) Lookup(name []byte) *Model { return t.byName[string(name)] }
+// Lookup finds a model by name or alias; nil when unknown. Exact names
+// and aliases come first; failing them, the patterns that match name in
+// their order (config.Model): the model is then made for name, and kept.
+// An exact name is found without allocating, and so is a name that
+// matched before.
+func (t *Table) Lookup(name []byte) *Model {
+	if m := t.byName[string(name)]; m != nil {
+		return m
+	}
+	if len(t.patterns) == 0 {
+		return nil
+	}
+	return t.lookupPattern(name)
+}
 
 // Breakers returns every target's circuit breaker, by target name
 // (provider/model).
@@ -313,12 +349,25 @@ func targetPrices(mc config.Model, upstreamIDs []string, catalogue *pricing.Cata
 		}
 		return p, nil
 	}
-	for _, id := range upstreamIDs {
-		if p := catalogue.Lookup(id); p != nil {
-			return p, nil
-		}
+	if p := catalogPrices(catalogue, upstreamIDs, ""); p != nil {
+		return p, nil
 	}
 	return catalogue.Lookup(mc.Name), nil
+}
+
+// catalogPrices is the catalogue's prices of the first of ids it knows;
+// else, for an echo target, nothing (echo costs nothing, so a USD budget
+// never refuses it); else nil.
+func catalogPrices(catalogue *pricing.Catalogue, ids []string, providerType string) *pricing.Prices {
+	for _, id := range ids {
+		if p := catalogue.Lookup(id); p != nil {
+			return p
+		}
+	}
+	if providerType == config.TypeEcho {
+		return freePrices
+	}
+	return nil
 }
 
 var freePrices = func() *pricing.Prices {
