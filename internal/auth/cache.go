@@ -176,6 +176,17 @@ func (c *Cache) Lookup(ctx context.Context, hash [sha256.Size]byte) (*Key, error
 	return k, nil
 }
 
+// holds reports whether the cache holds a valid key with this digest,
+// however old: a key known a moment ago, which Lookup then checks.
+func (c *Cache) holds(hash [sha256.Size]byte) bool {
+	v, ok := c.entries.Load(hash)
+	if !ok {
+		return false
+	}
+	k := v.(*entry).key
+	return k != nil && !k.revoked
+}
+
 func (c *Cache) refresh(hash [sha256.Size]byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), HardTTL)
 	defer cancel()
