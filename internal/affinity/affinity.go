@@ -6,6 +6,7 @@
 package affinity
 
 import (
+	"encoding/binary"
 	"math"
 
 	"github.com/cespare/xxhash/v2"
@@ -31,23 +32,21 @@ func NewHash(source string) Hash {
 // Add hashes one part, length-prefixed, so that parts cannot run into
 // each other.
 func (h *Hash) Add(part []byte) {
-	var n [8]byte
-	for i, l := 0, uint64(len(part)); i < 8; i++ {
-		n[i] = byte(l >> (8 * i))
-	}
-	h.d.Write(n[:])
+	h.addUint(uint64(len(part)))
 	h.d.Write(part)
 }
 
 // AddHead hashes a part by its length (n; -1 when unknown) and its first
 // max bytes.
 func (h *Hash) AddHead(part []byte, n, max int) {
-	var l [8]byte
-	for i, v := 0, uint64(n); i < 8; i++ {
-		l[i] = byte(v >> (8 * i))
-	}
-	h.d.Write(l[:])
+	h.addUint(uint64(n))
 	h.Add(part[:min(len(part), max)])
+}
+
+func (h *Hash) addUint(v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	h.d.Write(b[:])
 }
 
 // Key is the key of the parts added; never zero.
@@ -57,6 +56,23 @@ func (h *Hash) Key() Key { return nonZero(h.d.Sum64()) }
 func Of(source string, v []byte) Key {
 	h := NewHash(source)
 	h.Add(v)
+	return h.Key()
+}
+
+// Within is k scoped to a tenant (see auth.Key.Tenant): the same
+// conversation of two tenants (the same prompt, or the same
+// prompt_cache_key or user named by two clients) gives two unrelated
+// keys, so that neither the candidates it ranks first nor the
+// prompt_cache_key derived from it are shared across tenants, while one
+// tenant's requests keep theirs. Zero (no conversation) stays zero.
+func (k Key) Within(tenant string) Key {
+	if k == 0 {
+		return 0
+	}
+	h := NewHash("tenant")
+	h.addUint(uint64(len(tenant)))
+	h.d.WriteString(tenant)
+	h.addUint(uint64(k))
 	return h.Key()
 }
 

@@ -97,3 +97,34 @@ func BenchmarkHash100KB(b *testing.B) {
 		_ = h.Key()
 	}
 }
+
+// A conversation's key within one tenant is the same on every request;
+// two tenants with the same conversation get unrelated keys, and so rank
+// the candidates independently: over many conversations they agree on
+// the first about as often as chance would have it (1 in 3 here), not
+// always.
+func TestWithinTenants(t *testing.T) {
+	if k := Key(0).Within("key:a"); k != 0 {
+		t.Errorf("no conversation within a tenant is %x, want 0", k)
+	}
+	ids := []uint64{ID("p0/model"), ID("p1/model"), ID("p2/model")}
+	weights := []int{1, 1, 1}
+	const n = 3000
+	same := 0
+	for i := range n {
+		k := Of("prompt", fmt.Append(nil, "the same prompt ", i))
+		a, b := k.Within("key:a"), k.Within("key:b")
+		if a == b || a == k || b == k {
+			t.Fatalf("conversation %d: %x within a, %x within b, %x unscoped", i, a, b, k)
+		}
+		if again := k.Within("key:a"); again != a {
+			t.Fatalf("conversation %d: within a %x, then %x", i, a, again)
+		}
+		if best(a, ids, weights, -1) == best(b, ids, weights, -1) {
+			same++
+		}
+	}
+	if share := float64(same) / n; share < 0.28 || share > 0.39 {
+		t.Errorf("two tenants chose the same first candidate for %.1f%% of %d conversations, want about 33%%", 100*share, n)
+	}
+}

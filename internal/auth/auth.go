@@ -31,9 +31,10 @@ var (
 	// ErrUnavailable means the key could not be checked: the database is
 	// unreachable and the key is not in the cache.
 	ErrUnavailable = errors.New("API keys cannot be checked right now: the key database is unreachable")
-	// ErrThrottled means the client's address failed to authenticate too
-	// often: the request is refused without looking at its key. The error
-	// Check returns is a *ThrottledError, which carries the retry-after.
+	// ErrThrottled means the key failed to authenticate too often from
+	// the client's address, or the address is slowed by its failures: the
+	// request is refused without looking its key up. The error Check
+	// returns is a *ThrottledError, which carries the retry-after.
 	ErrThrottled = errors.New("too many failed authentications from this address; try again later")
 )
 
@@ -161,8 +162,9 @@ type Authenticator struct {
 // Option configures an Authenticator.
 type Option func(*Authenticator)
 
-// WithThrottle refuses clients whose address failed to authenticate too
-// often (nil: no throttle).
+// WithThrottle refuses keys that failed to authenticate too often from a
+// client's address, and slows addresses that fail too often (nil: no
+// throttle).
 func WithThrottle(t *Throttle) Option { return func(a *Authenticator) { a.throttle = t } }
 
 // New returns an Authenticator that accepts masterKey and, when keys is
@@ -179,51 +181,52 @@ func New(masterKey string, keys *Cache, opts ...Option) *Authenticator {
 // SHA-256 digest in constant time, so neither content nor length leaks by
 // timing; virtual keys are found by the digest, which is all that is stored.
 //
-// With a throttle, a client address that failed too often is refused with
-// a *ThrottledError (ErrThrottled) before its key is looked at, and every
-// invalid key (ErrInvalidKey: unknown, revoked or expired) counts as a
-// failure of its address.
+// With a throttle, a key that failed too often from the client's address,
+// or any key from an address slowed by its failures that is not known
+// valid, is refused with a *ThrottledError (ErrThrottled) before it is
+// looked up (see Throttle), and every invalid key (ErrInvalidKey: unknown,
+// revoked or expired) counts as a failure of the key and of the address.
 func (a *Authenticator) Check(r *http.Request) (Principal, error) {
-	if a.throttle != nil && a.throttle.refusing() {
-		if err := a.throttle.Check(a.throttle.ClientAddr(r)); err != nil {
-			return Principal{}, err
-		}
+	key, err := KeyFromRequest(r)
+	if err != nil {
+		return Principal{}, err
 	}
-	p, err := a.check(r)
-	if a.throttle != nil && errors.Is(err, ErrInvalidKey) {
-		a.throttle.Fail(a.throttle.ClientAddr(r))
-	}
-	return p, err
+	return a.CheckKey(r, key)
 }
 
 // CheckKey is Check for a key given otherwise than in r's headers (the
 // console's sign-in form): the same keys, throttle and errors.
 func (a *Authenticator) CheckKey(r *http.Request, key string) (Principal, error) {
-	if a.throttle != nil && a.throttle.refusing() {
-		if err := a.throttle.Check(a.throttle.ClientAddr(r)); err != nil {
+	sum := sha256.Sum256([]byte(key))
+	t := a.throttle
+	if t == nil {
+		return a.checkKey(r, key, sum)
+	}
+	if t.refusing() {
+		if err := t.Check(t.ClientAddr(r), CredentialOf(sum), a.knownValid(sum)); err != nil {
 			return Principal{}, err
 		}
 	}
-	p, err := a.checkKey(r, key)
-	if a.throttle != nil && errors.Is(err, ErrInvalidKey) {
-		a.throttle.Fail(a.throttle.ClientAddr(r))
+	p, err := a.checkKey(r, key, sum)
+	if errors.Is(err, ErrInvalidKey) {
+		t.Fail(t.ClientAddr(r), CredentialOf(sum))
 	}
 	return p, err
 }
 
-func (a *Authenticator) check(r *http.Request) (Principal, error) {
-	key, err := KeyFromRequest(r)
-	if err != nil {
-		return Principal{}, err
+// knownValid reports whether the key with this digest is valid as far as
+// memory tells: the master key, or a virtual key the cache holds.
+func (a *Authenticator) knownValid(sum [sha256.Size]byte) bool {
+	if subtle.ConstantTimeCompare(sum[:], a.masterHash[:]) == 1 {
+		return true
 	}
-	return a.checkKey(r, key)
+	return a.keys != nil && a.keys.holds(sum)
 }
 
-func (a *Authenticator) checkKey(r *http.Request, key string) (Principal, error) {
+func (a *Authenticator) checkKey(r *http.Request, key string, sum [sha256.Size]byte) (Principal, error) {
 	if key == "" {
 		return Principal{}, ErrInvalidKey
 	}
-	sum := sha256.Sum256([]byte(key))
 	if subtle.ConstantTimeCompare(sum[:], a.masterHash[:]) == 1 {
 		return Principal{Master: true}, nil
 	}

@@ -36,6 +36,19 @@ type Key struct {
 	ModelLimits map[string]limit.Limits
 }
 
+// Tenant names whose traffic the key's requests are: what the gateway
+// scopes the state requests share by (derived prompt-cache keys, sticky
+// routing), so that one tenant can neither pin nor observe another's
+// traffic through it. Each key is its own tenant, named by its id
+// ("key_…"; the keys of a team would share the team's id); nil, the
+// master key, is the operator's "".
+func (k *Key) Tenant() string {
+	if k == nil {
+		return ""
+	}
+	return k.ID
+}
+
 // LimitsFor returns the key's limits for the model with this name and
 // aliases, if it has any.
 func (k *Key) LimitsFor(name string, aliases []string) (limit.Limits, bool) {
@@ -161,6 +174,17 @@ func (c *Cache) Lookup(ctx context.Context, hash [sha256.Size]byte) (*Key, error
 	}
 	k.use.last.Store(now.UnixMilli())
 	return k, nil
+}
+
+// holds reports whether the cache holds a valid key with this digest,
+// however old: a key known a moment ago, which Lookup then checks.
+func (c *Cache) holds(hash [sha256.Size]byte) bool {
+	v, ok := c.entries.Load(hash)
+	if !ok {
+		return false
+	}
+	k := v.(*entry).key
+	return k != nil && !k.revoked
 }
 
 func (c *Cache) refresh(hash [sha256.Size]byte) {

@@ -160,19 +160,23 @@ func postJSON(t *testing.T, url, body, key string) (*http.Response, string) {
 	return resp, string(b)
 }
 
-// Failed authentications are throttled per address across the admin API
-// and the metrics; auth.max_failures: 0 turns the throttle off.
+// Failed authentications are throttled per address and key across the
+// admin API, the metrics and the API endpoints, while a valid key from the
+// same address keeps working; auth.max_failures: 0 turns the throttle off.
 func TestFailedAuthThrottle(t *testing.T) {
 	srv := buildServer(t, "auth: { max_failures: 3, failure_window: 1m }\n"+securityYAML)
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 4; i++ { // the fourth: the slowed address's turn
 		if resp, _ := get(t, srv.URL+"/admin/keys", "X-Api-Key: sk-tg-guess-"+fmt.Sprint(i)); resp.StatusCode != 401 {
 			t.Fatalf("guess %d: %d", i, resp.StatusCode)
 		}
 	}
 	for _, path := range []string{"/admin/keys", "/metrics"} {
-		resp, body := get(t, srv.URL+path, "X-Api-Key: "+testMaster)
+		resp, body := get(t, srv.URL+path, "X-Api-Key: sk-tg-guess-"+path)
 		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "rate_limit_error") {
-			t.Errorf("%s after 3 failures: %d %v %s", path, resp.StatusCode, resp.Header, body)
+			t.Errorf("%s, a new guess after 3 failures: %d %v %s", path, resp.StatusCode, resp.Header, body)
+		}
+		if resp, body := get(t, srv.URL+path, "X-Api-Key: "+testMaster); resp.StatusCode != 200 {
+			t.Errorf("%s, the master key from the same address: %d %s", path, resp.StatusCode, body)
 		}
 	}
 	// The API endpoints too, in each protocol's own envelope.
@@ -180,7 +184,7 @@ func TestFailedAuthThrottle(t *testing.T) {
 		"/v1/chat/completions": `"code":"rate_limit_exceeded"`,
 		"/v1/messages":         `"type":"rate_limit_error"`,
 	} {
-		resp, body := postJSON(t, srv.URL+path, `{"model":"echo","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, testMaster)
+		resp, body := postJSON(t, srv.URL+path, `{"model":"echo","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, "sk-tg-guess-"+path)
 		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, want) {
 			t.Errorf("%s after 3 failures: %d %v %s", path, resp.StatusCode, resp.Header, body)
 		}

@@ -216,9 +216,12 @@ type Auth struct {
 	// MasterKey is valid on the data plane and the admin API; at least
 	// MinMasterKeyLen characters.
 	MasterKey string `yaml:"master_key"`
-	// MaxFailures failed authentications from one client address within
-	// FailureWindow get that address refused (429) for FailureWindow
-	// (default 20 in 1m); 0 turns the throttle off.
+	// MaxFailures failed authentications of one key from one client
+	// address within FailureWindow get that key refused (429) from that
+	// address for FailureWindow; as many failures of any keys from one
+	// address slow it to MaxFailures checks a FailureWindow of keys not
+	// known valid, while valid keys from it keep working (default 20 in
+	// 1m; auth.Throttle); 0 turns the throttle off.
 	MaxFailures   *int          `yaml:"max_failures"`
 	FailureWindow time.Duration `yaml:"failure_window"`
 	// TrustedProxies are the addresses or CIDR ranges of reverse proxies

@@ -148,11 +148,19 @@ func openAIAffinity(s *Scanned, cacheKey, user []byte, members ...[]byte) (affin
 	return promptKey(s, members...), false
 }
 
-// promptCacheKey gives an OpenAI-protocol request the gateway's
-// prompt_cache_key when the client sent none, so that the upstream routes
-// the conversation to the servers that cached its prefix.
+// promptCacheKey replaces the client's prompt_cache_key in an
+// OpenAI-protocol request with the gateway's, derived from it within the
+// client's tenant, and gives the request the gateway's when the client
+// sent none and h.AddKey says so: the upstream routes the conversation to
+// the servers that cached its prefix, and the requests of two tenants
+// that name the same key apart. A key that is not a non-empty string is
+// left for the upstream to judge (it named no conversation).
 func promptCacheKey(body []byte, h CacheHints) ([]byte, int, error) {
-	if h.Key == "" || gjson.GetBytes(body, "prompt_cache_key").Exists() {
+	if h.Key == "" {
+		return nil, -1, nil
+	}
+	k := gjson.GetBytes(body, "prompt_cache_key")
+	if k.Exists() && (k.Type != gjson.String || k.Str == "") || !k.Exists() && !h.AddKey {
 		return nil, -1, nil
 	}
 	out, err := sjson.SetBytes(body, "prompt_cache_key", h.Key)

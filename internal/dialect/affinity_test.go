@@ -82,20 +82,45 @@ func TestAffinity(t *testing.T) {
 	}
 }
 
+// The client's own prompt_cache_key is replaced by the gateway's (derived
+// from it within the client's tenant) in every mode; the gateway's is
+// added where the client sent none only when AddKey says so.
 func TestPromptCacheKeyHint(t *testing.T) {
+	add := CacheHints{Key: "tollgate-1", AddKey: true}
+	cases := []struct {
+		name, body string
+		h          CacheHints
+		want       string // prompt_cache_key sent; "-" for the body unchanged
+	}{
+		{"added", `{"model":"m","input":"a"}`, add, "tollgate-1"},
+		{"not added", `{"model":"m","input":"a"}`, CacheHints{Key: "tollgate-1"}, "-"},
+		{"the client's replaced", `{"model":"m","prompt_cache_key":"mine"}`, CacheHints{Key: "tollgate-1"}, "tollgate-1"},
+		{"the client's replaced, auto", `{"model":"m","prompt_cache_key":"mine"}`, add, "tollgate-1"},
+		{"an empty key left", `{"model":"m","prompt_cache_key":""}`, add, "-"},
+		{"a key that is no string left", `{"model":"m","prompt_cache_key":7}`, add, "-"},
+		{"no key to send", `{"model":"m","prompt_cache_key":"mine"}`, CacheHints{AddKey: true}, "-"},
+	}
 	for _, d := range []*Dialect{OpenAI, Responses} {
-		out, n, err := d.CacheHints([]byte(`{"model":"m","input":"a"}`), CacheHints{Key: "tollgate-1"})
-		if err != nil || n != -1 || gjson.GetBytes(out, "prompt_cache_key").Str != "tollgate-1" {
-			t.Errorf("%s: %s, %d, %v", d, out, n, err)
-		}
-		out, _, _ = d.CacheHints([]byte(`{"model":"m","prompt_cache_key":"mine"}`), CacheHints{Key: "tollgate-1"})
-		if out != nil {
-			t.Errorf("%s: the client's key replaced: %s", d, out)
+		for _, c := range cases {
+			out, n, err := d.CacheHints([]byte(c.body), c.h)
+			if err != nil || n != -1 {
+				t.Fatalf("%s, %s: %d, %v", d, c.name, n, err)
+			}
+			if c.want == "-" {
+				if out != nil {
+					t.Errorf("%s, %s: sent %s, want the client's bytes", d, c.name, out)
+				}
+			} else if got := gjson.GetBytes(out, "prompt_cache_key").Str; got != c.want {
+				t.Errorf("%s, %s: prompt_cache_key %q, want %q", d, c.name, got, c.want)
+			}
 		}
 	}
-	out, n, err := Anthropic.CacheHints([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`), CacheHints{})
-	if err != nil || n != 0 || out != nil {
+	msgs := []byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`)
+	if out, n, err := Anthropic.CacheHints(msgs, CacheHints{Breakpoints: true}); err != nil || n != 0 || out != nil {
 		t.Errorf("anthropic, a short prompt: %s, %d, %v", out, n, err)
+	}
+	if out, n, err := Anthropic.CacheHints(msgs, CacheHints{Key: "tollgate-1"}); err != nil || n != -1 || out != nil {
+		t.Errorf("anthropic, no breakpoints asked for: %s, %d, %v", out, n, err)
 	}
 }
 

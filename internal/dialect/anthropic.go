@@ -35,6 +35,9 @@ var Anthropic = &Dialect{
 	Prepare:        prepareAnthropic,
 	Affinity:       anthropicAffinity,
 	CacheHints: func(body []byte, h CacheHints) ([]byte, int, error) {
+		if !h.Breakpoints {
+			return nil, -1, nil
+		}
 		return promptcache.PlaceRaw(body, h.Options)
 	},
 	RequestIDHeader: "Request-Id",

@@ -59,11 +59,13 @@ type Dialect struct {
 	// cacheKey: the client named it (prompt_cache_key), which outranks a
 	// stored conversation's own key.
 	Affinity func(s *Scanned) (k affinity.Key, cacheKey bool)
-	// CacheHints adds what helps the upstream's prompt cache to a
-	// pass-through request of a model whose prompt_cache mode is auto:
-	// breakpoints (Anthropic), a prompt_cache_key (OpenAI). It returns
-	// the new body (nil: unchanged) and how many breakpoints it added (-1
-	// in a dialect without breakpoints). Nil: the dialect has no hints.
+	// CacheHints sets a pass-through request's hints for the upstream's
+	// prompt cache: it scopes the client's own (an OpenAI
+	// prompt_cache_key) to its tenant, and adds what the model's
+	// prompt_cache mode auto adds: breakpoints (Anthropic), a
+	// prompt_cache_key (OpenAI). It returns the new body (nil: unchanged)
+	// and how many breakpoints it added (-1 when it adds none, or in a
+	// dialect without breakpoints). Nil: the dialect has no hints.
 	CacheHints func(body []byte, h CacheHints) (out []byte, breakpoints int, err error)
 
 	// RequestIDHeader carries tollgate's request id in answers the gateway
@@ -131,10 +133,16 @@ type Endpoint struct {
 
 // CacheHints are what a pass-through request's cache hints are made of.
 type CacheHints struct {
-	Options promptcache.Options
-	// Key is the prompt_cache_key to send when the client sent none; ""
-	// sends none.
+	// Breakpoints: add breakpoints as Options say.
+	Breakpoints bool
+	Options     promptcache.Options
+	// Key is the request's prompt_cache_key, derived within its tenant
+	// from what the client named (or its conversation): it replaces the
+	// client's own, so that a key a client names routes only its tenant's
+	// requests together upstream; "" leaves the client's as it is.
 	Key string
+	// AddKey: send Key also when the client sent none.
+	AddKey bool
 }
 
 // Prepared is what Prepare changed in a pass-through request.

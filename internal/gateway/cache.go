@@ -16,9 +16,12 @@ import (
 // the hints the upstream's cache needs (breakpoints, a prompt_cache_key),
 // as the model's prompt_cache says.
 
-// routingKey is the request's conversation. A Responses request that
-// continues a stored response takes the key stored with it (the key of
-// the conversation's first request), unless the client names one
+// routingKey is the request's conversation, within its tenant (the key's
+// Tenant): two tenants sending the same prompt, or naming the same
+// prompt_cache_key or user, are ranked apart and get different derived
+// keys. A Responses request that continues a stored response takes the
+// key stored with it (the key of the conversation's first request, which
+// its owner's tenant scoped), unless the client names one
 // (prompt_cache_key); one stored without a key is read from the whole
 // conversation.
 func (c *call) routingKey() affinity.Key {
@@ -28,14 +31,16 @@ func (c *call) routingKey() affinity.Key {
 	}
 	st := c.state
 	if st == nil || st.expanded == nil {
-		k, _ := d.Affinity(&c.s)
-		return k
+		k, named := d.Affinity(&c.s)
+		c.namedKey = named
+		return k.Within(c.x.key.Tenant())
 	}
 	k, named := d.Affinity(&st.expandedScan)
+	c.namedKey = named
 	if !named && st.prev.Affinity != 0 {
 		return affinity.Key(st.prev.Affinity)
 	}
-	return k
+	return k.Within(c.x.key.Tenant())
 }
 
 // stickyKey is the key a provider's pool ranks its keys by: none when the
@@ -52,11 +57,13 @@ func (c *call) cacheOptions() promptcache.Options {
 	return promptcache.Options{TTL: c.m.PromptCache.TTL, MinTokens: c.m.Caps.CacheMinTokens}
 }
 
-// cacheKey is the prompt_cache_key sent to an OpenAI-protocol upstream
-// when the client sent none: derived from the conversation, so every
-// replica sends the same.
+// cacheKey is the prompt_cache_key sent to an OpenAI-protocol upstream:
+// derived from the conversation within its tenant, so that every replica
+// sends the same, and two tenants never the same. It takes the place of
+// the client's own, from which it is then derived, in every mode; it is
+// added where the client sent none in mode auto.
 func (c *call) cacheKey() string {
-	if c.key == 0 || c.m.Caps.NoPromptCacheKey {
+	if c.key == 0 {
 		return ""
 	}
 	return "tollgate-" + c.key.Hex()
@@ -65,19 +72,22 @@ func (c *call) cacheKey() string {
 // translatedCache is what a translated request carries for the cache.
 func (c *call) translatedCache() translate.Cache {
 	if c.m.PromptCache.For(true) != promptcache.ModeAuto {
-		return translate.Cache{}
+		return translate.Cache{Key: c.cacheKey()}
 	}
-	return translate.Cache{Breakpoints: true, Options: c.cacheOptions(), Key: c.cacheKey()}
+	return translate.Cache{Breakpoints: true, Options: c.cacheOptions(), Key: c.cacheKey(), AddKey: true}
 }
 
-// passthroughCache adds the cache hints to a pass-through request, when
-// the model's mode for it is auto (client by default: the client's bytes
-// go as they are).
+// passthroughCache scopes the client's own cache key to its tenant, and
+// adds the cache hints to a pass-through request when the model's mode
+// for it is auto (client by default: the client's bytes go as they are,
+// but for the key).
 func (c *call) passthroughCache(d *dialect.Dialect, req *provider.Request) error {
-	if d.CacheHints == nil || c.m.PromptCache.For(false) != promptcache.ModeAuto || c.op != dialect.Generate {
+	auto := c.m.PromptCache.For(false) == promptcache.ModeAuto && c.op == dialect.Generate
+	if d.CacheHints == nil || !auto && !c.namedKey {
 		return nil
 	}
-	out, n, err := d.CacheHints(req.Body.Bytes(), dialect.CacheHints{Options: c.cacheOptions(), Key: c.cacheKey()})
+	out, n, err := d.CacheHints(req.Body.Bytes(), dialect.CacheHints{Breakpoints: auto, Options: c.cacheOptions(),
+		Key: c.cacheKey(), AddKey: auto && !c.m.Caps.NoPromptCacheKey})
 	if err != nil {
 		return &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error preparing the upstream request", Err: err}
 	}

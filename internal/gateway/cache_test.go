@@ -15,7 +15,8 @@ import (
 // On the pass-through lane the client's bytes go as they are unless the
 // model's prompt_cache mode is auto: then a request with no breakpoints
 // gets them, one with its own keeps them, and an OpenAI request gets a
-// prompt_cache_key.
+// prompt_cache_key. A client's own prompt_cache_key is sent scoped to
+// its tenant (TestPromptCacheKeyPerTenant).
 func TestPromptCachePassThrough(t *testing.T) {
 	long := strings.Repeat("context ", 800)
 	ant := upstreamtest.Static(upstreamtest.Reply{Body: upstreamtest.File("anthropic_message.json")})
@@ -67,8 +68,8 @@ models:
 				t.Errorf("sent %s", sent)
 			}
 		}},
-		{"openai auto: the client's key kept", "/v1/chat/completions", `{"model":"gpt-auto","prompt_cache_key":"mine","messages":[{"role":"user","content":"hi"}]}`, "", func(t *testing.T, sent []byte) {
-			if gjson.GetBytes(sent, "prompt_cache_key").Str != "mine" {
+		{"openai auto: the client's key, scoped to its tenant", "/v1/chat/completions", `{"model":"gpt-auto","prompt_cache_key":"mine","messages":[{"role":"user","content":"hi"}]}`, "", func(t *testing.T, sent []byte) {
+			if k := gjson.GetBytes(sent, "prompt_cache_key").Str; !strings.HasPrefix(k, "tollgate-") || len(k) != len("tollgate-")+16 {
 				t.Errorf("sent %s", sent)
 			}
 		}},

@@ -27,6 +27,9 @@ type call struct {
 	op   dialect.Op
 	pick route.Picker // the choice of targets
 	key  affinity.Key // the request's conversation, for sticky routing and cache hints
+	// namedKey: the client named the conversation's cache key
+	// (prompt_cache_key), which is sent upstream as key's.
+	namedKey bool
 	// state is a Responses request's stored state (responses_state.go).
 	state *responsesState
 }

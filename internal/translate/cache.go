@@ -8,15 +8,22 @@ import (
 )
 
 // Cache is what a translated request carries for the upstream's prompt
-// cache (models[].prompt_cache, mode auto).
+// cache.
 type Cache struct {
 	// Breakpoints: mark prompt-cache breakpoints in a request for an
-	// Anthropic upstream, as Options say.
+	// Anthropic upstream, as Options say (models[].prompt_cache, mode
+	// auto).
 	Breakpoints bool
 	Options     promptcache.Options
-	// Key is the prompt_cache_key an OpenAI-protocol upstream gets when
-	// the client sent none; "" sends none.
+	// Key is the request's prompt_cache_key for an OpenAI-protocol
+	// upstream, derived within its tenant from what identifies its
+	// conversation: it replaces any key the translated request carries
+	// (the client's own, or one its translator derived from a user id),
+	// so that two tenants naming the same key are routed apart upstream;
+	// "" leaves the request's as it is.
 	Key string
+	// AddKey: send Key also when the request carries none (mode auto).
+	AddKey bool
 }
 
 // cacheHints adds the cache hints to a translated request, after its
@@ -29,12 +36,16 @@ func cacheHints(out any, c Cache, p *Plan) {
 			p.PlacedBreakpoints = true
 		}
 	case *openai.ChatRequest:
-		if r.PromptCacheKey == "" && !p.Caps.NoPromptCacheKey {
-			r.PromptCacheKey = c.Key
-		}
+		r.PromptCacheKey = c.key(r.PromptCacheKey, p)
 	case *responses.Request:
-		if r.PromptCacheKey == "" && !p.Caps.NoPromptCacheKey {
-			r.PromptCacheKey = c.Key
-		}
+		r.PromptCacheKey = c.key(r.PromptCacheKey, p)
 	}
+}
+
+// key is the prompt_cache_key sent in place of k.
+func (c Cache) key(k string, p *Plan) string {
+	if c.Key != "" && (k != "" || c.AddKey && !p.Caps.NoPromptCacheKey) {
+		return c.Key
+	}
+	return k
 }

@@ -14,7 +14,8 @@ func TestCacheHints(t *testing.T) {
 	chat := `{"model":"m","messages":[{"role":"system","content":"` + long + `"},{"role":"user","content":"hi"}]%s}`
 	resp := `{"model":"m","instructions":"` + long + `","input":"hi"%s}`
 	msgs := `{"model":"m","max_tokens":5,"system":"` + long + `","messages":[{"role":"user","content":"hi"}]%s}`
-	auto := Cache{Breakpoints: true, Options: promptcache.Options{}, Key: "tollgate-k"}
+	auto := Cache{Breakpoints: true, Options: promptcache.Options{}, Key: "tollgate-k", AddKey: true}
+	client := Cache{Key: "tollgate-k"} // mode client or off: the tenant's key, nothing added
 	cases := []struct {
 		name    string
 		f       func([]byte, Target) ([]byte, *Plan, error)
@@ -32,8 +33,11 @@ func TestCacheHints(t *testing.T) {
 		{"chat to messages, a model minimum above the prompt", ChatBodyToMessages, chat, "", Cache{Breakpoints: true, Options: promptcache.Options{MinTokens: 4096}}, Caps{}, "system.0.cache_control", "", 0, true},
 		{"responses to messages, 1h", ResponsesBodyToMessages, resp, "", Cache{Breakpoints: true, Options: promptcache.Options{TTL: promptcache.TTL1h}}, Caps{}, "system.0.cache_control.ttl", "1h", 2, true},
 		{"chat to responses: the gateway's key", ChatBodyToResponses, chat, "", auto, Caps{}, "prompt_cache_key", "tollgate-k", 0, false},
-		{"chat to responses: the client's key kept", ChatBodyToResponses, chat, `,"prompt_cache_key":"mine"`, auto, Caps{}, "prompt_cache_key", "mine", 0, false},
-		{"responses to chat: the client's key kept", ResponsesBodyToChat, resp, `,"prompt_cache_key":"mine"`, auto, Caps{}, "prompt_cache_key", "mine", 0, false},
+		{"chat to responses: the client's key scoped", ChatBodyToResponses, chat, `,"prompt_cache_key":"mine"`, auto, Caps{}, "prompt_cache_key", "tollgate-k", 0, false},
+		{"chat to responses: the client's key scoped, mode client", ChatBodyToResponses, chat, `,"prompt_cache_key":"mine"`, client, Caps{}, "prompt_cache_key", "tollgate-k", 0, false},
+		{"chat to responses: no key added, mode client", ChatBodyToResponses, chat, "", client, Caps{}, "prompt_cache_key", "", 0, false},
+		{"responses to chat: the client's key scoped", ResponsesBodyToChat, resp, `,"prompt_cache_key":"mine"`, auto, Caps{}, "prompt_cache_key", "tollgate-k", 0, false},
+		{"messages to responses: the user's key scoped", MessagesBodyToResponses, msgs, `,"metadata":{"user_id":"u1"}`, client, Caps{}, "prompt_cache_key", "tollgate-k", 0, false},
 		{"messages to chat: the gateway's key", MessagesBodyToChat, msgs, "", auto, Caps{}, "prompt_cache_key", "tollgate-k", 0, false},
 		{"messages to responses: the gateway's key", MessagesBodyToResponses, msgs, "", auto, Caps{}, "prompt_cache_key", "tollgate-k", 0, false},
 		{"an upstream that refuses the key", MessagesBodyToChat, msgs, "", auto, Caps{NoPromptCacheKey: true}, "prompt_cache_key", "", 0, false},
