@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/affinity"
+	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/route"
@@ -190,8 +191,13 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request, x *exchange
 		if !x.mayUse(m) {
 			continue // a key sees only the models it may use
 		}
-		ids = append(ids, m.Name)
-		ids = append(ids, m.Aliases...)
+		// A pattern (claude-*) names no model a client could pick: the
+		// list holds the names it would send.
+		for _, n := range append([]string{m.Name}, m.Aliases...) {
+			if !config.IsPattern(n) {
+				ids = append(ids, n)
+			}
+		}
 	}
 	return writeJSON(w, x, x.dialect.ModelList(ids, g.started))
 }

@@ -153,3 +153,25 @@ func assertNoGoInternals(t *testing.T, msg string) {
 		}
 	}
 }
+
+// GET /v1/models lists the names a client can send: a pattern such as
+// claude-* is not one, though the names it covers are served.
+func TestModelListLeavesOutPatterns(t *testing.T) {
+	e := newEnvYAML(t, `
+providers: [ { name: e, type: echo } ]
+models:
+  - { name: echo, aliases: ["gpt-*", chat], targets: [ { provider: e } ] }
+  - { name: "claude-*", targets: [ { provider: e } ] }
+`)
+	body := readAll(t, e.do("GET", "/v1/models", "", openAIAuth...).Body)
+	var ids []string
+	for _, m := range gjson.GetBytes(body, "data.#.id").Array() {
+		ids = append(ids, m.Str)
+	}
+	if strings.Join(ids, ",") != "echo,chat" {
+		t.Errorf("listed %v, want echo and chat", ids)
+	}
+	if resp := e.do("GET", "/v1/models/claude-opus-4-8", "", openAIAuth...); resp.StatusCode != 200 {
+		t.Errorf("a name the pattern covers: %d", resp.StatusCode)
+	}
+}
