@@ -143,6 +143,10 @@ type Target struct {
 	// allowlists (config.FilterBetas); empty when neither sets one, and
 	// every beta a client sends is forwarded.
 	AllowBetas []func(name string) bool
+	// ForwardUnknownResponseIDs: a previous_response_id the gateway never
+	// stored is sent on to this target (its provider's
+	// forward_unknown_response_ids).
+	ForwardUnknownResponseIDs bool
 
 	id uint64 // the target's identity in rendezvous rankings
 }
@@ -248,7 +252,8 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			seen[name]++
 			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream), Prices: prices,
 				Weight: weight, Priority: priority, Breaker: b,
-				Name: name, NameHeader: []string{name}, AllowBetas: allowBetas, id: id})
+				Name: name, NameHeader: []string{name}, AllowBetas: allowBetas, id: id,
+				ForwardUnknownResponseIDs: pc != nil && pc.ForwardUnknownResponseIDs})
 		}
 		m.tiers = tiers(m.Targets)
 		m.MaxAttempts = mc.Routing.MaxAttempts
