@@ -1,0 +1,197 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/store/storetest"
+	"github.com/tollgate/tollgate/internal/upstreamtest"
+)
+
+// upstreamResponses numbers the responses of storingUpstream.
+var upstreamResponses atomic.Int64
+
+// storingUpstream is a Responses upstream that keeps what it answers, as
+// OpenAI's does: each answer is responses.json with an id of its own.
+func storingUpstream(t *testing.T) *upstreamtest.Server {
+	t.Helper()
+	up := upstreamtest.New(func(upstreamtest.Received) upstreamtest.Reply {
+		body, _ := sjson.SetBytes(upstreamtest.File("responses.json"), "id", fmt.Sprintf("resp_up%03d", upstreamResponses.Add(1)))
+		return upstreamtest.Reply{Body: body}
+	})
+	t.Cleanup(up.Close)
+	return up
+}
+
+// newKey stores a virtual key and returns its secret.
+func newKey(t *testing.T, db *store.Store, name string) string {
+	t.Helper()
+	secret, hash, prefix := auth.NewSecret()
+	if err := db.CreateKey(context.Background(), store.Key{ID: auth.NewKeyID(), Name: name, Hash: hash, Prefix: prefix, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	return secret
+}
+
+// answer is a response's status and body.
+type answer struct {
+	status int
+	body   string
+}
+
+func (e *env) call(method, path, body, key string) answer {
+	e.t.Helper()
+	resp := e.do(method, path, body, "Authorization: Bearer "+key)
+	defer resp.Body.Close()
+	return answer{resp.StatusCode, string(readAll(e.t, resp.Body))}
+}
+
+// notFoundAnswer is what any key gets for a response id it does not own:
+// a 404 that says the same whether the id exists or not.
+func notFoundAnswer(a answer, id string) string {
+	return fmt.Sprintf("%d %s %s %s", a.status, gjson.Get(a.body, "error.type").Str, gjson.Get(a.body, "error.code").Str,
+		strings.ReplaceAll(gjson.Get(a.body, "error.message").Str, id, "ID"))
+}
+
+// A response that a Responses upstream stored for one key is not
+// continued, read, listed or deleted with another key: that key gets the
+// answer an unknown id gets, and the upstream (one account for every key)
+// never sees the id. An id the gateway never stored is refused too,
+// unless the provider forwards unknown ids. On SQLite and PostgreSQL.
+func TestResponsesTenancy(t *testing.T) {
+	for name, db := range storetest.Open(t) {
+		for _, forward := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/forward=%v", name, forward), func(t *testing.T) {
+				up := storingUpstream(t)
+				e := newEnvStore(t, `
+providers:
+  - { name: oair, type: openai-responses, base_url: "`+up.URL+`/v1", api_key: "`+upstreamKey+`", forward_unknown_response_ids: `+fmt.Sprint(forward)+` }
+  - { name: closed, type: openai-responses, base_url: "`+up.URL+`/v1", api_key: "`+upstreamKey+`" }
+models:
+  - { name: codex, targets: [ { provider: oair, model: gpt-5-codex-2025-09-15 } ] }
+  - { name: closed, targets: [ { provider: closed, model: gpt-5-codex-2025-09-15 } ] }
+`, db)
+				keyA, keyB := newKey(t, db, "a-"+fmt.Sprint(forward)), newKey(t, db, "b-"+fmt.Sprint(forward))
+				first := e.call("POST", "/v1/responses", `{"model":"codex","input":"list files"}`, keyA)
+				idA := gjson.Get(first.body, "id").Str
+				if first.status != 200 || idA == "" {
+					t.Fatalf("key A's first request: %d %s", first.status, first.body)
+				}
+				continues := func(model, id string) string {
+					return `{"model":"` + model + `","previous_response_id":"` + id + `","input":"and then?"}`
+				}
+				if got := e.call("POST", "/v1/responses", continues("codex", "resp_never_stored"), keyB); forward {
+					if got.status != 200 || gjson.GetBytes(up.Last().Body, "previous_response_id").Str != "resp_never_stored" {
+						t.Errorf("an unknown id with forward_unknown_response_ids: %d %s; upstream got %s", got.status, got.body, up.Last().Body)
+					}
+				} else if got.status != 404 || gjson.Get(got.body, "error.code").Str != "previous_response_not_found" {
+					t.Errorf("an unknown id: %d %s", got.status, got.body)
+				}
+				sent := len(up.Requests())
+				unknown := e.call("POST", "/v1/responses", continues("closed", "resp_never_stored"), keyB)
+				for _, tc := range []struct{ method, path, body, unknownPath string }{
+					{"POST", "/v1/responses", continues("codex", idA), ""},
+					{"GET", "/v1/responses/" + idA, "", "/v1/responses/resp_never_stored"},
+					{"GET", "/v1/responses/" + idA + "/input_items", "", "/v1/responses/resp_never_stored/input_items"},
+					{"DELETE", "/v1/responses/" + idA, "", "/v1/responses/resp_never_stored"},
+				} {
+					got := e.call(tc.method, tc.path, tc.body, keyB)
+					want := unknown
+					if tc.unknownPath != "" {
+						want = e.call(tc.method, tc.unknownPath, "", keyB)
+					}
+					if got.status != 404 || notFoundAnswer(got, idA) != notFoundAnswer(want, "resp_never_stored") {
+						t.Errorf("key B %s %s: %d %s; an unknown id gets %d %s", tc.method, tc.path, got.status, got.body, want.status, want.body)
+					}
+				}
+				if n := len(up.Requests()); n != sent {
+					t.Errorf("key B's requests reached the upstream: %s", up.Last().Body)
+				}
+				// Key A continues its own: the id goes to the upstream that stored it.
+				if got := e.call("POST", "/v1/responses", continues("codex", idA), keyA); got.status != 200 ||
+					gjson.GetBytes(up.Last().Body, "previous_response_id").Str != idA {
+					t.Errorf("key A continuing: %d %s; upstream got %s", got.status, got.body, up.Last().Body)
+				}
+				if got := e.call("GET", "/v1/responses/"+idA, "", keyA); got.status != 200 || gjson.Get(got.body, "id").Str != idA {
+					t.Errorf("key A reading: %d %s", got.status, got.body)
+				}
+			})
+		}
+	}
+}
+
+// A conversation of stored responses stores each turn's items once: 20
+// turns store 20 turns' input, not the whole conversation again on each.
+// A continuation that a target did not store itself is sent the whole
+// conversation, expanded as it always was, and input_items lists it.
+func TestResponsesChainStorage(t *testing.T) {
+	const turns = 20
+	for name, db := range storetest.Open(t) {
+		t.Run(name, func(t *testing.T) {
+			up := storingUpstream(t)
+			// Two providers on one upstream: the turns alternate between
+			// them, so none continues on the target that stored the
+			// previous one, and each gets the conversation expanded.
+			e := newEnvStore(t, `
+providers:
+  - { name: one, type: openai-responses, base_url: "`+up.URL+`/v1", api_key: "`+upstreamKey+`" }
+  - { name: two, type: openai-responses, base_url: "`+up.URL+`/v1", api_key: "`+upstreamKey+`" }
+models:
+  - { name: codex-1, targets: [ { provider: one, model: gpt-5-codex-2025-09-15 } ] }
+  - { name: codex-2, targets: [ { provider: two, model: gpt-5-codex-2025-09-15 } ] }
+`, db)
+			var conv []string // the conversation's items, raw
+			prev, inputBytes := "", 0
+			for i := range turns {
+				item := fmt.Sprintf(`{"role":"user","content":"turn %02d"}`, i)
+				input := "[" + item + "]"
+				inputBytes += len(input)
+				body := `{"model":"codex-` + fmt.Sprint(1+i%2) + `","input":` + input
+				if prev != "" {
+					body += `,"previous_response_id":"` + prev + `"`
+				}
+				got := e.call("POST", "/v1/responses", body+"}", masterKey)
+				if got.status != 200 {
+					t.Fatalf("turn %d: %d %s", i, got.status, got.body)
+				}
+				conv = append(conv, item)
+				sent := up.Last().Body
+				if got, want := gjson.GetBytes(sent, "input").Raw, gjson.Get("["+strings.Join(conv, ",")+"]", "@ugly").Raw; got != want {
+					t.Fatalf("turn %d: the upstream got the input\n%s\nwant\n%s", i, got, want)
+				}
+				if gjson.GetBytes(sent, "previous_response_id").Exists() {
+					t.Fatalf("turn %d: the id went to a target that did not store it: %s", i, sent)
+				}
+				prev = gjson.Get(got.body, "id").Str
+				for _, it := range gjson.Get(got.body, "output").Array() {
+					conv = append(conv, it.Raw)
+				}
+			}
+			var stored int
+			if err := db.DB().QueryRowContext(context.Background(), "SELECT SUM(LENGTH(input)) FROM responses").Scan(&stored); err != nil {
+				t.Fatal(err)
+			}
+			if stored != inputBytes {
+				t.Errorf("%d turns stored %d bytes of input items, want %d (each turn's once)", turns, stored, inputBytes)
+			}
+			// The last response's input items: the whole conversation
+			// before its output, as the upstream got it.
+			list := e.call("GET", "/v1/responses/"+prev+"/input_items?order=asc&limit=100", "", masterKey)
+			items := gjson.Get(list.body, "data").Array()
+			want := len(conv) - len(gjson.Get(e.call("GET", "/v1/responses/"+prev, "", masterKey).body, "output").Array())
+			if list.status != 200 || len(items) != want || items[0].Get("content.0.text").Str != "turn 00" ||
+				items[want-1].Get("content.0.text").Str != fmt.Sprintf("turn %02d", turns-1) {
+				t.Errorf("input items: %d items, want %d: %.300s", len(items), want, list.body)
+			}
+		})
+	}
+}
