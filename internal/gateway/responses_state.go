@@ -257,8 +257,19 @@ func (g *Gateway) purgeResponses(now time.Time) {
 // terminalResponse is the response object of the Responses terminal event
 // in events (client-bound SSE bytes), if there is one.
 func terminalResponse(events []byte) []byte {
-	if !bytes.Contains(events, []byte(`"response.`)) {
+	r, final := streamResponse(events)
+	if !final {
 		return nil
+	}
+	return r
+}
+
+// streamResponse is the response object of the last Responses lifecycle
+// event in events (created, in progress, … or a terminal one), and
+// whether that event is terminal.
+func streamResponse(events []byte) (r []byte, final bool) {
+	if !bytes.Contains(events, []byte(`"response.`)) {
+		return nil, false
 	}
 	var f sse.Fields
 	for len(events) > 0 {
@@ -270,18 +281,22 @@ func terminalResponse(events []byte) []byte {
 		events = events[n:]
 		switch gjson.GetBytes(f.Data, "type").Str {
 		case "response.completed", "response.incomplete", "response.failed":
-			return []byte(gjson.GetBytes(f.Data, "response").Raw)
+			return []byte(gjson.GetBytes(f.Data, "response").Raw), true
+		case "response.created", "response.queued", "response.in_progress":
+			r = []byte(gjson.GetBytes(f.Data, "response").Raw)
 		}
 	}
-	return nil
+	return r, false
 }
 
 // storingTap keeps the response of a Responses stream when its terminal
-// event goes by, before the relay writes it.
+// event goes by, before the relay writes it. It remembers the response
+// the stream began, for a stream that ends without one (keepUnfinished).
 type storingTap struct {
 	dialect.Tap
-	keep func([]byte)
-	done bool
+	keep    func([]byte)
+	done    bool
+	started []byte // the response of the last lifecycle event, until the terminal one
 }
 
 func (t *storingTap) Feed(ev []byte) []byte {
@@ -300,9 +315,23 @@ func (t *storingTap) check(out []byte) {
 	if t.done || len(out) == 0 {
 		return
 	}
-	if r := terminalResponse(out); r != nil {
-		t.done = true
+	switch r, final := streamResponse(out); {
+	case final:
+		t.done, t.started = true, nil
 		t.keep(r)
+	case r != nil:
+		t.started = bytes.Clone(r)
+	}
+}
+
+// keepUnfinished keeps the response a pass-through stream began when the
+// stream ended without its terminal event (the upstream failed, or the
+// client left): the upstream stored it as it began, so it is recorded
+// as the key's, and no other key's request may name it.
+func (g *Gateway) keepUnfinished(c *call, tap dialect.Tap) {
+	if t, ok := tap.(*storingTap); ok && !t.done && t.started != nil {
+		t.done = true
+		g.keepResponse(c, t.started)
 	}
 }
 

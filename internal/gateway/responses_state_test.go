@@ -1,8 +1,11 @@
 package gateway_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -193,5 +196,86 @@ models:
 				t.Errorf("input items: %d items, want %d: %.300s", len(items), want, list.body)
 			}
 		})
+	}
+}
+
+// A pass-through stream that ends before its terminal event still made a
+// response the upstream keeps: when the upstream cuts it, or the client
+// leaves it, the gateway records the response as the key's, so that even
+// a provider that forwards unknown ids does not forward it for another
+// key.
+func TestResponsesUnfinishedStreamOwned(t *testing.T) {
+	transcript := upstreamtest.Events("responses_stream.sse")
+	stored := gjson.GetBytes(transcript[0], "response.id").Str
+	if !strings.HasPrefix(string(transcript[0]), "event: response.created") || stored == "" {
+		t.Fatalf("the transcript does not begin with response.created: %.100s", transcript[0])
+	}
+	for name, db := range storetest.Open(t) {
+		for _, leave := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/client_leaves=%v", name, leave), func(t *testing.T) {
+				// Each case's response has an id of its own.
+				id := fmt.Sprintf("resp_unfinished_%v", leave)
+				var events [][]byte
+				for _, ev := range transcript[:4] {
+					events = append(events, bytes.ReplaceAll(ev, []byte(stored), []byte(id)))
+				}
+				var first atomic.Bool
+				first.Store(true)
+				up := upstreamtest.New(func(upstreamtest.Received) upstreamtest.Reply {
+					if first.CompareAndSwap(true, false) {
+						return upstreamtest.Reply{Events: events, Cut: !leave, Hang: leave}
+					}
+					return upstreamtest.Reply{Body: upstreamtest.File("responses.json")}
+				})
+				t.Cleanup(up.Close)
+				e := newEnvStore(t, `
+providers:
+  - { name: oair, type: openai-responses, base_url: "`+up.URL+`/v1", api_key: "`+upstreamKey+`", forward_unknown_response_ids: true }
+models:
+  - { name: codex, targets: [ { provider: oair, model: gpt-5-codex-2025-09-15 } ] }
+`, db)
+				keyA, keyB := newKey(t, db, "a"), newKey(t, db, "b")
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, "POST", e.gw.URL+"/v1/responses", strings.NewReader(`{"model":"codex","input":"list files","stream":true}`))
+				req.Header.Set("Authorization", "Bearer "+keyA)
+				resp, err := e.gw.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if leave {
+					rd := bufio.NewReader(resp.Body)
+					for line := ""; !strings.HasPrefix(line, "event: response.in_progress"); {
+						if line, err = rd.ReadString('\n'); err != nil {
+							t.Fatalf("reading the stream: %v", err)
+						}
+					}
+					cancel()
+					<-up.ClientGone()
+				} else if body := readAll(t, resp.Body); !strings.Contains(string(body), id) {
+					t.Fatalf("the cut stream: %.300s", body)
+				}
+				resp.Body.Close()
+				// The response is kept as the request ends, which may come
+				// after the client left.
+				for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+					got := e.call("GET", "/v1/responses/"+id, "", keyA)
+					if got.status == 200 && gjson.Get(got.body, "status").Str != "completed" {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the key's own unfinished response: %d %.300s", got.status, got.body)
+					}
+				}
+				sent := len(up.Requests())
+				continues := `{"model":"codex","previous_response_id":"` + id + `","input":"go on"}`
+				if got := e.call("POST", "/v1/responses", continues, keyB); got.status != 404 || len(up.Requests()) != sent {
+					t.Errorf("another key continuing the unfinished response: %d %s; the upstream got %d requests", got.status, got.body, len(up.Requests())-sent)
+				}
+				if got := e.call("POST", "/v1/responses", continues, keyA); got.status != 200 || gjson.GetBytes(up.Last().Body, "previous_response_id").Str != id {
+					t.Errorf("the key continuing its unfinished response: %d %.300s", got.status, got.body)
+				}
+			})
+		}
 	}
 }
