@@ -279,3 +279,24 @@ models:
 		}
 	}
 }
+
+// Without a database the gateway knows no response: a previous_response_id
+// is refused, not forwarded, unless the provider forwards unknown ids.
+func TestResponsesNoStorePreviousID(t *testing.T) {
+	for _, forward := range []bool{false, true} {
+		up := storingUpstream(t)
+		e := newEnvYAML(t, `
+providers:
+  - { name: oair, type: openai-responses, base_url: "`+up.URL+`/v1", api_key: "`+upstreamKey+`", forward_unknown_response_ids: `+fmt.Sprint(forward)+` }
+models:
+  - { name: codex, targets: [ { provider: oair, model: gpt-5-codex-2025-09-15 } ] }
+`)
+		got := e.call("POST", "/v1/responses", `{"model":"codex","previous_response_id":"resp_elsewhere","input":"go on"}`, masterKey)
+		switch {
+		case forward && (got.status != 200 || gjson.GetBytes(up.Last().Body, "previous_response_id").Str != "resp_elsewhere"):
+			t.Errorf("forwarding: %d %s", got.status, got.body)
+		case !forward && (got.status != 400 || !strings.Contains(got.body, "stores no responses") || len(up.Requests()) != 0):
+			t.Errorf("not forwarding: %d %s; the upstream got %d requests", got.status, got.body, len(up.Requests()))
+		}
+	}
+}
