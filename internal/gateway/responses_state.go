@@ -70,11 +70,12 @@ func (x *exchange) owner() string {
 }
 
 // prepareResponsesState reads store and previous_response_id, and finds
-// the previous response.
+// the previous response. A count of input tokens names one too, and keeps
+// nothing.
 func (g *Gateway) prepareResponsesState(c *call) error {
 	body := c.body
 	st := &responsesState{origBody: body, origScan: c.s}
-	st.store = g.responses != nil && gjson.GetBytes(body, "store").Type != gjson.False
+	st.store = g.responses != nil && c.op == dialect.Generate && gjson.GetBytes(body, "store").Type != gjson.False
 	input := inputItems(gjson.GetBytes(body, "input"))
 	st.input = input
 	c.state = st

@@ -100,18 +100,19 @@ models:
 					t.Errorf("an unknown id: %d %s", got.status, got.body)
 				}
 				sent := len(up.Requests())
-				unknown := e.call("POST", "/v1/responses", continues("closed", "resp_never_stored"), keyB)
-				for _, tc := range []struct{ method, path, body, unknownPath string }{
-					{"POST", "/v1/responses", continues("codex", idA), ""},
-					{"GET", "/v1/responses/" + idA, "", "/v1/responses/resp_never_stored"},
-					{"GET", "/v1/responses/" + idA + "/input_items", "", "/v1/responses/resp_never_stored/input_items"},
-					{"DELETE", "/v1/responses/" + idA, "", "/v1/responses/resp_never_stored"},
+				for _, tc := range []struct{ method, path, body string }{
+					{"POST", "/v1/responses", continues("MODEL", "ID")},
+					{"POST", "/v1/responses/input_tokens", continues("MODEL", "ID")},
+					{"GET", "/v1/responses/ID", ""},
+					{"GET", "/v1/responses/ID/input_items", ""},
+					{"DELETE", "/v1/responses/ID", ""},
 				} {
-					got := e.call(tc.method, tc.path, tc.body, keyB)
-					want := unknown
-					if tc.unknownPath != "" {
-						want = e.call(tc.method, tc.unknownPath, "", keyB)
-					}
+					// Key B with A's id, and with an id never stored on a
+					// provider that forwards none.
+					fill := strings.NewReplacer("MODEL", "codex", "ID", idA)
+					got := e.call(tc.method, fill.Replace(tc.path), fill.Replace(tc.body), keyB)
+					fill = strings.NewReplacer("MODEL", "closed", "ID", "resp_never_stored")
+					want := e.call(tc.method, fill.Replace(tc.path), fill.Replace(tc.body), keyB)
 					if got.status != 404 || notFoundAnswer(got, idA) != notFoundAnswer(want, "resp_never_stored") {
 						t.Errorf("key B %s %s: %d %s; an unknown id gets %d %s", tc.method, tc.path, got.status, got.body, want.status, want.body)
 					}
@@ -119,7 +120,12 @@ models:
 				if n := len(up.Requests()); n != sent {
 					t.Errorf("key B's requests reached the upstream: %s", up.Last().Body)
 				}
-				// Key A continues its own: the id goes to the upstream that stored it.
+				// Key A continues its own, and counts it: the id goes to the
+				// upstream that stored it.
+				if got := e.call("POST", "/v1/responses/input_tokens", continues("codex", idA), keyA); got.status != 200 ||
+					up.Last().Path != "/v1/responses/input_tokens" || gjson.GetBytes(up.Last().Body, "previous_response_id").Str != idA {
+					t.Errorf("key A counting: %d %s; upstream got %s", got.status, got.body, up.Last().Body)
+				}
 				if got := e.call("POST", "/v1/responses", continues("codex", idA), keyA); got.status != 200 ||
 					gjson.GetBytes(up.Last().Body, "previous_response_id").Str != idA {
 					t.Errorf("key A continuing: %d %s; upstream got %s", got.status, got.body, up.Last().Body)
