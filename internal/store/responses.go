@@ -37,44 +37,20 @@ var ErrChainTooLong = errors.New("the conversation has too many stored responses
 
 const responseColumns = "id, owner, model, target, upstream_stored, prev_id, input, response, created_at, expires_at, affinity"
 
-// chainCTE walks a response's links back from the response (id, owner)
-// names, to at most depth responses: the table chain (cid, cprev, depth),
-// depth 1 the response. Every response of a conversation has its owner.
-// Its parameters are id, owner, owner, depth.
-func chainCTE(anchor string) string {
-	return `WITH RECURSIVE chain (cid, cprev, depth) AS (
-  SELECT id, prev_id, 1 FROM responses WHERE id = ? AND owner = ?` + anchor + `
-  UNION ALL
-  SELECT r.id, r.prev_id, c.depth + 1 FROM responses r JOIN chain c ON r.id = c.cprev
-  WHERE r.owner = ? AND c.depth < ?) `
-}
-
 // PutResponse stores a response. A response that continues another (Prev)
-// keeps the responses before it at least as long as itself, so that its
-// conversation stays whole.
+// joins its conversation: the conversation's responses are purged
+// together, once the last has expired, so that none loses its start.
 func (s *Store) PutResponse(ctx context.Context, r Response) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	_, err = tx.ExecContext(ctx, s.rebind("INSERT INTO responses ("+responseColumns+") VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
-		cleanText(r.ID), cleanText(r.Owner), cleanText(r.Model), cleanText(r.Target), r.UpstreamStored, cleanText(r.Prev),
+	id := cleanText(r.ID)
+	_, err := s.db.ExecContext(ctx, s.rebind("INSERT INTO responses (root, "+responseColumns+") VALUES ("+
+		"COALESCE((SELECT root FROM responses WHERE id = ? AND owner = ?), ?),?,?,?,?,?,?,?,?,?,?,?)"),
+		cleanText(r.Prev), cleanText(r.Owner), id,
+		id, cleanText(r.Owner), cleanText(r.Model), cleanText(r.Target), r.UpstreamStored, cleanText(r.Prev),
 		cleanBytes(r.Input), cleanBytes(r.Response), r.CreatedAt.UnixMilli(), r.ExpiresAt.UnixMilli(), r.Affinity)
-	if err != nil {
-		if isUniqueViolation(err) {
-			return ErrResponseExists
-		}
-		return err
+	if err != nil && isUniqueViolation(err) {
+		return ErrResponseExists
 	}
-	if r.Prev != "" {
-		exp := r.ExpiresAt.UnixMilli()
-		if _, err := tx.ExecContext(ctx, s.rebind(chainCTE("")+"UPDATE responses SET expires_at = ? WHERE expires_at < ? AND id IN (SELECT cid FROM chain)"),
-			cleanText(r.Prev), cleanText(r.Owner), cleanText(r.Owner), MaxResponseChain, exp, exp); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
+	return err
 }
 
 // MaxResponseChain is the most stored responses one conversation may
@@ -98,6 +74,18 @@ func (s *Store) ResponseByID(ctx context.Context, id, owner string, now time.Tim
 		return Response{}, sql.ErrNoRows
 	}
 	return rs[0], nil
+}
+
+// chainCTE walks a response's links back from the response (id, owner)
+// names, to at most depth responses: the table chain (cid, cprev, depth),
+// depth 1 the response. Every response of a conversation has its owner.
+// Its parameters are id, owner, owner, depth.
+func chainCTE(anchor string) string {
+	return `WITH RECURSIVE chain (cid, cprev, depth) AS (
+  SELECT id, prev_id, 1 FROM responses WHERE id = ? AND owner = ?` + anchor + `
+  UNION ALL
+  SELECT r.id, r.prev_id, c.depth + 1 FROM responses r JOIN chain c ON r.id = c.cprev
+  WHERE r.owner = ? AND c.depth < ?) `
 }
 
 // ResponseChain returns the response id, as ResponseByID finds it, after
@@ -184,10 +172,13 @@ func (s *Store) DeleteResponse(ctx context.Context, id, owner string) error {
 	return tx.Commit()
 }
 
-// PurgeResponses deletes the responses expired at now and reports how
-// many there were. (A response expires no earlier than those after it.)
+// PurgeResponses deletes the conversations whose every response has
+// expired at now, and reports how many responses there were. (A response
+// expired before the last of its conversation stays, found by no id, for
+// the conversation of those after it.)
 func (s *Store) PurgeResponses(ctx context.Context, now time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.rebind("DELETE FROM responses WHERE expires_at <= ?"), now.UnixMilli())
+	res, err := s.db.ExecContext(ctx, s.rebind("DELETE FROM responses WHERE root IN "+
+		"(SELECT root FROM responses GROUP BY root HAVING MAX(expires_at) <= ?)"), now.UnixMilli())
 	if err != nil {
 		return 0, err
 	}

@@ -98,9 +98,12 @@ func TestResponseChain(t *testing.T) {
 			if err != nil || !slices.Equal(ids(chain), []string{"r1", "r2", "r3"}) || chain[1].Prev != "r1" || string(chain[0].Input) != `[{"role":"user","content":"r1"}]` {
 				t.Fatalf("chain: %v %v", ids(chain), err)
 			}
-			// r1 and r2 stay as long as r3.
-			if _, err := s.PurgeResponses(ctx, t0.Add(150*time.Minute)); err != nil {
-				t.Fatal(err)
+			// r1 and r2 stay as long as r3, found by no id.
+			if n, err := s.PurgeResponses(ctx, t0.Add(150*time.Minute)); err != nil || n != 0 {
+				t.Fatalf("purging: %d, %v", n, err)
+			}
+			if _, err := s.ResponseByID(ctx, "r2", "key_a", t0.Add(150*time.Minute)); !store.IsNotFound(err) {
+				t.Errorf("expired r2: %v", err)
 			}
 			if chain, err := s.ResponseChain(ctx, "r3", "key_a", t0.Add(150*time.Minute)); err != nil || len(chain) != 3 {
 				t.Errorf("after r1 and r2's own expiry: %v %v", ids(chain), err)
@@ -143,6 +146,16 @@ func TestResponseChain(t *testing.T) {
 				if known, err := s.ResponseKnown(ctx, tc.id); err != nil || known != tc.want {
 					t.Errorf("after deleting r3, known %s: %v %v", tc.id, known, err)
 				}
+			}
+			// A conversation goes whole once its last response expires;
+			// another stays.
+			put("r4", "r1", 4*time.Hour)
+			put("x1", "", 5*time.Hour)
+			if n, err := s.PurgeResponses(ctx, t0.Add(4*time.Hour)); err != nil || n != 2 {
+				t.Errorf("purging r1 and r4: %d, %v", n, err)
+			}
+			if known, err := s.ResponseKnown(ctx, "x1"); err != nil || !known {
+				t.Errorf("x1 after the purge: %v %v", known, err)
 			}
 		})
 	}
