@@ -94,6 +94,27 @@ models: [ { name: m, targets: [ { provider: a, weight: 3 }, { provider: b, fallb
 	}
 }
 
+// check-config says which providers forward response ids the gateway
+// never stored.
+func TestPrintConfigMarksForwardedResponseIDs(t *testing.T) {
+	var out bytes.Buffer
+	printConfig(&out, testConfig(t, `
+providers:
+  - { name: open, type: openai-responses, api_key: k, forward_unknown_response_ids: true }
+  - { name: closed, type: openai-responses, api_key: k }
+models: [ { name: m, targets: [ { provider: open, model: x }, { provider: closed, model: x } ] } ]
+`))
+	for _, line := range strings.Split(out.String(), "\n") {
+		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if marked := strings.Contains(line, "forward_unknown_response_ids"); (name == "open" || name == "closed") && marked != (name == "open") {
+			t.Errorf("provider %s: %q", name, line)
+		}
+	}
+	if !strings.Contains(out.String(), "open             openai-responses") {
+		t.Errorf("no provider lines:\n%s", &out)
+	}
+}
+
 // Warnings and errors never show a configured secret, whoever logs them;
 // info lines are left alone.
 func TestLogsHideSecrets(t *testing.T) {
