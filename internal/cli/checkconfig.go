@@ -98,8 +98,12 @@ func printConfig(w io.Writer, cfg *config.Config) {
 		if t, _ := config.LookupProviderType(p.Type); t.NoKeys {
 			where = cloudOptions(p.CloudOptions)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s timeouts: connect=%s first_byte=%s idle=%s total=%s%s\n",
-			p.Name, p.Type, where, t.Connect, t.FirstByte, t.Idle, total, betas(p.AnthropicBetas))
+		forwards := ""
+		if p.ForwardUnknownResponseIDs {
+			forwards = " forward_unknown_response_ids (every key may name a response the gateway never stored)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s timeouts: connect=%s first_byte=%s idle=%s total=%s%s%s\n",
+			p.Name, p.Type, where, t.Connect, t.FirstByte, t.Idle, total, betas(p.AnthropicBetas), forwards)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nroutes:")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,27 @@ models: [ { name: m, targets: [ { provider: a, weight: 3 }, { provider: b, fallb
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("check-config lacks %q:\n%s", want, &out)
 		}
+	}
+}
+
+// check-config says which providers forward response ids the gateway
+// never stored.
+func TestPrintConfigMarksForwardedResponseIDs(t *testing.T) {
+	var out bytes.Buffer
+	printConfig(&out, testConfig(t, `
+providers:
+  - { name: open, type: openai-responses, api_key: k, forward_unknown_response_ids: true }
+  - { name: closed, type: openai-responses, api_key: k }
+models: [ { name: m, targets: [ { provider: open, model: x }, { provider: closed, model: x } ] } ]
+`))
+	for _, line := range strings.Split(out.String(), "\n") {
+		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if marked := strings.Contains(line, "forward_unknown_response_ids"); (name == "open" || name == "closed") && marked != (name == "open") {
+			t.Errorf("provider %s: %q", name, line)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^  open +openai-responses`).MatchString(out.String()) {
+		t.Errorf("no provider lines:\n%s", &out)
 	}
 }
 

@@ -298,6 +298,13 @@ type Provider struct {
 	// AnthropicBetas lists the anthropic-beta features clients may turn
 	// on with this provider's account; unset forwards every one, [] none.
 	AnthropicBetas BetaList `yaml:"anthropic_betas"`
+	// ForwardUnknownResponseIDs sends a previous_response_id the gateway
+	// never stored on to this provider's upstream, a Responses API, which
+	// may know it (responses made without the gateway). Off, such an id is
+	// answered 404 like another key's: every key shares the upstream's
+	// account, so an id is only forwarded for the key that made it. Turn
+	// it on only when the account is one client's.
+	ForwardUnknownResponseIDs bool `yaml:"forward_unknown_response_ids"`
 	// The cloud options: each provider type takes the ones it lists
 	// (ProviderType.Options) and refuses the others.
 	CloudOptions `yaml:",inline"`
@@ -733,6 +740,9 @@ func (c *Config) validate(skip map[string]bool) error {
 				if !slices.Contains(t.Options, o) {
 					bad(path+"."+o, "is not an option of type %s", p.Type)
 				}
+			}
+			if p.ForwardUnknownResponseIDs && !t.KeepsResponses {
+				bad(path+".forward_unknown_response_ids", "is not an option of type %s: its upstream keeps no responses (only the Responses API types do)", p.Type)
 			}
 			if t.NoKeys && (p.APIKey != "" || len(p.APIKeys) > 0) {
 				bad(path+".api_key", "type %s does not take API keys: it authenticates with the cloud's credentials", p.Type)

@@ -20,6 +20,9 @@ type ProviderType struct {
 	// NoKeys: the type authenticates otherwise (a cloud's credentials), so
 	// api_key and api_keys are refused.
 	NoKeys bool
+	// KeepsResponses: the upstream, a Responses API, keeps the responses
+	// it makes, so forward_unknown_response_ids is an option of the type.
+	KeepsResponses bool
 	// Options are the cloud options (Provider's region, project, …, by
 	// their YAML names) the type takes; any other that is set is refused.
 	Options []string

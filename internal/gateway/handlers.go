@@ -49,7 +49,7 @@ func (g *Gateway) modelEndpoint(ep dialect.Endpoint) handlerFunc {
 			f := d.Fields.MaxOutput[0]
 			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: f, Message: f + ": field required"}
 		}
-		if d == dialect.Responses && ep.Op == dialect.Generate {
+		if d == dialect.Responses && (ep.Op == dialect.Generate || ep.Op == dialect.CountTokens) {
 			if err := g.prepareResponsesState(&c); err != nil {
 				return err
 			}

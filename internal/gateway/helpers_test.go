@@ -14,6 +14,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
@@ -78,12 +79,19 @@ models:
 // newEnvYAML starts a gateway configured by yaml.
 func newEnvYAML(t *testing.T, yaml string) *env {
 	t.Helper()
+	return newEnvStore(t, yaml, nil)
+}
+
+// newEnvStore starts a gateway configured by yaml, with db (nil: none)
+// holding its keys and stored responses.
+func newEnvStore(t *testing.T, yaml string, db *store.Store) *env {
+	t.Helper()
 	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
 	logs := &syncBuffer{}
-	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Store: db})
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}

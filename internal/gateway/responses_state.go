@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -20,16 +21,24 @@ import (
 )
 
 // Stored responses of the Responses API. A response is kept (store
-// defaults to true, as OpenAI's API has it) with the whole conversation
-// that led to it, owned by the key that made it. previous_response_id
-// continues it on any lane: a Responses upstream that stored the response
-// itself gets the id when the request goes to the same target; every
-// other target gets the conversation expanded into input items.
+// defaults to true, as OpenAI's API has it) with the input items its
+// request added and a link to the response it continued, owned by the key
+// that made it. previous_response_id continues it on any lane: a
+// Responses upstream that stored the response itself gets the id when the
+// request goes to the same target; every other target gets the
+// conversation, read back along the links, expanded into input items.
+//
+// Every key shares an upstream's account, so an id is forwarded only for
+// the key the gateway stored it for. Another key's id is not found, the
+// same answer as an unknown id; an id the gateway never stored goes only
+// to a provider with forward_unknown_response_ids.
 
 // ResponseStore keeps responses for Responses API clients.
 type ResponseStore interface {
 	PutResponse(ctx context.Context, r store.Response) error
 	ResponseByID(ctx context.Context, id, owner string, now time.Time) (store.Response, error)
+	ResponseChain(ctx context.Context, id, owner string, now time.Time) ([]store.Response, error)
+	ResponseKnown(ctx context.Context, id string) (bool, error)
 	DeleteResponse(ctx context.Context, id, owner string) error
 	PurgeResponses(ctx context.Context, now time.Time) (int64, error)
 }
@@ -37,11 +46,14 @@ type ResponseStore interface {
 // responsesState is what a Responses request's stored state needs.
 type responsesState struct {
 	store bool   // keep the response (store is not false, and there is a store)
-	input []byte // the whole conversation's input items, as a JSON array
+	input []byte // the input items the request adds, as a JSON array
 
-	prevID      string
-	prev        *store.Response // the response previous_response_id names, if found
-	unavailable bool            // previous_response_id, and no store to find it in
+	prevID string
+	prev   *store.Response // the response previous_response_id names, if the key's
+	// withheld: the id is stored, but not for the key (another's, or
+	// expired or deleted): answered as unknown, never forwarded.
+	withheld    bool
+	unavailable bool // previous_response_id, and no store to find it in
 	// The request with the previous conversation in place of the id.
 	expanded     []byte
 	expandedScan dialect.Scanned
@@ -58,11 +70,12 @@ func (x *exchange) owner() string {
 }
 
 // prepareResponsesState reads store and previous_response_id, and finds
-// the previous response.
+// the previous response. A count of input tokens names one too, and keeps
+// nothing.
 func (g *Gateway) prepareResponsesState(c *call) error {
 	body := c.body
 	st := &responsesState{origBody: body, origScan: c.s}
-	st.store = g.responses != nil && gjson.GetBytes(body, "store").Type != gjson.False
+	st.store = g.responses != nil && c.op == dialect.Generate && gjson.GetBytes(body, "store").Type != gjson.False
 	input := inputItems(gjson.GetBytes(body, "input"))
 	st.input = input
 	c.state = st
@@ -74,19 +87,28 @@ func (g *Gateway) prepareResponsesState(c *call) error {
 		st.unavailable = true
 		return nil
 	}
-	rec, err := g.responses.ResponseByID(c.r.Context(), st.prevID, c.x.owner(), clock.Now())
+	ctx := c.r.Context()
+	chain, err := g.responses.ResponseChain(ctx, st.prevID, c.x.owner(), clock.Now())
+	if store.IsNotFound(err) {
+		// A provider that forwards unknown ids may know it, unless it is
+		// stored for another key.
+		st.withheld, err = g.responses.ResponseKnown(ctx, st.prevID)
+		if err == nil {
+			return nil
+		}
+	}
 	switch {
-	case store.IsNotFound(err):
-		return nil // a Responses upstream may know it; others refuse it
+	case errors.Is(err, store.ErrChainTooLong) || err == nil && len(chain) >= store.MaxResponseChain:
+		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: "previous_response_id",
+			Message: fmt.Sprintf("previous_response_id: the conversation has %d stored responses, the most it may have; start a new one with its items as input", store.MaxResponseChain)}
 	case err != nil:
 		return &Error{Status: http.StatusServiceUnavailable, Kind: dialect.Unavailable, Param: "previous_response_id",
 			Message: "stored responses cannot be read now", Err: err}
 	}
-	st.prev = &rec
+	st.prev = &chain[len(chain)-1]
 	// The conversation: what led to the previous response, its output, then
 	// the new input.
-	conv := joinArrays(rec.Input, []byte(gjson.GetBytes(rec.Response, "output").Raw), input)
-	st.input = conv
+	conv := conversation(chain, output(*st.prev), input)
 	var m map[string]jsontext.Value
 	if err := jsonx.Unmarshal(body, &m); err != nil {
 		path, msg := jsonx.Explain(err)
@@ -118,6 +140,23 @@ func inputItems(in gjson.Result) []byte {
 	return []byte("[]")
 }
 
+// conversation is the input items that led to the last response of
+// chain (the inputs and outputs of those before it, then its input),
+// followed by the arrays in more.
+func conversation(chain []store.Response, more ...[]byte) []byte {
+	parts := make([][]byte, 0, 2*len(chain)+len(more))
+	for i, r := range chain {
+		parts = append(parts, r.Input)
+		if i < len(chain)-1 {
+			parts = append(parts, output(r))
+		}
+	}
+	return joinArrays(append(parts, more...)...)
+}
+
+// output is a stored response's output items.
+func output(r store.Response) []byte { return []byte(gjson.GetBytes(r.Response, "output").Raw) }
+
 // joinArrays concatenates JSON arrays.
 func joinArrays(arrays ...[]byte) []byte {
 	out := []byte{'['}
@@ -146,8 +185,11 @@ func (st *responsesState) stateBody(c *call, t *route.Target, passthrough bool) 
 	case st.prevID == "":
 	case st.prev != nil && !(passthrough && st.prev.UpstreamStored && st.prev.Target == t.Name):
 		c.body, c.s = st.expanded, st.expandedScan
-	case st.prev != nil || passthrough:
-		// The target stored it, or may know it (made without the gateway).
+	case st.prev != nil:
+		// The target stored it.
+	case passthrough && t.ForwardUnknownResponseIDs && !st.withheld:
+		// The gateway never stored it; the target may know it (made
+		// without the gateway).
 	case st.unavailable:
 		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: "previous_response_id",
 			Message: "previous_response_id: this gateway stores no responses (it runs without a database); send the conversation as input items"}
@@ -174,6 +216,9 @@ func (g *Gateway) keepResponse(c *call, response []byte) {
 	now := clock.Now()
 	rec := store.Response{ID: id, Owner: x.owner(), Model: x.routed, Input: st.input, Response: bytes.Clone(response),
 		CreatedAt: now, ExpiresAt: now.Add(g.retention), Affinity: int64(c.key)}
+	if st.prev != nil {
+		rec.Prev = st.prev.ID
+	}
 	if t := x.target; t != nil {
 		rec.Target = t.Name
 		// On the pass-through lane a Responses upstream kept it too, unless
@@ -213,8 +258,19 @@ func (g *Gateway) purgeResponses(now time.Time) {
 // terminalResponse is the response object of the Responses terminal event
 // in events (client-bound SSE bytes), if there is one.
 func terminalResponse(events []byte) []byte {
-	if !bytes.Contains(events, []byte(`"response.`)) {
+	r, final := streamResponse(events)
+	if !final {
 		return nil
+	}
+	return r
+}
+
+// streamResponse is the response object of the last Responses lifecycle
+// event in events (created, in progress, … or a terminal one), and
+// whether that event is terminal.
+func streamResponse(events []byte) (r []byte, final bool) {
+	if !bytes.Contains(events, []byte(`"response.`)) {
+		return nil, false
 	}
 	var f sse.Fields
 	for len(events) > 0 {
@@ -226,18 +282,22 @@ func terminalResponse(events []byte) []byte {
 		events = events[n:]
 		switch gjson.GetBytes(f.Data, "type").Str {
 		case "response.completed", "response.incomplete", "response.failed":
-			return []byte(gjson.GetBytes(f.Data, "response").Raw)
+			return []byte(gjson.GetBytes(f.Data, "response").Raw), true
+		case "response.created", "response.queued", "response.in_progress":
+			r = []byte(gjson.GetBytes(f.Data, "response").Raw)
 		}
 	}
-	return nil
+	return r, false
 }
 
 // storingTap keeps the response of a Responses stream when its terminal
-// event goes by, before the relay writes it.
+// event goes by, before the relay writes it. It remembers the response
+// the stream began, for a stream that ends without one (keepUnfinished).
 type storingTap struct {
 	dialect.Tap
-	keep func([]byte)
-	done bool
+	keep    func([]byte)
+	done    bool
+	started []byte // the response of the last lifecycle event, until the terminal one
 }
 
 func (t *storingTap) Feed(ev []byte) []byte {
@@ -256,9 +316,23 @@ func (t *storingTap) check(out []byte) {
 	if t.done || len(out) == 0 {
 		return
 	}
-	if r := terminalResponse(out); r != nil {
-		t.done = true
+	switch r, final := streamResponse(out); {
+	case final:
+		t.done, t.started = true, nil
 		t.keep(r)
+	case r != nil:
+		t.started = bytes.Clone(r)
+	}
+}
+
+// keepUnfinished keeps the response a pass-through stream began when the
+// stream ended without its terminal event (the upstream failed, or the
+// client left): the upstream stored it as it began, so it is recorded
+// as the key's, and no other key's request may name it.
+func (g *Gateway) keepUnfinished(c *call, tap dialect.Tap) {
+	if t, ok := tap.(*storingTap); ok && !t.done && t.started != nil {
+		t.done = true
+		g.keepResponse(c, t.started)
 	}
 }
 
@@ -278,10 +352,11 @@ func (c *call) keepsAnswer() bool { return c.state != nil && c.state.store }
 // GET /v1/responses/{id}/input_items.
 
 func (g *Gateway) storedResponse(w http.ResponseWriter, r *http.Request, x *exchange) error {
-	rec, err := g.findResponse(r, x)
+	chain, err := g.findResponse(r, x, false)
 	if err != nil {
 		return err
 	}
+	rec := chain[0]
 	switch r.Method {
 	case http.MethodGet:
 		return g.writeBody(w, x, http.StatusOK, rec.Response)
@@ -296,21 +371,32 @@ func (g *Gateway) storedResponse(w http.ResponseWriter, r *http.Request, x *exch
 	return e
 }
 
-func (g *Gateway) findResponse(r *http.Request, x *exchange) (store.Response, error) {
+// findResponse finds the key's response the path names: with the
+// responses before it (the chain, oldest first) when conversation is set,
+// else alone.
+func (g *Gateway) findResponse(r *http.Request, x *exchange, conversation bool) ([]store.Response, error) {
 	id := r.PathValue("id")
 	notFound := &Error{Status: http.StatusNotFound, Kind: dialect.NotFound, Message: fmt.Sprintf("response with id %q not found", dialect.Clip(id))}
 	if g.responses == nil {
 		notFound.Message += " (this gateway stores no responses: it runs without a database)"
-		return store.Response{}, notFound
+		return nil, notFound
 	}
-	rec, err := g.responses.ResponseByID(r.Context(), id, x.owner(), clock.Now())
+	var chain []store.Response
+	var err error
+	if conversation {
+		chain, err = g.responses.ResponseChain(r.Context(), id, x.owner(), clock.Now())
+	} else {
+		var rec store.Response
+		rec, err = g.responses.ResponseByID(r.Context(), id, x.owner(), clock.Now())
+		chain = []store.Response{rec}
+	}
 	switch {
 	case store.IsNotFound(err):
-		return rec, notFound
+		return nil, notFound
 	case err != nil:
-		return rec, &Error{Status: http.StatusServiceUnavailable, Kind: dialect.Unavailable, Message: "stored responses cannot be read now", Err: err}
+		return nil, &Error{Status: http.StatusServiceUnavailable, Kind: dialect.Unavailable, Message: "stored responses cannot be read now", Err: err}
 	}
-	return rec, nil
+	return chain, nil
 }
 
 // inputItemList serves GET /v1/responses/{id}/input_items: the items of
@@ -322,10 +408,11 @@ func (g *Gateway) inputItemList(w http.ResponseWriter, r *http.Request, x *excha
 		e.Header = http.Header{"Allow": {"GET"}}
 		return e
 	}
-	rec, err := g.findResponse(r, x)
+	chain, err := g.findResponse(r, x, true)
 	if err != nil {
 		return err
 	}
+	rec := chain[len(chain)-1]
 	q := r.URL.Query()
 	limit := 20
 	if v := q.Get("limit"); v != "" {
@@ -342,7 +429,7 @@ func (g *Gateway) inputItemList(w http.ResponseWriter, r *http.Request, x *excha
 	if order != "asc" && order != "desc" {
 		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: "order", Message: "order: must be asc or desc"}
 	}
-	items := gjson.ParseBytes(rec.Input).Array()
+	items := gjson.ParseBytes(conversation(chain)).Array()
 	ids := make([]string, len(items))
 	for i, it := range items {
 		ids[i] = it.Get("id").Str

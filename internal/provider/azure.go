@@ -26,9 +26,10 @@ var (
 		New:    func(p config.Provider) (Provider, error) { return newAzure(p, dialect.OpenAI) },
 	}
 	azureResponsesType = &Type{
-		Name:   "azure-openai-responses",
-		Config: config.ProviderType{BaseURL: true, Options: []string{"api_version", "entra_token"}, Check: checkAzure},
-		New:    func(p config.Provider) (Provider, error) { return newAzure(p, dialect.Responses) },
+		Name: "azure-openai-responses",
+		Config: config.ProviderType{BaseURL: true, Options: []string{"api_version", "entra_token"}, Check: checkAzure,
+			KeepsResponses: true},
+		New: func(p config.Provider) (Provider, error) { return newAzure(p, dialect.Responses) },
 	}
 )
 

@@ -9,7 +9,7 @@ import (
 // base_url ends before /responses, as https://api.openai.com/v1.
 var responsesType = &Type{
 	Name:   "openai-responses",
-	Config: config.ProviderType{BaseURL: true, DefaultBaseURL: "https://api.openai.com/v1"},
+	Config: config.ProviderType{BaseURL: true, DefaultBaseURL: "https://api.openai.com/v1", KeepsResponses: true},
 	New: func(p config.Provider) (Provider, error) {
 		return NewHTTP(p, HTTPSpec{
 			Dialect: dialect.Responses,

@@ -146,6 +146,10 @@ type Target struct {
 	// allowlists (config.FilterBetas); empty when neither sets one, and
 	// every beta a client sends is forwarded.
 	AllowBetas []func(name string) bool
+	// ForwardUnknownResponseIDs: a previous_response_id the gateway never
+	// stored is sent on to this target (its provider's
+	// forward_unknown_response_ids).
+	ForwardUnknownResponseIDs bool
 
 	id uint64 // the target's identity in rendezvous rankings
 	// passName: no model is configured; a request that matched a pattern
@@ -264,7 +268,8 @@ func New(cfg *config.Config, providers map[string]provider.Provider, catalogue *
 			m.Targets = append(m.Targets, Target{Provider: p, Model: upstream, QuotedModel: jsonx.AppendQuote(nil, upstream), Prices: prices,
 				Weight: weight, Priority: priority, Breaker: b,
 				Name: name, NameHeader: []string{name}, AllowBetas: allowBetas, id: id,
-				passName: tc.Model == "", providerType: ptype})
+				passName: tc.Model == "", providerType: ptype,
+				ForwardUnknownResponseIDs: pc != nil && pc.ForwardUnknownResponseIDs})
 			m.passName = m.passName || tc.Model == ""
 		}
 		m.tiers = tiers(m.Targets)

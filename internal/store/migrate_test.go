@@ -207,3 +207,53 @@ func TestMigrateCacheSavings(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrateResponseChain migrates responses stored before the links: a
+// response of then holds its whole conversation and reads as a chain of
+// one, which a new response continues.
+func TestMigrateResponseChain(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range unmigrated(t) {
+		t.Run(name, func(t *testing.T) {
+			if err := s.MigrateTo(ctx, 12); err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC)
+			q := "INSERT INTO responses (id, owner, model, target, input, response, created_at, expires_at) " +
+				`VALUES ('resp_old', 'key_a', 'm', 't', '[{"role":"user","content":"one"},{"role":"assistant","content":"two"},{"role":"user","content":"three"}]', '{"id":"resp_old","output":[]}', 0, $1)`
+			if s.Dialect() == store.SQLite {
+				q = strings.Replace(q, "$1", "?", 1)
+			}
+			if _, err := s.DB().ExecContext(ctx, q, t0.Add(time.Hour).UnixMilli()); err != nil {
+				t.Fatalf("a response of version 12: %v", err)
+			}
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutResponse(ctx, store.Response{ID: "resp_new", Owner: "key_a", Model: "m", Prev: "resp_old", Input: []byte(`[]`),
+				Response: []byte(`{}`), CreatedAt: t0, ExpiresAt: t0.Add(2 * time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+			chain, err := s.ResponseChain(ctx, "resp_new", "key_a", t0)
+			if err != nil || len(chain) != 2 || chain[0].Prev != "" || !strings.Contains(string(chain[0].Input), "three") {
+				t.Fatalf("after migrating: %+v %v", chain, err)
+			}
+			// The old response is of the new one's conversation: it stays
+			// past its own expiry, as long as the new one.
+			if n, err := s.PurgeResponses(ctx, t0.Add(90*time.Minute)); err != nil || n != 0 {
+				t.Errorf("purging: %d, %v", n, err)
+			}
+			if chain, err := s.ResponseChain(ctx, "resp_new", "key_a", t0.Add(90*time.Minute)); err != nil || len(chain) != 2 {
+				t.Errorf("after the old response's expiry: %d responses, %v", len(chain), err)
+			}
+			// Back down, the linked response goes and the old one stays.
+			if err := s.MigrateTo(ctx, 12); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := s.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM responses").Scan(&n); err != nil || n != 1 {
+				t.Errorf("after migrating down: %d responses, %v", n, err)
+			}
+		})
+	}
+}
