@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
@@ -116,7 +115,7 @@ func geminiSchema(ctx context.Context, schema []byte, path, param string, p *Pla
 	c := &schemaConv{root: root, p: p, param: param, ctx: ctx, read: len(schema),
 		limit: schemaGrowthAllowance + schemaGrowthFactor*p.schemaSize - p.schemaGrown}
 	at := &schemaPath{seg: path}
-	out, err := c.node(nil, root, at, 0)
+	out, err := c.node(nil, root, at, 0, nil)
 	if err == nil && len(out) > c.limit {
 		err = c.tooLarge(at)
 	}
@@ -132,7 +131,9 @@ func (c *schemaConv) tooLarge(path *schemaPath) error {
 	return badRequest(path.String(), "%s: schema expands past %d bytes when its $refs are inlined (Gemini takes no $refs, so each is sent as a copy of its definition)", path, c.limit)
 }
 
-func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int) ([]byte, error) {
+// node converts the schema s at path; over are members that win over
+// its own (see ref).
+func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int, over []member) ([]byte, error) {
 	if depth > maxSchemaDepth {
 		return nil, badRequest(path.String(), "%s: the schema nests deeper than %d levels", path, maxSchemaDepth)
 	}
@@ -143,22 +144,26 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int)
 		return nil, err // the client is gone: nobody waits for the answer
 	}
 	switch {
-	case s.Type == gjson.True:
-		return append(b, "{}"...), nil // true: anything
+	case s.Type == gjson.True: // anything
+		out := orderedObject{b: append(b, '{')}
+		for _, m := range over {
+			out.rawMember(m.key, m.raw)
+		}
+		return append(out.b, '}'), nil
 	case s.Type == gjson.False:
 		return nil, badRequest(path.String(), "%s: a schema that accepts nothing (false) cannot be sent to Gemini", path)
 	case !s.IsObject():
 		return nil, badRequest(path.String(), "%s: a schema must be an object", path)
 	}
 	if ref := s.Get(`\$ref`); ref.Exists() {
-		return c.ref(b, s, ref, path, depth)
+		return c.ref(b, s, ref, path, depth, over)
 	}
 	if all := s.Get("allOf"); all.Exists() {
 		members := all.Array()
 		if !all.IsArray() || len(members) != 1 {
 			return nil, badRequest(path.String()+".allOf", "%s.allOf: Gemini takes no intersection of schemas; merge them into one", path)
 		}
-		return c.node(b, members[0], path.child(".allOf[0]"), depth+1)
+		return c.node(b, members[0], path.child(".allOf[0]"), depth+1, over)
 	}
 
 	out := orderedObject{b: append(b, '{')}
@@ -232,7 +237,7 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int)
 				b = append(b, ',')
 			}
 			var err error
-			if b, err = c.node(b, sub, anyOfPath.child("["+strconv.Itoa(i)+"]"), depth+1); err != nil {
+			if b, err = c.node(b, sub, anyOfPath.child("["+strconv.Itoa(i)+"]"), depth+1, nil); err != nil {
 				return nil, err
 			}
 			n++
@@ -278,7 +283,11 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int)
 	}
 	for _, k := range geminiKeep {
 		if v := s.Get(k); v.Exists() {
-			out.rawMember(k, v.Raw)
+			raw := v.Raw
+			if i := slices.IndexFunc(over, func(m member) bool { return m.key == k }); i >= 0 {
+				raw = over[i].raw
+			}
+			out.rawMember(k, raw)
 		}
 	}
 
@@ -296,7 +305,7 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int)
 			}
 			b = jsonx.AppendQuote(b, k.Str)
 			b = append(b, ':')
-			b, err = c.node(b, v, path.child(".properties."+k.Str), depth+1)
+			b, err = c.node(b, v, path.child(".properties."+k.Str), depth+1, nil)
 			names = append(names, k.Str)
 			return err == nil
 		})
@@ -329,7 +338,7 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int)
 		}
 		var err error
 		b := out.key("items")
-		if out.b, err = c.node(b, items, path.child(".items"), depth+1); err != nil {
+		if out.b, err = c.node(b, items, path.child(".items"), depth+1, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -350,12 +359,23 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int)
 	if err != nil {
 		return nil, err
 	}
+	for _, m := range over {
+		if !s.Get(m.key).Exists() {
+			out.rawMember(m.key, m.raw)
+		}
+	}
 	return append(out.b, '}'), nil
 }
 
+// member is a member of a schema's output object: key and raw JSON value.
+type member struct{ key, raw string }
+
 // ref inlines a local reference; siblings of $ref other than description
-// and title are left out, as draft-07 says.
-func (c *schemaConv) ref(b []byte, s, ref gjson.Result, path *schemaPath, depth int) ([]byte, error) {
+// and title are left out, as draft-07 says. Those two win over the
+// definition's own: they are written in its place, or after the
+// definition's members; and over, the siblings of a $ref that led here,
+// win over them in turn.
+func (c *schemaConv) ref(b []byte, s, ref gjson.Result, path *schemaPath, depth int, over []member) ([]byte, error) {
 	target := ref.Str
 	var p string
 	switch {
@@ -378,32 +398,23 @@ func (c *schemaConv) ref(b []byte, s, ref gjson.Result, path *schemaPath, depth 
 	if c.read += len(t.Raw); c.read > c.limit {
 		return nil, c.tooLarge(path.child("." + target))
 	}
-	c.refs = append(c.refs, target)
-	start := len(b)
-	b, err := c.node(b, t, path.child("."+target), depth+1)
-	c.refs = c.refs[:len(c.refs)-1]
-	if err != nil {
-		return nil, err
-	}
-	// The referring schema's own description and title win.
+	var own []member
 	for _, k := range []string{"description", "title"} {
 		if v := s.Get(k); v.Exists() {
-			var err error
-			if b, err = setMember(b, start, k, v.Raw); err != nil {
-				return nil, err
-			}
+			own = append(own, member{k, v.Raw})
 		}
 	}
-	return b, nil
-}
-
-// setMember sets member k of the object b[start:] to raw.
-func setMember(b []byte, start int, k, raw string) ([]byte, error) {
-	obj, err := sjson.SetRawBytes(slices.Clone(b[start:]), k, []byte(raw))
-	if err != nil {
-		return nil, err
+	for _, m := range over {
+		if i := slices.IndexFunc(own, func(o member) bool { return o.key == m.key }); i >= 0 {
+			own[i].raw = m.raw
+		} else {
+			own = append(own, m)
+		}
 	}
-	return append(b[:start], obj...), nil
+	c.refs = append(c.refs, target)
+	b, err := c.node(b, t, path.child("."+target), depth+1, own)
+	c.refs = c.refs[:len(c.refs)-1]
+	return b, err
 }
 
 // gjsonEscaper escapes gjson's path syntax.

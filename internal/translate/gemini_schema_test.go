@@ -244,6 +244,34 @@ func TestGeminiSchemaBound(t *testing.T) {
 	}
 }
 
+// The description and title beside a $ref are written in the place of the
+// definition's own as it is inlined, not set afterwards on a copy of it:
+// a chain of 30 described $refs to a 200 KB definition allocates about
+// what it outputs, not 30 copies of it.
+func TestGeminiSchemaRefSiblings(t *testing.T) {
+	var s strings.Builder
+	s.WriteString(`{"type":"object","properties":{"root":{"$ref":"#/$defs/d0","description":"r"}},"$defs":{`)
+	for i := range 30 {
+		fmt.Fprintf(&s, `"d%d":{"type":"object","properties":{"next":{"$ref":"#/$defs/d%d","description":"n","title":"t%d"}}},`, i, i+1, i)
+	}
+	s.WriteString(`"d30":{"type":"string","title":"leaf","pattern":"` + strings.Repeat("x", 200<<10) + `"}}}`)
+	in := []byte(s.String())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := geminiSchema(t.Context(), in, "s", "s", &Plan{})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 4*uint64(len(in)) {
+		t.Errorf("allocated %d bytes for a %d-byte schema", n, len(in))
+	}
+	leaf := `{"type":"STRING","title":"t29","pattern":"` + strings.Repeat("x", 200<<10) + `","description":"n"}`
+	if !strings.Contains(string(out), `"next":`+leaf+`}`) || strings.Count(string(out), `"description":"n","title":"t`) != 29 || !strings.HasSuffix(string(out), `"description":"n","title":"t0"}},"description":"r"}}}`) {
+		t.Errorf("got %.300s…%.300s", out, out[len(out)-min(len(out), 300):])
+	}
+}
+
 // A translation whose request has ended stops with the context's error.
 func TestGeminiSchemaContextEnded(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
