@@ -97,8 +97,9 @@ func (p *schemaPath) String() string {
 type schemaConv struct {
 	root  gjson.Result
 	p     *Plan
-	param string   // what a drop is reported as: "tools.input_schema"
-	refs  []string // the $refs being inlined, innermost last
+	param string                  // what a drop is reported as: "tools.input_schema"
+	refs  []string                // the $refs being inlined, innermost last
+	defs  map[string]gjson.Result // the definitions found, by $ref
 	ctx   context.Context
 	limit int // bytes this schema may read and write
 	read  int // schema text read: the schema, and each inlined definition
@@ -377,23 +378,12 @@ type member struct{ key, raw string }
 // win over them in turn.
 func (c *schemaConv) ref(b []byte, s, ref gjson.Result, path *schemaPath, depth int, over []member) ([]byte, error) {
 	target := ref.Str
-	var p string
-	switch {
-	case target == "#":
-		p = "@this"
-	case strings.HasPrefix(target, "#/$defs/"):
-		p = `\$defs.` + escapePath(strings.TrimPrefix(target, "#/$defs/"))
-	case strings.HasPrefix(target, "#/definitions/"):
-		p = "definitions." + escapePath(strings.TrimPrefix(target, "#/definitions/"))
-	default:
-		return nil, badRequest(path.String()+".$ref", "%s.$ref: only references within the schema (#/$defs/…) can be sent to Gemini, not %q", path, target)
-	}
 	if slices.Contains(c.refs, target) {
 		return nil, badRequest(path.String()+".$ref", "%s.$ref: %q refers to itself; Gemini takes no recursive schemas", path, target)
 	}
-	t := c.root.Get(p)
-	if !t.Exists() {
-		return nil, badRequest(path.String()+".$ref", "%s.$ref: %q names no definition", path, target)
+	t, err := c.definition(target, path)
+	if err != nil {
+		return nil, err
 	}
 	if c.read += len(t.Raw); c.read > c.limit {
 		return nil, c.tooLarge(path.child("." + target))
@@ -412,9 +402,36 @@ func (c *schemaConv) ref(b []byte, s, ref gjson.Result, path *schemaPath, depth 
 		}
 	}
 	c.refs = append(c.refs, target)
-	b, err := c.node(b, t, path.child("."+target), depth+1, own)
+	b, err = c.node(b, t, path.child("."+target), depth+1, own)
 	c.refs = c.refs[:len(c.refs)-1]
 	return b, err
+}
+
+// definition finds the definition a local $ref names, once per target.
+func (c *schemaConv) definition(target string, path *schemaPath) (gjson.Result, error) {
+	if t, ok := c.defs[target]; ok {
+		return t, nil
+	}
+	var p string
+	switch {
+	case target == "#":
+		p = "@this"
+	case strings.HasPrefix(target, "#/$defs/"):
+		p = `\$defs.` + escapePath(strings.TrimPrefix(target, "#/$defs/"))
+	case strings.HasPrefix(target, "#/definitions/"):
+		p = "definitions." + escapePath(strings.TrimPrefix(target, "#/definitions/"))
+	default:
+		return gjson.Result{}, badRequest(path.String()+".$ref", "%s.$ref: only references within the schema (#/$defs/…) can be sent to Gemini, not %q", path, target)
+	}
+	t := c.root.Get(p)
+	if !t.Exists() {
+		return t, badRequest(path.String()+".$ref", "%s.$ref: %q names no definition", path, target)
+	}
+	if c.defs == nil {
+		c.defs = map[string]gjson.Result{}
+	}
+	c.defs[target] = t
+	return t, nil
 }
 
 // gjsonEscaper escapes gjson's path syntax.
