@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -53,8 +54,9 @@ var Default = OpenAI
 type Translator struct {
 	// Request translates a client body for target t into the upstream's
 	// body, with the plan the answer needs. A body that cannot be
-	// translated is a *translate.RequestError (400).
-	Request func(body []byte, t translate.Target) ([]byte, *translate.Plan, error)
+	// translated is a *translate.RequestError (400); when ctx (the
+	// request's) ends first, it may stop with ctx's error.
+	Request func(ctx context.Context, body []byte, t translate.Target) ([]byte, *translate.Plan, error)
 	// Response translates a whole upstream answer: out, or, when the
 	// client asked for a stream (plan.Stream), stream, the events of one.
 	// An answer that cannot be translated is a *translate.UpstreamError.

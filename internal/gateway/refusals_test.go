@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -122,16 +123,7 @@ func TestBadBodyMessagesNameNoGoInternals(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.path+" "+tc.body, func(t *testing.T) {
-			auth := openAIAuth
-			if strings.HasPrefix(tc.path, "/v1/messages") {
-				auth = anthropicAuth
-			}
-			resp := e.do("POST", tc.path, tc.body, auth...)
-			body := readAll(t, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 400 {
-				t.Fatalf("status %d, want 400: %s", resp.StatusCode, body)
-			}
+			body := e.post400(t, tc.path, tc.body)
 			msg := gjson.GetBytes(body, "error.message").String()
 			if !strings.Contains(msg, tc.inMsg) {
 				t.Errorf("error.message = %q, want it to contain %q", msg, tc.inMsg)
@@ -174,4 +166,71 @@ models:
 	if resp := e.do("GET", "/v1/models/claude-opus-4-8", "", openAIAuth...); resp.StatusCode != 200 {
 		t.Errorf("a name the pattern covers: %d", resp.StatusCode)
 	}
+}
+
+// A tool schema whose definitions each refer to the next one twice, 30
+// levels deep (about 3 KB), would be 2^30 copies once its $refs are
+// inlined for Gemini: every client gets a 400 in its own envelope naming
+// where the schema grew past the bound, and Gemini is never called.
+func TestGeminiSchemaFanOutRefused(t *testing.T) {
+	up := upstreamtest.Static(upstreamtest.Reply{Body: []byte(`{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"finishReason":"STOP"}]}`)})
+	t.Cleanup(up.Close)
+	e := newEnvYAML(t, `
+server: { max_body_bytes: 16384 }
+providers:
+  - { name: goog, type: gemini, base_url: "`+up.URL+`", api_key: "`+upstreamKey+`" }
+models:
+  - { name: gem, targets: [ { provider: goog, model: gemini-up } ] }
+`)
+	var s strings.Builder
+	s.WriteString(`{"type":"object","properties":{"root":{"$ref":"#/$defs/d0"}},"$defs":{`)
+	for i := range 30 {
+		fmt.Fprintf(&s, `"d%d":{"type":"object","properties":{"left":{"$ref":"#/$defs/d%d"},"right":{"$ref":"#/$defs/d%d"}}},`, i, i+1, i+1)
+	}
+	s.WriteString(`"d30":{"type":"string"}}}`)
+	schema := s.String()
+
+	for _, tc := range []struct{ path, body, param string }{
+		{"/v1/messages", `{"model":"gem","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":` + schema + `}]}`, "tools[0].input_schema"},
+		{"/v1/chat/completions", `{"model":"gem","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":` + schema + `}}]}`, "tools[0].function.parameters"},
+		{"/v1/responses", `{"model":"gem","input":"hi","store":false,"tools":[{"type":"function","name":"f","parameters":` + schema + `}]}`, "tools[0].parameters"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			body := e.post400(t, tc.path, tc.body)
+			msg := gjson.GetBytes(body, "error.message").String()
+			if !strings.HasPrefix(msg, tc.param+".properties.root.#/$defs/d0.") || !strings.Contains(msg, ": schema expands past ") {
+				t.Errorf("error.message = %q", msg)
+			}
+			if got := gjson.GetBytes(body, "error.type").String(); got != "invalid_request_error" {
+				t.Errorf("error.type = %q: %s", got, body)
+			}
+			if tc.path == "/v1/messages" {
+				if gjson.GetBytes(body, "type").String() != "error" {
+					t.Errorf("not the Anthropic envelope: %s", body)
+				}
+			} else if p := gjson.GetBytes(body, "error.param").String(); !strings.HasPrefix(p, tc.param+".") {
+				t.Errorf("error.param = %q, want under %s: %s", p, tc.param, body)
+			}
+		})
+	}
+	if n := len(up.Requests()); n != 0 {
+		t.Errorf("Gemini was called %d times", n)
+	}
+}
+
+// post400 sends body to path with the key where that path's clients put
+// it, and returns the answer, which must be a 400.
+func (e *env) post400(t *testing.T, path, body string) []byte {
+	t.Helper()
+	auth := openAIAuth
+	if strings.HasPrefix(path, "/v1/messages") {
+		auth = anthropicAuth
+	}
+	resp := e.do("POST", path, body, auth...)
+	b := readAll(t, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Fatalf("status %d, want 400: %.300s", resp.StatusCode, b)
+	}
+	return b
 }

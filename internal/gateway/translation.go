@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -88,13 +89,23 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 }
 
 // translateRequest translates a client body for target t: a body the
-// pair cannot translate is the client's 400.
+// pair cannot translate is the client's 400. A translation cut short by
+// the request's end (the client left, or the drain time ran out) answers
+// as a wait for a retry does.
 func (g *Gateway) translateRequest(c *call, t *route.Target, tr *dialect.Translator, body []byte) ([]byte, *translate.Plan, error) {
-	b, plan, err := tr.Request(body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer, Cache: c.translatedCache()})
+	ctx := c.r.Context()
+	b, plan, err := tr.Request(ctx, body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer, Cache: c.translatedCache()})
 	if err != nil {
 		var re *translate.RequestError
 		if errors.As(err, &re) {
 			return nil, nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: re.Param, Message: re.Message}
+		}
+		if ctx.Err() != nil {
+			if c.x.shuttingDown() {
+				return nil, nil, shutdownError(context.Cause(ctx))
+			}
+			c.x.clientGone = true
+			return nil, nil, fmt.Errorf("client went away while the request was translated: %w", err)
 		}
 		return nil, nil, &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error preparing the upstream request", Err: err}
 	}

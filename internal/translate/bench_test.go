@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -205,7 +206,7 @@ func BenchmarkWholeExchange(b *testing.B) {
 	for _, c := range []struct {
 		name     string
 		body     []byte
-		request  func([]byte, Target) ([]byte, *Plan, error)
+		request  func(context.Context, []byte, Target) ([]byte, *Plan, error)
 		response func([]byte, *Plan, int64) ([]byte, []byte, meter.Usage, error)
 	}{
 		{"chat", []byte(`{"model":"m","messages":[{"role":"system","content":"You are careful."},{"role":"user","content":"` + text + `"}],"temperature":0.7,"max_tokens":256,"user":"u1"}`),
@@ -217,7 +218,7 @@ func BenchmarkWholeExchange(b *testing.B) {
 			b.ReportAllocs()
 			t := Target{Model: "u", Signer: goldenSigner}
 			for b.Loop() {
-				_, p, err := c.request(c.body, t)
+				_, p, err := c.request(b.Context(), c.body, t)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -262,7 +263,7 @@ func BenchmarkChatToMessagesCache(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if _, p, err := ChatBodyToMessages(body, Target{Model: "u", Signer: goldenSigner, Cache: c.cache}); err != nil || p.PlacedBreakpoints != c.cache.Breakpoints {
+				if _, p, err := ChatBodyToMessages(b.Context(), body, Target{Model: "u", Signer: goldenSigner, Cache: c.cache}); err != nil || p.PlacedBreakpoints != c.cache.Breakpoints {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestCacheHints(t *testing.T) {
 	client := Cache{Key: "tollgate-k"} // mode client or off: the tenant's key, nothing added
 	cases := []struct {
 		name    string
-		f       func([]byte, Target) ([]byte, *Plan, error)
+		f       func(context.Context, []byte, Target) ([]byte, *Plan, error)
 		body    string
 		extra   string
 		cache   Cache
@@ -45,7 +46,7 @@ func TestCacheHints(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			body := []byte(strings.Replace(c.body, "%s", c.extra, 1))
-			out, p, err := c.f(body, Target{Model: "up", Caps: c.caps, Cache: c.cache})
+			out, p, err := c.f(t.Context(), body, Target{Model: "up", Caps: c.caps, Cache: c.cache})
 			if err != nil {
 				t.Fatal(err)
 			}

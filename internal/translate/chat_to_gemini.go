@@ -2,6 +2,7 @@ package translate
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
 	"mime"
@@ -44,8 +45,8 @@ func (p *Plan) splitCallID(id string) (string, string) {
 }
 
 // ChatToGemini translates a Chat Completions request into a Gemini
-// generateContent request.
-func ChatToGemini(in *openai.ChatRequest, _ string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
+// generateContent request. It stops with ctx's error when ctx ends.
+func ChatToGemini(ctx context.Context, in *openai.ChatRequest, _ string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
 	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
 	p.IncludeUsage = in.StreamOptions != nil && in.StreamOptions.IncludeUsage
 	out := &gemini.Request{}
@@ -56,10 +57,10 @@ func ChatToGemini(in *openai.ChatRequest, _ string, caps Caps, policy Policy, si
 	if err := c2gMessages(in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := c2gTools(in, out, p); err != nil {
+	if err := c2gTools(ctx, in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := c2gResponseFormat(in, gc, p); err != nil {
+	if err := c2gResponseFormat(ctx, in, gc, p); err != nil {
 		return nil, nil, err
 	}
 	if !gc.IsZero() {
@@ -363,7 +364,7 @@ func c2gModelParts(m openai.ChatMessage, mp string, fnCalls *int, p *Plan) ([]ge
 }
 
 // c2gTools converts tools, tool_choice and parallel_tool_calls.
-func c2gTools(in *openai.ChatRequest, out *gemini.Request, p *Plan) error {
+func c2gTools(ctx context.Context, in *openai.ChatRequest, out *gemini.Request, p *Plan) error {
 	defs, err := chatFunctionTools(in, p, "used with Gemini")
 	if err != nil {
 		return err
@@ -399,7 +400,7 @@ func c2gTools(in *openai.ChatRequest, out *gemini.Request, p *Plan) error {
 		d := gemini.FunctionDeclaration{Name: p.geminiToolName(t.Function.Name), Description: t.Function.Description}
 		if params := t.Function.Parameters; len(params) > 0 && string(params) != "null" && !emptyObjectSchema(params) {
 			tp, _ := chatToolPath(in, i)
-			schema, err := geminiSchema(params, tp+".function.parameters", "tools.function.parameters", p)
+			schema, err := geminiSchema(ctx, params, tp+".function.parameters", "tools.function.parameters", p)
 			if err != nil {
 				return err
 			}
@@ -434,7 +435,7 @@ func (p *Plan) geminiToolConfig(mode, name string) *gemini.ToolConfig {
 
 // c2gResponseFormat maps response_format to a JSON response (with its
 // schema converted).
-func c2gResponseFormat(in *openai.ChatRequest, gc *gemini.GenerationConfig, p *Plan) error {
+func c2gResponseFormat(ctx context.Context, in *openai.ChatRequest, gc *gemini.GenerationConfig, p *Plan) error {
 	if len(in.ResponseFormat) == 0 {
 		return nil
 	}
@@ -455,7 +456,7 @@ func c2gResponseFormat(in *openai.ChatRequest, gc *gemini.GenerationConfig, p *P
 	case "json_schema":
 		gc.ResponseMimeType = "application/json"
 		if len(rf.JSONSchema.Schema) > 0 {
-			schema, err := geminiSchema(rf.JSONSchema.Schema, "response_format.json_schema.schema", "response_format.json_schema.schema", p)
+			schema, err := geminiSchema(ctx, rf.JSONSchema.Schema, "response_format.json_schema.schema", "response_format.json_schema.schema", p)
 			if err != nil {
 				return err
 			}

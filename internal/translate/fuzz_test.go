@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -248,7 +249,7 @@ func FuzzStreamGeminiToMessages(f *testing.F) {
 // every model turn's function calls carry a signature, the client's
 // sealed one or the documented skip value.
 func FuzzMessagesToGemini(f *testing.F) {
-	fuzzRequests(f, "m2g_", MessagesToGemini, func(t *testing.T, _ Caps, out *gemini.Request) {
+	fuzzRequests(f, "m2g_", withContext(context.Background(), MessagesToGemini), func(t *testing.T, _ Caps, out *gemini.Request) {
 		for i, c := range out.Contents {
 			signed := false
 			for _, p := range c.Parts {
@@ -281,7 +282,7 @@ func FuzzStreamGeminiToChat(f *testing.F) {
 // FuzzChatToGemini fuzzes Chat requests for Gemini upstreams (the same
 // signature rule as FuzzMessagesToGemini).
 func FuzzChatToGemini(f *testing.F) {
-	fuzzRequests(f, "c2g_", ChatToGemini, func(t *testing.T, _ Caps, out *gemini.Request) { checkSignedTurns(t, out) }, Caps{})
+	fuzzRequests(f, "c2g_", withContext(context.Background(), ChatToGemini), func(t *testing.T, _ Caps, out *gemini.Request) { checkSignedTurns(t, out) }, Caps{})
 }
 
 // FuzzStreamGeminiToResponses: whatever a Gemini upstream streams, the
@@ -306,7 +307,7 @@ func FuzzStreamGeminiToResponses(f *testing.F) {
 // FuzzResponsesToGemini fuzzes Responses requests for Gemini upstreams
 // (the same signature rule as FuzzMessagesToGemini).
 func FuzzResponsesToGemini(f *testing.F) {
-	fuzzRequests(f, "r2g_", ResponsesToGemini, func(t *testing.T, _ Caps, out *gemini.Request) { checkSignedTurns(t, out) }, Caps{})
+	fuzzRequests(f, "r2g_", withContext(context.Background(), ResponsesToGemini), func(t *testing.T, _ Caps, out *gemini.Request) { checkSignedTurns(t, out) }, Caps{})
 }
 
 // checkSignedTurns fails when a model turn's function calls carry no

@@ -1,13 +1,13 @@
 package translate
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
@@ -28,7 +28,8 @@ import (
 //     reported as dropped, or refused under the strict policy;
 //   - what cannot be said without changing what is valid is refused with
 //     its path: a recursive $ref, a remote $ref, an allOf of several
-//     schemas, tuples, enums of numbers, a schema that accepts nothing.
+//     schemas, tuples, enums of numbers, a schema that accepts nothing,
+//     a schema that grows past its bound when its $refs are inlined.
 
 // geminiTypes maps JSON Schema's types to Gemini's.
 var geminiTypes = map[string]string{
@@ -54,44 +55,116 @@ var geminiNarrowing = []string{"additionalProperties", "unevaluatedProperties", 
 // maxSchemaDepth bounds nesting, $refs included.
 const maxSchemaDepth = 64
 
+// Inlining a $ref copies the definition it names, so definitions that
+// each refer to the next one twice double the schema at every level:
+// thirty levels, 3 KB of JSON, would inline 2^30 copies. The schemas of
+// one request may together grow, with their $refs inlined, to at most
+// schemaGrowthFactor times their own size plus schemaGrowthAllowance
+// bytes; a schema that would grow past what is left is refused with the
+// path where it crossed the bound. Both the schema text read (the schema
+// once, a definition again at every $ref that inlines it) and the output
+// are counted as the conversion goes, so a refusal costs at most the
+// bound's worth of work. A schema without $refs never comes near the
+// bound: its conversion is at most about twice its size.
+const (
+	schemaGrowthFactor    = 4
+	schemaGrowthAllowance = 256 << 10
+)
+
+// schemaPath is where a node of a schema is. It is made into a string
+// only for a refusal: a string built at every node would cost each node
+// its depth.
+type schemaPath struct {
+	up  *schemaPath
+	seg string // ".properties.name", "[2]", ".#/$defs/Point"
+}
+
+func (p *schemaPath) child(seg string) *schemaPath { return &schemaPath{up: p, seg: seg} }
+
+func (p *schemaPath) String() string {
+	n := 0
+	for q := p; q != nil; q = q.up {
+		n += len(q.seg)
+	}
+	b := make([]byte, n)
+	for q := p; q != nil; q = q.up {
+		n -= len(q.seg)
+		copy(b[n:], q.seg)
+	}
+	return string(b)
+}
+
 type schemaConv struct {
 	root  gjson.Result
 	p     *Plan
-	param string   // what a drop is reported as: "tools.input_schema"
-	refs  []string // the $refs being inlined, innermost last
+	param string                  // what a drop is reported as: "tools.input_schema"
+	refs  []string                // the $refs being inlined, innermost last
+	defs  map[string]gjson.Result // the definitions found, by $ref
+	ctx   context.Context
+	limit int // bytes this schema may read and write
+	read  int // schema text read: the schema, and each inlined definition
 }
 
 // geminiSchema converts the JSON Schema schema (raw JSON) found at path.
-func geminiSchema(schema []byte, path, param string, p *Plan) ([]byte, error) {
+// It stops with ctx's error when ctx ends.
+func geminiSchema(ctx context.Context, schema []byte, path, param string, p *Plan) ([]byte, error) {
 	if !jsontext.Value(schema).IsValid() { // stricter than gjson: UTF-8 too
 		return nil, badRequest(path, "%s: not valid JSON (UTF-8 text)", path)
 	}
 	root := gjson.ParseBytes(schema)
-	c := &schemaConv{root: root, p: p, param: param}
-	return c.node(nil, root, path, 0)
+	p.schemaSize += len(schema)
+	c := &schemaConv{root: root, p: p, param: param, ctx: ctx, read: len(schema),
+		limit: schemaGrowthAllowance + schemaGrowthFactor*p.schemaSize - p.schemaGrown}
+	at := &schemaPath{seg: path}
+	out, err := c.node(nil, root, at, 0, nil)
+	if err == nil && len(out) > c.limit {
+		err = c.tooLarge(at)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.schemaGrown += max(c.read, len(out))
+	return out, nil
 }
 
-func (c *schemaConv) node(b []byte, s gjson.Result, path string, depth int) ([]byte, error) {
+// tooLarge refuses a schema that grows past its bound at path.
+func (c *schemaConv) tooLarge(path *schemaPath) error {
+	return badRequest(path.String(), "%s: schema expands past %d bytes when its $refs are inlined (Gemini takes no $refs, so each is sent as a copy of its definition)", path, c.limit)
+}
+
+// node converts the schema s at path; over are members that win over
+// its own (see ref).
+func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int, over []member) ([]byte, error) {
 	if depth > maxSchemaDepth {
-		return nil, badRequest(path, "%s: the schema nests deeper than %d levels", path, maxSchemaDepth)
+		return nil, badRequest(path.String(), "%s: the schema nests deeper than %d levels", path, maxSchemaDepth)
+	}
+	if len(b) > c.limit {
+		return nil, c.tooLarge(path)
+	}
+	if err := c.ctx.Err(); err != nil {
+		return nil, err // the client is gone: nobody waits for the answer
 	}
 	switch {
-	case s.Type == gjson.True:
-		return append(b, "{}"...), nil // true: anything
+	case s.Type == gjson.True: // anything
+		out := orderedObject{b: append(b, '{')}
+		for _, m := range over {
+			out.rawMember(m.key, m.raw)
+		}
+		return append(out.b, '}'), nil
 	case s.Type == gjson.False:
-		return nil, badRequest(path, "%s: a schema that accepts nothing (false) cannot be sent to Gemini", path)
+		return nil, badRequest(path.String(), "%s: a schema that accepts nothing (false) cannot be sent to Gemini", path)
 	case !s.IsObject():
-		return nil, badRequest(path, "%s: a schema must be an object", path)
+		return nil, badRequest(path.String(), "%s: a schema must be an object", path)
 	}
 	if ref := s.Get(`\$ref`); ref.Exists() {
-		return c.ref(b, s, ref, path, depth)
+		return c.ref(b, s, ref, path, depth, over)
 	}
 	if all := s.Get("allOf"); all.Exists() {
 		members := all.Array()
 		if !all.IsArray() || len(members) != 1 {
-			return nil, badRequest(path+".allOf", "%s.allOf: Gemini takes no intersection of schemas; merge them into one", path)
+			return nil, badRequest(path.String()+".allOf", "%s.allOf: Gemini takes no intersection of schemas; merge them into one", path)
 		}
-		return c.node(b, members[0], path+".allOf[0]", depth+1)
+		return c.node(b, members[0], path.child(".allOf[0]"), depth+1, over)
 	}
 
 	out := orderedObject{b: append(b, '{')}
@@ -113,7 +186,7 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path string, depth int) ([]b
 			typ, multi = multi[0], nil
 		}
 	case t.Exists():
-		return nil, badRequest(path+".type", "%s.type: want a type name or a list of them", path)
+		return nil, badRequest(path.String()+".type", "%s.type: want a type name or a list of them", path)
 	}
 	if typ == "null" {
 		typ, nullable = "", true
@@ -121,28 +194,28 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path string, depth int) ([]b
 	if typ != "" {
 		g, ok := geminiTypes[typ]
 		if !ok {
-			return nil, badRequest(path+".type", "%s.type: %q is not a JSON Schema type", path, typ)
+			return nil, badRequest(path.String()+".type", "%s.type: %q is not a JSON Schema type", path, typ)
 		}
 		out.rawMember("type", strconv.Quote(g))
 	}
 
 	var anyOf []gjson.Result
-	var anyOfPath string
+	var anyOfPath *schemaPath
 	if a := s.Get("anyOf"); a.Exists() {
-		anyOf, anyOfPath = a.Array(), path+".anyOf"
+		anyOf, anyOfPath = a.Array(), path.child(".anyOf")
 	} else if a := s.Get("oneOf"); a.Exists() {
-		anyOf, anyOfPath = a.Array(), path+".oneOf" // exclusive becomes inclusive: still what the model may produce
+		anyOf, anyOfPath = a.Array(), path.child(".oneOf") // exclusive becomes inclusive: still what the model may produce
 	}
 	if len(multi) > 1 {
 		if len(anyOf) > 0 {
-			return nil, badRequest(path+".type", "%s: a list of types beside anyOf cannot be sent to Gemini", path)
+			return nil, badRequest(path.String()+".type", "%s: a list of types beside anyOf cannot be sent to Gemini", path)
 		}
 		b := out.key("anyOf")
 		b = append(b, '[')
 		for i, t := range multi {
 			g, ok := geminiTypes[t]
 			if !ok {
-				return nil, badRequest(path+".type", "%s.type: %q is not a JSON Schema type", path, t)
+				return nil, badRequest(path.String()+".type", "%s.type: %q is not a JSON Schema type", path, t)
 			}
 			if i > 0 {
 				b = append(b, ',')
@@ -165,7 +238,7 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path string, depth int) ([]b
 				b = append(b, ',')
 			}
 			var err error
-			if b, err = c.node(b, sub, anyOfPath+"["+strconv.Itoa(i)+"]", depth+1); err != nil {
+			if b, err = c.node(b, sub, anyOfPath.child("["+strconv.Itoa(i)+"]"), depth+1, nil); err != nil {
 				return nil, err
 			}
 			n++
@@ -189,7 +262,7 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path string, depth int) ([]b
 					nullable = true
 				}
 			default:
-				return nil, badRequest(path+".enum", "%s.enum: Gemini takes enums of strings only, not %s", path, v.Raw)
+				return nil, badRequest(path.String()+".enum", "%s.enum: Gemini takes enums of strings only, not %s", path, v.Raw)
 			}
 		}
 		if typ == "" {
@@ -199,7 +272,7 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path string, depth int) ([]b
 	}
 	if k := s.Get("const"); k.Exists() {
 		if k.Type != gjson.String {
-			return nil, badRequest(path+".const", "%s.const: Gemini takes constants of strings only, not %s", path, k.Raw)
+			return nil, badRequest(path.String()+".const", "%s.const: Gemini takes constants of strings only, not %s", path, k.Raw)
 		}
 		if typ == "" {
 			out.rawMember("type", `"STRING"`)
@@ -211,13 +284,17 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path string, depth int) ([]b
 	}
 	for _, k := range geminiKeep {
 		if v := s.Get(k); v.Exists() {
-			out.rawMember(k, v.Raw)
+			raw := v.Raw
+			if i := slices.IndexFunc(over, func(m member) bool { return m.key == k }); i >= 0 {
+				raw = over[i].raw
+			}
+			out.rawMember(k, raw)
 		}
 	}
 
 	if props := s.Get("properties"); props.Exists() {
 		if !props.IsObject() {
-			return nil, badRequest(path+".properties", "%s.properties: want an object", path)
+			return nil, badRequest(path.String()+".properties", "%s.properties: want an object", path)
 		}
 		var names []string
 		var err error
@@ -229,7 +306,7 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path string, depth int) ([]b
 			}
 			b = jsonx.AppendQuote(b, k.Str)
 			b = append(b, ':')
-			b, err = c.node(b, v, path+".properties."+k.Str, depth+1)
+			b, err = c.node(b, v, path.child(".properties."+k.Str), depth+1, nil)
 			names = append(names, k.Str)
 			return err == nil
 		})
@@ -258,16 +335,16 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path string, depth int) ([]b
 	}
 	if items := s.Get("items"); items.Exists() {
 		if items.IsArray() {
-			return nil, badRequest(path+".items", "%s.items: Gemini takes no tuples (a list of item schemas)", path)
+			return nil, badRequest(path.String()+".items", "%s.items: Gemini takes no tuples (a list of item schemas)", path)
 		}
 		var err error
 		b := out.key("items")
-		if out.b, err = c.node(b, items, path+".items", depth+1); err != nil {
+		if out.b, err = c.node(b, items, path.child(".items"), depth+1, nil); err != nil {
 			return nil, err
 		}
 	}
 	if s.Get("prefixItems").Exists() {
-		return nil, badRequest(path+".prefixItems", "%s.prefixItems: Gemini takes no tuples", path)
+		return nil, badRequest(path.String()+".prefixItems", "%s.prefixItems: Gemini takes no tuples", path)
 	}
 
 	var err error
@@ -276,20 +353,65 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path string, depth int) ([]b
 			if k.Str == "additionalProperties" && s.Get("additionalProperties").Type == gjson.True {
 				return true // allows what is allowed anyway
 			}
-			err = c.p.advisoryAt(path+"."+k.Str, c.param+"."+k.Str, "Gemini's schemas have no "+k.Str)
+			err = c.p.advisoryAt(path.String()+"."+k.Str, c.param+"."+k.Str, "Gemini's schemas have no "+k.Str)
 		}
 		return err == nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	for _, m := range over {
+		if !s.Get(m.key).Exists() {
+			out.rawMember(m.key, m.raw)
+		}
+	}
 	return append(out.b, '}'), nil
 }
 
+// member is a member of a schema's output object: key and raw JSON value.
+type member struct{ key, raw string }
+
 // ref inlines a local reference; siblings of $ref other than description
-// and title are left out, as draft-07 says.
-func (c *schemaConv) ref(b []byte, s, ref gjson.Result, path string, depth int) ([]byte, error) {
+// and title are left out, as draft-07 says. Those two win over the
+// definition's own: they are written in its place, or after the
+// definition's members; and over, the siblings of a $ref that led here,
+// win over them in turn.
+func (c *schemaConv) ref(b []byte, s, ref gjson.Result, path *schemaPath, depth int, over []member) ([]byte, error) {
 	target := ref.Str
+	if slices.Contains(c.refs, target) {
+		return nil, badRequest(path.String()+".$ref", "%s.$ref: %q refers to itself; Gemini takes no recursive schemas", path, target)
+	}
+	t, err := c.definition(target, path)
+	if err != nil {
+		return nil, err
+	}
+	if c.read += len(t.Raw); c.read > c.limit {
+		return nil, c.tooLarge(path.child("." + target))
+	}
+	var own []member
+	for _, k := range []string{"description", "title"} {
+		if v := s.Get(k); v.Exists() {
+			own = append(own, member{k, v.Raw})
+		}
+	}
+	for _, m := range over {
+		if i := slices.IndexFunc(own, func(o member) bool { return o.key == m.key }); i >= 0 {
+			own[i].raw = m.raw
+		} else {
+			own = append(own, m)
+		}
+	}
+	c.refs = append(c.refs, target)
+	b, err = c.node(b, t, path.child("."+target), depth+1, own)
+	c.refs = c.refs[:len(c.refs)-1]
+	return b, err
+}
+
+// definition finds the definition a local $ref names, once per target.
+func (c *schemaConv) definition(target string, path *schemaPath) (gjson.Result, error) {
+	if t, ok := c.defs[target]; ok {
+		return t, nil
+	}
 	var p string
 	switch {
 	case target == "#":
@@ -299,48 +421,26 @@ func (c *schemaConv) ref(b []byte, s, ref gjson.Result, path string, depth int) 
 	case strings.HasPrefix(target, "#/definitions/"):
 		p = "definitions." + escapePath(strings.TrimPrefix(target, "#/definitions/"))
 	default:
-		return nil, badRequest(path+".$ref", "%s.$ref: only references within the schema (#/$defs/…) can be sent to Gemini, not %q", path, target)
-	}
-	if slices.Contains(c.refs, target) {
-		return nil, badRequest(path+".$ref", "%s.$ref: %q refers to itself; Gemini takes no recursive schemas", path, target)
+		return gjson.Result{}, badRequest(path.String()+".$ref", "%s.$ref: only references within the schema (#/$defs/…) can be sent to Gemini, not %q", path, target)
 	}
 	t := c.root.Get(p)
 	if !t.Exists() {
-		return nil, badRequest(path+".$ref", "%s.$ref: %q names no definition", path, target)
+		return t, badRequest(path.String()+".$ref", "%s.$ref: %q names no definition", path, target)
 	}
-	c.refs = append(c.refs, target)
-	start := len(b)
-	b, err := c.node(b, t, path+"."+target, depth+1)
-	c.refs = c.refs[:len(c.refs)-1]
-	if err != nil {
-		return nil, err
+	if c.defs == nil {
+		c.defs = map[string]gjson.Result{}
 	}
-	// The referring schema's own description and title win.
-	for _, k := range []string{"description", "title"} {
-		if v := s.Get(k); v.Exists() {
-			var err error
-			if b, err = setMember(b, start, k, v.Raw); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return b, nil
+	c.defs[target] = t
+	return t, nil
 }
 
-// setMember sets member k of the object b[start:] to raw.
-func setMember(b []byte, start int, k, raw string) ([]byte, error) {
-	obj, err := sjson.SetRawBytes(slices.Clone(b[start:]), k, []byte(raw))
-	if err != nil {
-		return nil, err
-	}
-	return append(b[:start], obj...), nil
-}
+// gjsonEscaper escapes gjson's path syntax.
+var gjsonEscaper = strings.NewReplacer(".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`)
 
 // escapePath escapes a JSON pointer token for gjson.
 func escapePath(tok string) string {
 	tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-	r := strings.NewReplacer(".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`)
-	return r.Replace(tok)
+	return gjsonEscaper.Replace(tok)
 }
 
 // orderedObject writes an object's members in order.

@@ -1,6 +1,10 @@
 package translate
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -31,10 +35,12 @@ func TestGeminiSchema(t *testing.T) {
 		{"true", `true`, `{}`, nil},
 		{"empty", `{}`, `{}`, nil},
 		{"additionalProperties true", `{"type":"object","additionalProperties":true}`, `{"type":"OBJECT"}`, nil},
+		{"shared refs inlined at each use", `{"properties":{"a":{"$ref":"#/$defs/P"},"b":{"$ref":"#/$defs/P","description":"b"}},"$defs":{"P":{"type":"object","properties":{"x":{"$ref":"#/definitions/N"},"y":{"$ref":"#/definitions/N"}}}},"definitions":{"N":{"type":"number"}}}`,
+			`{"properties":{"a":{"type":"OBJECT","properties":{"x":{"type":"NUMBER"},"y":{"type":"NUMBER"}},"propertyOrdering":["x","y"]},"b":{"type":"OBJECT","properties":{"x":{"type":"NUMBER"},"y":{"type":"NUMBER"}},"propertyOrdering":["x","y"],"description":"b"}},"propertyOrdering":["a","b"]}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &Plan{}
-			got, err := geminiSchema([]byte(tc.in), "tools[0].input_schema", "tools.input_schema", p)
+			got, err := geminiSchema(t.Context(), []byte(tc.in), "tools[0].input_schema", "tools.input_schema", p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,33 +68,235 @@ func TestGeminiSchemaRefusals(t *testing.T) {
 		`{"type":"text"}`:            `not a JSON Schema type`,
 		`{"properties":{"a":false}}`: `tools[0].input_schema.properties.a: a schema that accepts nothing`,
 	} {
-		_, err := geminiSchema([]byte(in), "tools[0].input_schema", "tools.input_schema", &Plan{})
+		_, err := geminiSchema(t.Context(), []byte(in), "tools[0].input_schema", "tools.input_schema", &Plan{})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", in, err, want)
 		}
 	}
 	// Under the strict policy a narrowing keyword is refused, not dropped.
-	_, err := geminiSchema([]byte(`{"type":"object","additionalProperties":false}`), "tools[0].input_schema", "tools.input_schema", &Plan{policy: PolicyStrict})
+	_, err := geminiSchema(t.Context(), []byte(`{"type":"object","additionalProperties":false}`), "tools[0].input_schema", "tools.input_schema", &Plan{policy: PolicyStrict})
 	if err == nil || !strings.Contains(err.Error(), "tools[0].input_schema.additionalProperties") {
 		t.Errorf("strict: %v", err)
 	}
 	deep := strings.Repeat(`{"type":"array","items":`, 70) + `{}` + strings.Repeat(`}`, 70)
-	if _, err := geminiSchema([]byte(deep), "s", "s", &Plan{}); err == nil || !strings.Contains(err.Error(), "deeper") {
+	if _, err := geminiSchema(t.Context(), []byte(deep), "s", "s", &Plan{}); err == nil || !strings.Contains(err.Error(), "deeper") {
 		t.Errorf("deep: %v", err)
 	}
 }
 
-// FuzzGeminiSchema: any schema is refused or converted to valid JSON.
+// FuzzGeminiSchema: any schema is refused or converted to valid JSON
+// within the bound of its size.
 func FuzzGeminiSchema(f *testing.F) {
 	f.Add([]byte(`{"type":"object","properties":{"a":{"$ref":"#/$defs/X"}},"$defs":{"X":{"type":["string","null"],"enum":["a",null]}}}`))
 	f.Add([]byte(`{"anyOf":[{"type":"null"},{"oneOf":[{"const":"x"}]}],"allOf":[{"items":{}}]}`))
+	f.Add([]byte(fanOutSchema(8)))
+	f.Add([]byte(fanOutSchema(30)))
+	f.Add([]byte(`{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/b"},{"$ref":"#/$defs/b"},{"$ref":"#/$defs/b"}]},"b":{"items":{"$ref":"#/$defs/a"}}},"$ref":"#/$defs/a"}`))
+	f.Add([]byte(`{"definitions":{"a":{"properties":{"x":{"$ref":"#/definitions/a"},"y":{"$ref":"#"}}}},"$ref":"#/definitions/a"}`))
+	f.Add([]byte(`{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/b"},{"$ref":"#/$defs/missing"}]},"b":{"type":"string"}},"items":{"$ref":"#/$defs/a"}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, err := geminiSchema(in, "s", "s", &Plan{})
+		out, err := geminiSchema(t.Context(), in, "s", "s", &Plan{})
 		if err != nil {
 			return
 		}
 		if !jsontext.Value(out).IsValid() {
 			t.Fatalf("%s: converted to invalid JSON %s", in, out)
 		}
+		if bound := schemaGrowthAllowance + schemaGrowthFactor*len(in); len(out) > bound {
+			t.Fatalf("%s: converted to %d bytes, past the bound of %d", in, len(out), bound)
+		}
 	})
+}
+
+// FuzzGeminiSchemaRefs fuzzes the shapes of definitions that refer to
+// each other: a chain of depth definitions, each referring width times to
+// the definition jump places on (back to itself or an earlier one when
+// jump is 0 or less: a cycle; past the last one: a missing definition),
+// the last one being leaf. Each is refused or converted to valid JSON
+// within the bound, without building what its $refs would fan out to.
+func FuzzGeminiSchemaRefs(f *testing.F) {
+	f.Add(uint8(30), uint8(2), int8(1), `{"type":"string"}`)
+	f.Add(uint8(12), uint8(3), int8(1), `{"type":"integer","description":"n"}`)
+	f.Add(uint8(5), uint8(2), int8(0), `{}`)
+	f.Add(uint8(6), uint8(2), int8(-2), `true`)
+	f.Add(uint8(4), uint8(2), int8(9), `{"enum":["a","b"]}`)
+	f.Fuzz(func(t *testing.T, depth, width uint8, jump int8, leaf string) {
+		if depth > 64 || width > 16 {
+			return
+		}
+		var b strings.Builder
+		b.WriteString(`{"$ref":"#/$defs/d0","$defs":{`)
+		for i := range int(depth) {
+			fmt.Fprintf(&b, `"d%d":{"anyOf":[`, i)
+			for j := range int(width) {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, `{"$ref":"#/$defs/d%d"}`, max(i+int(jump), 0))
+			}
+			b.WriteString(`]},`)
+		}
+		fmt.Fprintf(&b, `"d%d":%s}}`, depth, leaf)
+		in := []byte(b.String())
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		out, err := geminiSchema(t.Context(), in, "s", "s", &Plan{})
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+			t.Fatalf("%s: allocated %d bytes", in, n)
+		}
+		if err != nil {
+			var re *RequestError
+			if !errors.As(err, &re) {
+				t.Fatalf("%s: %T %v, want a request error", in, err, err)
+			}
+			return
+		}
+		if !jsontext.Value(out).IsValid() {
+			t.Fatalf("%s: converted to invalid JSON %s", in, out)
+		}
+		if bound := schemaGrowthAllowance + schemaGrowthFactor*len(in); len(out) > bound {
+			t.Fatalf("%s: converted to %d bytes, past the bound of %d", in, len(out), bound)
+		}
+	})
+}
+
+// fanOutSchema is an object schema whose definitions d0 … d(depth-1)
+// each refer to the next one twice, ending in a string: with its $refs
+// inlined it holds 2^depth copies of the last definition.
+func fanOutSchema(depth int) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{"root":{"$ref":"#/$defs/d0"}},"$defs":{`)
+	for i := range depth {
+		fmt.Fprintf(&b, `"d%d":{"type":"object","properties":{"left":{"$ref":"#/$defs/d%d"},"right":{"$ref":"#/$defs/d%d"}}},`, i, i+1, i+1)
+	}
+	fmt.Fprintf(&b, `"d%d":{"type":"string"}}}`, depth)
+	return b.String()
+}
+
+// A schema whose $refs fan out is refused with a 400 naming the path
+// where it grew past its bound, by every translator for Gemini, after a
+// bounded amount of work: 2^depth copies are never built.
+func TestGeminiSchemaFanOut(t *testing.T) {
+	for _, depth := range []int{16, 30} {
+		schema := fanOutSchema(depth)
+		for _, tc := range []struct{ pair, body, path string }{
+			{"m2g", `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":` + schema + `}]}`, "tools[0].input_schema"},
+			{"c2g", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":` + schema + `}}]}`, "tools[0].function.parameters"},
+			{"r2g", `{"model":"m","input":"hi","tools":[{"type":"function","name":"f","parameters":` + schema + `}]}`, "tools[0].parameters"},
+			{"m2g", `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"output_config":{"format":{"type":"json_schema","schema":` + schema + `}}}`, "output_config.format.schema"},
+			{"c2g", `{"model":"m","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":` + schema + `}}}`, "response_format.json_schema.schema"},
+			{"r2g", `{"model":"m","input":"hi","text":{"format":{"type":"json_schema","name":"x","schema":` + schema + `}}}`, "text.format.schema"},
+		} {
+			t.Run(fmt.Sprintf("%s/%s/depth %d", tc.pair, tc.path, depth), func(t *testing.T) {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				_, _, err := bodyPairs[tc.pair](t.Context(), []byte(tc.body), Target{Model: "u"})
+				runtime.ReadMemStats(&after)
+				var re *RequestError
+				if !errors.As(err, &re) {
+					t.Fatalf("got %v, want a request error", err)
+				}
+				if !strings.HasPrefix(re.Param, tc.path+".properties.root.#/$defs/d0.properties.") ||
+					!strings.HasPrefix(re.Message, re.Param+": schema expands past ") || !strings.HasSuffix(re.Message, " bytes when its $refs are inlined (Gemini takes no $refs, so each is sent as a copy of its definition)") {
+					t.Errorf("param %q, message %q", re.Param, re.Message)
+				}
+				// The bound is a few hundred KB: the work that finds it
+				// allocates about 2 MB, not the GBs of 2^depth copies.
+				if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
+					t.Errorf("allocated %d bytes", n)
+				}
+			})
+		}
+	}
+}
+
+// A schema that shares its definitions within the bound converts in full;
+// the bound holds for a request's schemas together, so that many tools of
+// one request cannot each grow to it.
+func TestGeminiSchemaBound(t *testing.T) {
+	tool := func(i, depth int) string {
+		return fmt.Sprintf(`{"name":"f%d","input_schema":%s}`, i, fanOutSchema(depth))
+	}
+	request := func(tools ...string) []byte {
+		return []byte(`{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"tools":[` + strings.Join(tools, ",") + `]}`)
+	}
+	out, _, err := MessagesBodyToGemini(t.Context(), request(tool(0, 10)), Target{Model: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), `{"type":"STRING"}`); n != 1<<10 {
+		t.Errorf("depth 10: %d strings, want %d", n, 1<<10)
+	}
+	for _, tc := range []struct {
+		name  string
+		body  []byte
+		param string
+	}{
+		{"one schema", request(tool(0, 12)), "tools[0].input_schema"},
+		{"the request's schemas together", request(tool(0, 10), tool(1, 10), tool(2, 10)), "tools[2].input_schema"},
+	} {
+		_, _, err := MessagesBodyToGemini(t.Context(), tc.body, Target{Model: "u"})
+		var re *RequestError
+		if !errors.As(err, &re) || !strings.HasPrefix(re.Param, tc.param+".") || !strings.Contains(re.Message, "schema expands past") {
+			t.Errorf("%s: %v, want a refusal at %s", tc.name, err, tc.param)
+		}
+	}
+}
+
+// The description and title beside a $ref are written in the place of the
+// definition's own as it is inlined, not set afterwards on a copy of it:
+// a chain of 30 described $refs to a 200 KB definition allocates about
+// what it outputs, not 30 copies of it.
+func TestGeminiSchemaRefSiblings(t *testing.T) {
+	var s strings.Builder
+	s.WriteString(`{"type":"object","properties":{"root":{"$ref":"#/$defs/d0","description":"r"}},"$defs":{`)
+	for i := range 30 {
+		fmt.Fprintf(&s, `"d%d":{"type":"object","properties":{"next":{"$ref":"#/$defs/d%d","description":"n","title":"t%d"}}},`, i, i+1, i)
+	}
+	s.WriteString(`"d30":{"type":"string","title":"leaf","pattern":"` + strings.Repeat("x", 200<<10) + `"}}}`)
+	in := []byte(s.String())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := geminiSchema(t.Context(), in, "s", "s", &Plan{})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 4*uint64(len(in)) {
+		t.Errorf("allocated %d bytes for a %d-byte schema", n, len(in))
+	}
+	leaf := `{"type":"STRING","title":"t29","pattern":"` + strings.Repeat("x", 200<<10) + `","description":"n"}`
+	if !strings.Contains(string(out), `"next":`+leaf+`}`) || strings.Count(string(out), `"description":"n","title":"t`) != 29 || !strings.HasSuffix(string(out), `"description":"n","title":"t0"}},"description":"r"}}}`) {
+		t.Errorf("got %.300s…%.300s", out, out[len(out)-min(len(out), 300):])
+	}
+}
+
+// A translation whose request has ended stops with the context's error.
+func TestGeminiSchemaContextEnded(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	schema := fanOutSchema(4)
+	for pair, body := range map[string]string{
+		"m2g": `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":` + schema + `}]}`,
+		"c2g": `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":` + schema + `}}]}`,
+		"r2g": `{"model":"m","input":"hi","tools":[{"type":"function","name":"f","parameters":` + schema + `}]}`,
+	} {
+		if _, _, err := bodyPairs[pair](ctx, []byte(body), Target{Model: "u"}); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v, want %v", pair, err, context.Canceled)
+		}
+	}
+}
+
+// BenchmarkGeminiSchemaFanOut is the refusal of a Messages request whose
+// tool schema fans out 30 levels deep (2.7 KB of JSON).
+func BenchmarkGeminiSchemaFanOut(b *testing.B) {
+	body := []byte(`{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":` + fanOutSchema(30) + `}]}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, _, err := MessagesBodyToGemini(b.Context(), body, Target{Model: "u"}); err == nil {
+			b.Fatal("converted")
+		}
+	}
 }

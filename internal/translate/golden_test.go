@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -284,7 +285,7 @@ var goldenPairs = map[string]goldenPair{
 		grammar:  func(t *testing.T, got []byte, _ *Plan) { checkAnthropicGrammar(t, got) },
 	},
 	"m2g": { // Anthropic client, Gemini upstream
-		request: decodeRequest(MessagesToGemini),
+		request: decodeRequest(withContext(context.Background(), MessagesToGemini)),
 		response: decodeAnswer(func(r *gemini.Response, p *Plan) (*anthropic.Response, error) {
 			m, _, err := GeminiToMessages(r, p)
 			return m, err
@@ -293,13 +294,13 @@ var goldenPairs = map[string]goldenPair{
 		grammar: func(t *testing.T, got []byte, _ *Plan) { checkAnthropicGrammar(t, got) },
 	},
 	"c2g": { // OpenAI client, Gemini upstream
-		request:  decodeRequest(ChatToGemini),
+		request:  decodeRequest(withContext(context.Background(), ChatToGemini)),
 		response: bytesAnswer(GeminiAnswerToChat),
 		stream:   func(p *Plan) stream { return NewGeminiToChatStream(p, goldenCreated) },
 		grammar:  func(t *testing.T, got []byte, p *Plan) { checkOpenAIGrammar(t, got, p.IncludeUsage) },
 	},
 	"r2g": { // Responses client, Gemini upstream
-		request:  decodeRequest(ResponsesToGemini),
+		request:  decodeRequest(withContext(context.Background(), ResponsesToGemini)),
 		response: bytesAnswer(GeminiAnswerToResponses),
 		stream:   func(p *Plan) stream { return NewGeminiToResponsesStream(p, goldenCreated) },
 		grammar:  func(t *testing.T, got []byte, _ *Plan) { checkResponsesGrammar(t, got) },

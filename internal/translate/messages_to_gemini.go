@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"fmt"
 	"mime"
 	"path"
@@ -15,18 +16,19 @@ import (
 
 // MessagesToGemini translates an Anthropic Messages request into a Gemini
 // generateContent request (the model and the stream are in the URL). The
-// Plan carries what the answer side needs.
-func MessagesToGemini(in *anthropic.MessagesRequest, _ string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
+// Plan carries what the answer side needs. It stops with ctx's error when
+// ctx ends.
+func MessagesToGemini(ctx context.Context, in *anthropic.MessagesRequest, _ string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
 	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
 	out := &gemini.Request{}
 	gc := &gemini.GenerationConfig{}
-	if err := a2gTopLevel(in, gc, p); err != nil {
+	if err := a2gTopLevel(ctx, in, gc, p); err != nil {
 		return nil, nil, err
 	}
 	if err := a2gMessages(in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := a2gTools(in, out, p); err != nil {
+	if err := a2gTools(ctx, in, out, p); err != nil {
 		return nil, nil, err
 	}
 	if err := a2gThinking(in, gc, p); err != nil {
@@ -36,7 +38,7 @@ func MessagesToGemini(in *anthropic.MessagesRequest, _ string, caps Caps, policy
 	return out, p, nil
 }
 
-func a2gTopLevel(in *anthropic.MessagesRequest, gc *gemini.GenerationConfig, p *Plan) error {
+func a2gTopLevel(ctx context.Context, in *anthropic.MessagesRequest, gc *gemini.GenerationConfig, p *Plan) error {
 	if err := positiveBound("max_tokens", &in.MaxTokens); err != nil {
 		return err
 	}
@@ -68,7 +70,7 @@ func a2gTopLevel(in *anthropic.MessagesRequest, gc *gemini.GenerationConfig, p *
 		return err
 	}
 	if format := outputFormat(in); len(format) > 0 {
-		if err := a2gResponseFormat(format, gc, p); err != nil {
+		if err := a2gResponseFormat(ctx, format, gc, p); err != nil {
 			return err
 		}
 	}
@@ -76,7 +78,7 @@ func a2gTopLevel(in *anthropic.MessagesRequest, gc *gemini.GenerationConfig, p *
 }
 
 // a2gResponseFormat asks Gemini for JSON that follows the schema.
-func a2gResponseFormat(format jsontext.Value, gc *gemini.GenerationConfig, p *Plan) error {
+func a2gResponseFormat(ctx context.Context, format jsontext.Value, gc *gemini.GenerationConfig, p *Plan) error {
 	var f struct {
 		Type   string         `json:"type"`
 		Schema jsontext.Value `json:"schema"`
@@ -84,7 +86,7 @@ func a2gResponseFormat(format jsontext.Value, gc *gemini.GenerationConfig, p *Pl
 	if err := jsonx.Unmarshal(format, &f); err != nil || f.Type != "json_schema" || len(f.Schema) == 0 {
 		return badRequest("output_config.format", "output_config.format: want {\"type\": \"json_schema\", \"schema\": {…}}")
 	}
-	schema, err := geminiSchema(f.Schema, "output_config.format.schema", "output_config.format.schema", p)
+	schema, err := geminiSchema(ctx, f.Schema, "output_config.format.schema", "output_config.format.schema", p)
 	if err != nil {
 		return err
 	}
@@ -326,7 +328,7 @@ func a2gModelParts(blocks []anthropic.Block, where string, p *Plan) ([]gemini.Pa
 	return parts, nil
 }
 
-func a2gTools(in *anthropic.MessagesRequest, out *gemini.Request, p *Plan) error {
+func a2gTools(ctx context.Context, in *anthropic.MessagesRequest, out *gemini.Request, p *Plan) error {
 	var decls []gemini.FunctionDeclaration
 	var unsent []string
 	for i, t := range in.Tools {
@@ -358,7 +360,7 @@ func a2gTools(in *anthropic.MessagesRequest, out *gemini.Request, p *Plan) error
 		}
 		d := gemini.FunctionDeclaration{Name: p.geminiToolName(t.Name), Description: t.Description}
 		if len(t.InputSchema) > 0 && !emptyObjectSchema(t.InputSchema) {
-			schema, err := geminiSchema(t.InputSchema, tp+".input_schema", "tools.input_schema", p)
+			schema, err := geminiSchema(ctx, t.InputSchema, tp+".input_schema", "tools.input_schema", p)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"context"
+
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/jsonx"
@@ -9,7 +11,9 @@ import (
 
 // The functions below take and return wire bytes: they are what the
 // dialect package registers as the two translator pairs (Anthropic client
-// on an OpenAI-compatible upstream, and the reverse).
+// on an OpenAI-compatible upstream, and the reverse). ctx is the
+// request's; those whose work is not bounded by the body's size alone
+// (the Gemini ones inline schema references) stop when it ends.
 
 // Target is what a request translation knows of where the request goes.
 type Target struct {
@@ -22,58 +26,69 @@ type Target struct {
 
 // MessagesBodyToChat translates a Messages request body into a Chat
 // Completions body. A body that cannot be translated is a *RequestError.
-func MessagesBodyToChat(body []byte, t Target) ([]byte, *Plan, error) {
+func MessagesBodyToChat(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, MessagesToChat)
 }
 
 // ChatBodyToMessages translates a Chat Completions request body into a
 // Messages body. A body that cannot be translated is a *RequestError.
-func ChatBodyToMessages(body []byte, t Target) ([]byte, *Plan, error) {
+func ChatBodyToMessages(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, ChatToMessages)
 }
 
 // ResponsesBodyToChat translates a Responses request body into a Chat
 // Completions body. A body that cannot be translated is a *RequestError.
-func ResponsesBodyToChat(body []byte, t Target) ([]byte, *Plan, error) {
+func ResponsesBodyToChat(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, ResponsesToChat)
 }
 
 // ResponsesBodyToMessages translates a Responses request body into a
 // Messages body. A body that cannot be translated is a *RequestError.
-func ResponsesBodyToMessages(body []byte, t Target) ([]byte, *Plan, error) {
+func ResponsesBodyToMessages(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, ResponsesToMessages)
 }
 
 // ChatBodyToResponses translates a Chat Completions request body into a
 // Responses body. A body that cannot be translated is a *RequestError.
-func ChatBodyToResponses(body []byte, t Target) ([]byte, *Plan, error) {
+func ChatBodyToResponses(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, ChatRequestToResponses)
 }
 
 // MessagesBodyToResponses translates a Messages request body into a
 // Responses body. A body that cannot be translated is a *RequestError.
-func MessagesBodyToResponses(body []byte, t Target) ([]byte, *Plan, error) {
+func MessagesBodyToResponses(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
 	return bodyToBody(body, t, MessagesRequestToResponses)
 }
 
 // MessagesBodyToGemini translates a Messages request body into a Gemini
-// generateContent body. A body that cannot be translated is a *RequestError.
-func MessagesBodyToGemini(body []byte, t Target) ([]byte, *Plan, error) {
-	return bodyToBody(body, t, MessagesToGemini)
+// generateContent body. A body that cannot be translated is a *RequestError;
+// when ctx ends first, the translation stops with ctx's error.
+func MessagesBodyToGemini(ctx context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, withContext(ctx, MessagesToGemini))
 }
 
 // ChatBodyToGemini translates a Chat Completions request body into a
 // Gemini generateContent body. A body that cannot be translated is a
-// *RequestError.
-func ChatBodyToGemini(body []byte, t Target) ([]byte, *Plan, error) {
-	return bodyToBody(body, t, ChatToGemini)
+// *RequestError; when ctx ends first, the translation stops with ctx's
+// error.
+func ChatBodyToGemini(ctx context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, withContext(ctx, ChatToGemini))
 }
 
 // ResponsesBodyToGemini translates a Responses request body into a Gemini
 // generateContent body. A body that cannot be translated is a
-// *RequestError.
-func ResponsesBodyToGemini(body []byte, t Target) ([]byte, *Plan, error) {
-	return bodyToBody(body, t, ResponsesToGemini)
+// *RequestError; when ctx ends first, the translation stops with ctx's
+// error.
+func ResponsesBodyToGemini(ctx context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, withContext(ctx, ResponsesToGemini))
+}
+
+// withContext gives a translator that takes the request's context the
+// shape bodyToBody calls, bound to ctx.
+func withContext[In, Out any](ctx context.Context, f func(context.Context, *In, string, Caps, Policy, *Signer) (Out, *Plan, error)) func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error) {
+	return func(in *In, model string, caps Caps, policy Policy, signer *Signer) (Out, *Plan, error) {
+		return f(ctx, in, model, caps, policy, signer)
+	}
 }
 
 // bodyToBody decodes a client body into In, translates it with f and

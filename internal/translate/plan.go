@@ -36,6 +36,11 @@ type Plan struct {
 	adjusted  []string
 	policy    Policy
 	signer    *Signer
+
+	// The bound of the request's schemas with their $refs inlined
+	// (geminiSchema): the bytes of the schemas converted so far, and
+	// what they grew to.
+	schemaSize, schemaGrown int
 }
 
 // Dropped lists the request parameters that were not sent upstream.

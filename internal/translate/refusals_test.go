@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -9,10 +10,10 @@ import (
 )
 
 // bodyPairs are the request translators by golden prefix.
-var bodyPairs = map[string]func([]byte, Target) ([]byte, *Plan, error){
-	"a2o": MessagesBodyToChat, "m2r": MessagesBodyToResponses,
-	"o2a": ChatBodyToMessages, "c2r": ChatBodyToResponses,
-	"r2m": ResponsesBodyToMessages, "r2c": ResponsesBodyToChat,
+var bodyPairs = map[string]func(context.Context, []byte, Target) ([]byte, *Plan, error){
+	"a2o": MessagesBodyToChat, "m2r": MessagesBodyToResponses, "m2g": MessagesBodyToGemini,
+	"o2a": ChatBodyToMessages, "c2r": ChatBodyToResponses, "c2g": ChatBodyToGemini,
+	"r2m": ResponsesBodyToMessages, "r2c": ResponsesBodyToChat, "r2g": ResponsesBodyToGemini,
 }
 
 // Requests every upstream would refuse (or would take in a form the
@@ -87,7 +88,7 @@ func TestRefusedRequests(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.pair+"/"+tc.name, func(t *testing.T) {
 			for _, policy := range []Policy{PolicyDefault, PolicyLenient, PolicyStrict} {
-				out, _, err := bodyPairs[tc.pair]([]byte(tc.body), Target{Model: "u", Policy: policy})
+				out, _, err := bodyPairs[tc.pair](t.Context(), []byte(tc.body), Target{Model: "u", Policy: policy})
 				var re *RequestError
 				if !errors.As(err, &re) {
 					t.Fatalf("policy %v: got %v (%s), want a RequestError", policy, err, out)
@@ -120,7 +121,7 @@ func TestRefusalsLetValidRequestsThrough(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.pair+"/"+tc.name, func(t *testing.T) {
-			out, _, err := bodyPairs[tc.pair]([]byte(tc.body), Target{Model: "u"})
+			out, _, err := bodyPairs[tc.pair](t.Context(), []byte(tc.body), Target{Model: "u"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +154,7 @@ func TestUndecodableBodies(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.pair+"/"+tc.message, func(t *testing.T) {
-			_, _, err := bodyPairs[tc.pair]([]byte(tc.body), Target{Model: "u"})
+			_, _, err := bodyPairs[tc.pair](t.Context(), []byte(tc.body), Target{Model: "u"})
 			var re *RequestError
 			if !errors.As(err, &re) {
 				t.Fatalf("got %v, want a RequestError", err)

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -16,8 +17,8 @@ import (
 // reasoning item just before the call it belongs to (geminiReasoning).
 
 // ResponsesToGemini translates a Responses request into a Gemini
-// generateContent request.
-func ResponsesToGemini(in *responses.Request, _ string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
+// generateContent request. It stops with ctx's error when ctx ends.
+func ResponsesToGemini(ctx context.Context, in *responses.Request, _ string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
 	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer, rp: &responsesPlan{req: in}}
 	if err := responsesState(in); err != nil {
 		return nil, nil, err
@@ -41,10 +42,10 @@ func ResponsesToGemini(in *responses.Request, _ string, caps Caps, policy Policy
 	if err := r2gInput(in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := r2gTools(in, out, p); err != nil {
+	if err := r2gTools(ctx, in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := r2gText(in.Text, gc, p); err != nil {
+	if err := r2gText(ctx, in.Text, gc, p); err != nil {
 		return nil, nil, err
 	}
 	if r := in.Reasoning; r != nil && r.Effort != "" {
@@ -241,7 +242,7 @@ func r2gUserParts(path string, c responses.Content, p *Plan) ([]gemini.Part, err
 }
 
 // r2gTools converts tools and tool_choice.
-func r2gTools(in *responses.Request, out *gemini.Request, p *Plan) error {
+func r2gTools(ctx context.Context, in *responses.Request, out *gemini.Request, p *Plan) error {
 	defs, _, err := responsesToolDefs(in, p, nil)
 	if err != nil {
 		return err
@@ -253,7 +254,7 @@ func r2gTools(in *responses.Request, out *gemini.Request, p *Plan) error {
 		}
 		fd := gemini.FunctionDeclaration{Name: p.geminiToolName(d.name), Description: d.description}
 		if !emptyObjectSchema(d.params) {
-			schema, err := geminiSchema(d.params, fmt.Sprintf("tools[%d].parameters", i), "tools.parameters", p)
+			schema, err := geminiSchema(ctx, d.params, fmt.Sprintf("tools[%d].parameters", i), "tools.parameters", p)
 			if err != nil {
 				return err
 			}
@@ -273,14 +274,14 @@ func r2gTools(in *responses.Request, out *gemini.Request, p *Plan) error {
 }
 
 // r2gText maps text.format to a JSON response (with its schema converted).
-func r2gText(t *responses.Text, gc *gemini.GenerationConfig, p *Plan) error {
+func r2gText(ctx context.Context, t *responses.Text, gc *gemini.GenerationConfig, p *Plan) error {
 	kind, schema, err := responsesFormat(t, p)
 	if err != nil || kind == "" {
 		return err
 	}
 	gc.ResponseMimeType = "application/json"
 	if kind == "json_schema" {
-		gc.ResponseSchema, err = geminiSchema(schema, "text.format.schema", "text.format.schema", p)
+		gc.ResponseSchema, err = geminiSchema(ctx, schema, "text.format.schema", "text.format.schema", p)
 	}
 	return err
 }

@@ -14,6 +14,7 @@
 package protocol_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -113,7 +114,7 @@ var lineType = &provider.Type{
 
 // lineToChat translates line clients for Chat Completions upstreams.
 var lineToChat = &dialect.Translator{
-	Request: func(body []byte, t translate.Target) ([]byte, *translate.Plan, error) {
+	Request: func(_ context.Context, body []byte, t translate.Target) ([]byte, *translate.Plan, error) {
 		var in struct {
 			Model    string   `json:"model"`
 			Prompt   []string `json:"prompt"`
@@ -216,7 +217,7 @@ func (s *chatToLine) Usage() meter.Usage { return s.u }
 // upstreams. It asks the upstream for whole answers; a client that asked
 // for a stream gets the answer as chunks.
 var chatToLineUpstream = &dialect.Translator{
-	Request: func(body []byte, t translate.Target) ([]byte, *translate.Plan, error) {
+	Request: func(_ context.Context, body []byte, t translate.Target) ([]byte, *translate.Plan, error) {
 		req := gjson.ParseBytes(body)
 		var prompt []string
 		for _, m := range req.Get("messages").Array() {
