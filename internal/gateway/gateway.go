@@ -11,6 +11,7 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -264,6 +265,12 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, met
 	}
 	p, err := g.auth.Check(r)
 	if err != nil {
+		if ctx := r.Context(); ctx.Err() != nil {
+			// The client left while its key was checked (an HTTP/2 stream
+			// reset): nobody is listening for a refusal.
+			x.clientGone = true
+			return fmt.Errorf("the client left during authentication: %w", context.Cause(ctx))
+		}
 		return authError(err)
 	}
 	x.key, x.authed = p.Key, true
