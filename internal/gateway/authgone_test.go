@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/auth"
-	"github.com/tollgate/tollgate/internal/cli"
-	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/store"
 )
@@ -20,20 +18,8 @@ import (
 // unreachable database, and nothing is written to it.
 func TestClientLeavingDuringAuthentication(t *testing.T) {
 	ctx := context.Background()
-	db, rec := ledgerDB(t)
-	cfg, err := config.Parse([]byte(`
-providers: [ { name: demo, type: echo } ]
-models: [ { name: echo, targets: [ { provider: demo } ] } ]
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &syncBuffer{}
-	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Store: db, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Ledger: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer built.Close()
+	h, db, rec := echoLedgerGateway(t, slog.New(slog.NewJSONHandler(logs, nil)))
 
 	gone, leave := context.WithCancel(ctx)
 	leave() // the key is read with the request's context, which has ended
@@ -42,7 +28,7 @@ models: [ { name: echo, targets: [ { provider: demo } ] } ]
 	r.Header.Set("x-api-key", auth.SecretPrefix+"0123456789abcdefghijklmnopqrstuv")
 	r.Header.Set("anthropic-version", "2023-06-01")
 	w := httptest.NewRecorder()
-	built.Handler.ServeHTTP(w, r)
+	h.ServeHTTP(w, r)
 	if w.Body.Len() != 0 {
 		t.Errorf("answered %d %s to a client that left", w.Code, w.Body)
 	}

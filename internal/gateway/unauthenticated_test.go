@@ -11,8 +11,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/tollgate/tollgate/internal/cli"
-	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/store"
 )
@@ -25,20 +23,8 @@ import (
 // browser's GET / is sent to the console.
 func TestUnauthenticatedRequestsInTheLedger(t *testing.T) {
 	ctx := context.Background()
-	db, rec := ledgerDB(t)
-	cfg, err := config.Parse([]byte(`
-providers: [ { name: demo, type: echo } ]
-models: [ { name: echo, targets: [ { provider: demo } ] } ]
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Store: db, Logger: slog.New(slog.DiscardHandler), Ledger: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer built.Close()
-	gw := httptest.NewServer(built.Handler)
+	h, db, rec := echoLedgerGateway(t, slog.New(slog.DiscardHandler))
+	gw := httptest.NewServer(h)
 	defer gw.Close()
 	client := gw.Client()
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -87,6 +73,7 @@ models: [ { name: echo, targets: [ { provider: demo } ] } ]
 		}
 	}
 	var recs []store.Request
+	var err error
 	for deadline := time.Now().Add(10 * time.Second); len(recs) < len(want) && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if recs, err = db.Requests(ctx, store.RequestFilter{}); err != nil {
 			t.Fatal(err)
