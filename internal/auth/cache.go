@@ -135,6 +135,7 @@ func NewCache(st KeyStore, logger *slog.Logger) *Cache {
 }
 
 // Lookup returns the key with this digest, checking revocation and expiry.
+// When ctx ends before the key is read, it returns ctx's cause.
 func (c *Cache) Lookup(ctx context.Context, hash [sha256.Size]byte) (*Key, error) {
 	now := c.now()
 	v, ok := c.entries.Load(hash)
@@ -157,6 +158,10 @@ func (c *Cache) Lookup(ctx context.Context, hash [sha256.Size]byte) (*Key, error
 				// keeps working (nobody can revoke it meanwhile).
 				e = v.(*entry)
 				c.log.Warn("auth: key database unreachable; serving a cached key", "error", err)
+			} else if ctx.Err() != nil {
+				// The caller left (a client reset its stream) while the key
+				// was read: the database is not at fault.
+				return nil, context.Cause(ctx)
 			} else {
 				c.log.Warn("auth: key database unreachable", "error", err)
 				return nil, ErrUnavailable

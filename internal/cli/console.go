@@ -10,6 +10,7 @@ import (
 	"github.com/tollgate/tollgate/internal/gateway"
 	"github.com/tollgate/tollgate/internal/limiter"
 	"github.com/tollgate/tollgate/internal/route"
+	"github.com/tollgate/tollgate/internal/store"
 )
 
 // mountConsole serves the operator console at /console/ when there is a
@@ -53,6 +54,15 @@ func (lv *live) mountConsole(mux *http.ServeMux) error {
 		}
 	}()
 	return nil
+}
+
+// consoleURL is where the gateway sends a browser that opens /: the
+// console, which is served when there is a database (mountConsole).
+func consoleURL(db *store.Store) string {
+	if db == nil {
+		return ""
+	}
+	return console.Prefix
 }
 
 // routes is the route table in force (never waiting for a reload).

@@ -379,6 +379,7 @@ func build(cfg *config.Config, o Options) (*Server, error) {
 		Signer:            translate.NewSigner(signingKey(o.MasterKey)),
 		Responses:         responseStore(db),
 		ResponseRetention: cfg.Database.ResponseRetention,
+		ConsoleURL:        consoleURL(db),
 	})
 	lv.install(gen)
 	closeAll := sync.OnceFunc(func() {

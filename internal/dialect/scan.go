@@ -222,14 +222,23 @@ func (s *Scanned) conversation(f *Fields, v jsontext.Value) error {
 	return nil
 }
 
+// maxOutput reads a bound on the output, which must be a positive whole
+// number of tokens (or null): -1, 0, 5.5 or 1e308 would otherwise reach
+// the upstream on the pass-through lane, or make a limit's reservation
+// that means nothing.
 func (s *Scanned) maxOutput(name string, first bool, v jsontext.Value) error {
 	switch v.Kind() {
 	case '0':
-		s.HasMaxOutput = s.HasMaxOutput || first
 		n, err := strconv.ParseInt(string(v), 10, 64)
-		if errors.Is(err, strconv.ErrRange) && v[0] != '-' {
+		switch {
+		case errors.Is(err, strconv.ErrRange) && v[0] != '-':
 			n = math.MaxInt64 // past int64: still more than any limit
+		case err != nil && bytes.ContainsAny(v, ".eE"):
+			return &ScanError{Param: name, Msg: name + ": expected an integer, got " + Clip(string(v))}
+		case err != nil || n < 1:
+			return &ScanError{Param: name, Msg: name + ": must be a positive integer, got " + Clip(string(v))}
 		}
+		s.HasMaxOutput = s.HasMaxOutput || first
 		s.MaxOutput = max(s.MaxOutput, n)
 	case 'n':
 	default:

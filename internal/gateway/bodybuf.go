@@ -26,10 +26,29 @@ type bodyBuf struct {
 	refs  atomic.Int32
 }
 
-// newBodyBuf returns a buffer of length n held once by the caller.
-func newBodyBuf(n int) *bodyBuf {
+// bodyBufCap is the capacity newBodyBuf(n) allocates: n rounded up to
+// its size class, or n itself when it is not pooled. The buffer budget
+// counts it, not n.
+func bodyBufCap(n int) int {
+	if class := bodyClass(n); class != 0 {
+		return 1 << class
+	}
+	return n
+}
+
+// bodyClass is the pool size class of a buffer of n bytes, 0 for none.
+func bodyClass(n int) int {
 	class := max(minBodyClass, bits.Len(uint(n-1)))
 	if n == 0 || class > maxBodyClass {
+		return 0
+	}
+	return class
+}
+
+// newBodyBuf returns a buffer of length n held once by the caller.
+func newBodyBuf(n int) *bodyBuf {
+	class := bodyClass(n)
+	if class == 0 {
 		bb := &bodyBuf{b: make([]byte, n)}
 		bb.refs.Store(1)
 		return bb

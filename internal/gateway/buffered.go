@@ -16,6 +16,7 @@ import (
 type bufferBudget struct {
 	limit int64
 	used  atomic.Int64
+	peak  atomic.Int64 // the most used has been
 }
 
 // DefaultMaxBufferedBytes is the budget when Options leave it unset:
@@ -28,12 +29,21 @@ var errBuffersFull = &Error{Status: http.StatusServiceUnavailable, Kind: dialect
 
 // take reserves n bytes for x's body, released when x ends.
 func (b *bufferBudget) take(x *exchange, n int64) bool {
-	if b.used.Add(n) > b.limit {
+	used := b.used.Add(n)
+	if used > b.limit {
 		b.used.Add(-n)
 		return false
 	}
+	for p := b.peak.Load(); used > p && !b.peak.CompareAndSwap(p, used); p = b.peak.Load() {
+	}
 	x.buffered += n
 	return true
+}
+
+// give returns n of the bytes x holds, before x ends.
+func (b *bufferBudget) give(x *exchange, n int64) {
+	b.used.Add(-n)
+	x.buffered -= n
 }
 
 // release frees what x holds.
@@ -44,34 +54,52 @@ func (b *bufferBudget) release(x *exchange) {
 	}
 }
 
-// readAll reads a body of unknown length (chunked) of at most max bytes,
-// reserving its buffer as it grows.
-func (b *bufferBudget) readAll(x *exchange, r io.Reader, max int64) ([]byte, error) {
+// readAll reads a body of unknown length (chunked) of at most max bytes
+// from r, which must be an http.MaxBytesReader of max. The buffer is
+// reserved as it grows, for what is really allocated: a grown buffer is
+// counted before the bytes are copied into it, and the one it replaces
+// goes back to its pool and its part of the budget, so that what the
+// budget counts is what the body holds.
+func (b *bufferBudget) readAll(x *exchange, r io.Reader, max int64) (*bodyBuf, error) {
 	const first = 16 << 10
-	if !b.take(x, first) {
+	if !b.take(x, int64(bodyBufCap(first))) {
 		return nil, errBuffersFull
 	}
-	buf := make([]byte, 0, first)
+	bb := newBodyBuf(first)
+	n := 0
 	for {
-		if len(buf) == cap(buf) {
-			// Double, but past max only by the byte that shows the body
-			// is too large.
-			grow := min(int64(cap(buf)), max+1-int64(cap(buf)))
-			if grow <= 0 {
-				grow = 1
+		if n == len(bb.b) {
+			if int64(n) >= max {
+				// Full: one more byte would show the body is too large.
+				var one [1]byte
+				k, err := io.ReadFull(r, one[:])
+				switch {
+				case err == io.EOF:
+					bb.b = bb.b[:n]
+					return bb, nil
+				case k > 0:
+					err = &http.MaxBytesError{Limit: max}
+				}
+				return bb, err
 			}
-			if !b.take(x, grow) {
-				return nil, errBuffersFull
+			size := int(min(2*int64(n), max))
+			if !b.take(x, int64(bodyBufCap(size))) {
+				return bb, errBuffersFull
 			}
-			buf = append(buf[:cap(buf)], make([]byte, grow)...)[:len(buf)]
+			nb := newBodyBuf(size)
+			copy(nb.b, bb.b[:n])
+			b.give(x, int64(cap(bb.b)))
+			bb.release()
+			bb = nb
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
+		k, err := r.Read(bb.b[n:])
+		n += k
 		if err == io.EOF {
-			return buf, nil
+			bb.b = bb.b[:n]
+			return bb, nil
 		}
 		if err != nil {
-			return buf, err
+			return bb, err
 		}
 	}
 }

@@ -27,6 +27,7 @@ type exchange struct {
 	dialect *dialect.Dialect
 	start   time.Time // time.Now(): durations are measured from it, never dates
 	key     *auth.Key // the virtual key used; nil for the master key (or none)
+	authed  bool      // a key was accepted: the master key when key is nil
 
 	ctx context.Context // the request's: cancelled when the client leaves or the server shuts down
 	gen *generation     // the routes and limits current when it started
@@ -56,6 +57,9 @@ type exchange struct {
 	err            error
 
 	errType string // the error's type when the gateway answered with an error
+	// unrecorded: the request is not the API's (a browser's /favicon.ico),
+	// and is left out of the ledger.
+	unrecorded bool
 
 	body     *bodyBuf // the pooled request body, if any; released at the end
 	bodyRead bool     // the handler began reading the request body
@@ -184,11 +188,16 @@ func (x *exchange) addAttempt(a outcome.Attempt) {
 	x.attempts = append(x.attempts, a)
 }
 
+// keyID is the ledger's key of the request: the virtual key's id, "" for
+// the master key, outcome.Unauthenticated when no key was accepted.
 func (x *exchange) keyID() string {
-	if x.key == nil {
-		return ""
+	switch {
+	case x.key != nil:
+		return x.key.ID
+	case !x.authed:
+		return outcome.Unauthenticated
 	}
-	return x.key.ID
+	return ""
 }
 
 // errorType classifies how the request ended badly, "" when it did not.

@@ -11,6 +11,7 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +68,8 @@ type Options struct {
 	// for ResponseRetention (30 days when 0).
 	Responses         ResponseStore
 	ResponseRetention time.Duration
+	// ConsoleURL, when set, is where a browser that opens / is sent.
+	ConsoleURL string
 }
 
 // Ledger takes the record of each request's outcome. It must not keep o,
@@ -96,6 +100,7 @@ type Gateway struct {
 	responses ResponseStore // stored responses; nil without a database
 	retention time.Duration
 	lastPurge atomic.Int64 // when expired responses were last deleted (unix ns)
+	console   string       // Options.ConsoleURL
 }
 
 // New returns a Gateway.
@@ -111,7 +116,7 @@ func New(o Options) *Gateway {
 	}
 	g := &Gateway{buffered: &bufferBudget{limit: o.MaxBufferedBytes}, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, signer: o.Signer,
 		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, tracer: o.Tracer, started: clock.Now(),
-		responses: o.Responses, retention: cmp.Or(o.ResponseRetention, 30*24*time.Hour)}
+		responses: o.Responses, retention: cmp.Or(o.ResponseRetention, 30*24*time.Hour), console: o.ConsoleURL}
 	g.gen.Store(newGeneration(o.Routes, o.Limits))
 	return g
 }
@@ -139,7 +144,7 @@ func (g *Gateway) Handler() http.Handler {
 		w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})))
 	mux.Handle("/", g.endpoint(nil, "", func(w http.ResponseWriter, r *http.Request, x *exchange) error {
-		return newError(http.StatusNotFound, dialect.NotFound, "no such endpoint: "+dialect.Clip(r.Method+" "+r.URL.Path))
+		return noEndpoint(r)
 	}))
 	return mux
 }
@@ -241,7 +246,7 @@ func (g *Gateway) finish(r *http.Request, x *exchange) {
 	if g.tracer != nil {
 		tracing.Span(g.tracer, r.Header, o)
 	}
-	if g.ledger != nil {
+	if g.ledger != nil && !x.unrecorded {
 		g.ledger.Record(o)
 	}
 	*o = outcome.Request{} // no references kept
@@ -249,6 +254,9 @@ func (g *Gateway) finish(r *http.Request, x *exchange) {
 }
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, method string, h handlerFunc) error {
+	if !strings.HasPrefix(r.URL.Path, "/v1/") {
+		return g.notAPI(w, r, x)
+	}
 	if method != "" && r.Method != method {
 		e := newError(http.StatusMethodNotAllowed, dialect.MethodNotAllowed,
 			"method "+r.Method+" is not allowed on "+r.URL.Path+"; use "+method)
@@ -257,10 +265,37 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, met
 	}
 	p, err := g.auth.Check(r)
 	if err != nil {
+		if ctx := r.Context(); ctx.Err() != nil {
+			// The client left while its key was checked (an HTTP/2 stream
+			// reset): nobody is listening for a refusal.
+			x.clientGone = true
+			return fmt.Errorf("the client left during authentication: %w", context.Cause(ctx))
+		}
 		return authError(err)
 	}
-	x.key = p.Key
+	x.key, x.authed = p.Key, true
 	return h(w, r, x)
+}
+
+// notAPI answers a path outside the API (every endpoint is under /v1/):
+// a browser's / or /favicon.ico, a scanner's guesses. Nothing there needs
+// a key, so none is asked for: a browser's GET / goes to the console
+// (when there is one), anything else gets 404. Such requests are logged
+// but left out of the ledger: they are not usage, and a browser left open
+// on the gateway would otherwise fill it.
+func (g *Gateway) notAPI(w http.ResponseWriter, r *http.Request, x *exchange) error {
+	x.unrecorded = true
+	if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) && g.console != "" &&
+		strings.Contains(r.Header.Get("Accept"), "text/html") {
+		x.status = http.StatusFound
+		http.Redirect(w, r, g.console, http.StatusFound)
+		return nil
+	}
+	return noEndpoint(r)
+}
+
+func noEndpoint(r *http.Request) error {
+	return newError(http.StatusNotFound, dialect.NotFound, "no such endpoint: "+dialect.Clip(r.Method+" "+r.URL.Path))
 }
 
 // authError renders a refusal of auth.Check. The client sees one message

@@ -139,48 +139,61 @@ func unknownModel(name string, why error) *Error {
 		Message: fmt.Sprintf("model %q does not exist; GET /v1/models lists the models this gateway serves", name), Err: why}
 }
 
-// readBody reads the whole request body, at most maxBody bytes, into a
-// pooled buffer that the exchange releases when the request is done.
+// readBody reads the whole request body, at most maxBody bytes (after
+// decompression too), into a pooled buffer that the exchange releases
+// when the request is done, counted against the buffer budget.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, x *exchange) ([]byte, error) {
-	tooLarge := &Error{Status: http.StatusRequestEntityTooLarge, Kind: dialect.TooLarge,
-		Message: "request body is larger than the gateway's limit of " + strconv.FormatInt(g.maxBody, 10) + " bytes"}
 	if r.ContentLength > g.maxBody {
-		return nil, tooLarge
+		return nil, g.tooLarge()
 	}
 	x.bodyRead = true
-	rd, compressed, err := decodedBody(w, r, g.maxBody)
+	gzipped, err := gzipCoded(r)
 	if err != nil {
 		return nil, err
 	}
-	var body []byte
-	if r.ContentLength > 0 && !compressed {
-		if !g.buffered.take(x, r.ContentLength) {
+	rd := http.MaxBytesReader(w, r.Body, g.maxBody)
+	var bb *bodyBuf
+	if r.ContentLength > 0 {
+		n := int(r.ContentLength)
+		if !g.buffered.take(x, int64(bodyBufCap(n))) {
 			return nil, errBuffersFull
 		}
-		bb := newBodyBuf(int(r.ContentLength))
-		x.body = bb
-		body = bb.b
-		_, err = io.ReadFull(rd, body)
+		bb = newBodyBuf(n)
+		_, err = io.ReadFull(rd, bb.b)
 	} else {
-		body, err = g.buffered.readAll(x, rd, g.maxBody)
+		bb, err = g.buffered.readAll(x, rd, g.maxBody)
+	}
+	if bb != nil {
+		x.body = bb
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge
-		}
-		if err == errBuffersFull {
+		switch {
+		case errors.As(err, &mbe):
+			return nil, g.tooLarge()
+		case err == errBuffersFull:
 			return nil, err
-		}
-		if compressed {
-			return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Message: "request body: the gzip data is corrupt or cut short", Err: err}
 		}
 		return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Message: "reading request body failed", Err: err}
 	}
+	body := bb.b
+	if gzipped {
+		if body, err = g.gunzip(x, body); err != nil {
+			return nil, err
+		}
+	}
 	if len(body) == 0 {
-		return nil, newError(http.StatusBadRequest, dialect.InvalidRequest, "request body is empty; expected a JSON object")
+		return nil, errEmptyBody
 	}
 	return body, nil
+}
+
+var errEmptyBody = newError(http.StatusBadRequest, dialect.InvalidRequest, "request body is empty; expected a JSON object")
+
+// tooLarge is the answer for a body larger than max_body_bytes.
+func (g *Gateway) tooLarge() *Error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Kind: dialect.TooLarge,
+		Message: "request body is larger than the gateway's limit of " + strconv.FormatInt(g.maxBody, 10) + " bytes"}
 }
 
 // listModels serves GET /v1/models in the shape of the dialect the

@@ -37,6 +37,27 @@ func ledgerDB(t *testing.T) (*store.Store, *ledger.Recorder) {
 	return db, rec
 }
 
+// echoLedgerGateway is a gateway serving the echo model, with virtual
+// keys in a migrated SQLite database and a recorder writing its ledger
+// there; it logs to logger.
+func echoLedgerGateway(t *testing.T, logger *slog.Logger) (http.Handler, *store.Store, *ledger.Recorder) {
+	t.Helper()
+	db, rec := ledgerDB(t)
+	cfg, err := config.Parse([]byte(`
+providers: [ { name: demo, type: echo } ]
+models: [ { name: echo, targets: [ { provider: demo } ] } ]
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Store: db, Logger: logger, Ledger: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(built.Close)
+	return built.Handler, db, rec
+}
+
 // A stream cut by the upstream and a client that leaves mid-stream each
 // leave exactly one record, with the usage seen so far.
 func TestLedgerRecordsFailuresOnce(t *testing.T) {

@@ -19,7 +19,9 @@ type Request struct {
 	Method, Path string
 	// ClientProtocol is the dialect the client spoke ("anthropic", "openai").
 	ClientProtocol string
-	KeyID          string // the virtual key's id; "" for the master key
+	// KeyID is the virtual key's id; "" for the master key, Unauthenticated
+	// for a request no key was accepted for.
+	KeyID string
 	// Model is the model as the client named it; Routed the configured
 	// model it resolved to ("" when none: an unknown name).
 	Model, Routed string
@@ -64,6 +66,12 @@ type Request struct {
 
 	ClientIP, UserAgent string
 }
+
+// Unauthenticated is the KeyID of a request refused before a key was
+// accepted (no key, a wrong one, a method not allowed): it is charged to
+// no key and listed apart from the master key's requests. Virtual key ids
+// begin with "key_", so it is never one.
+const Unauthenticated = "unauthenticated"
 
 // Overhead is the gateway's own time: the request's, less its upstreams'.
 func (r *Request) Overhead() time.Duration { return max(r.Latency-r.Upstream, 0) }
