@@ -31,7 +31,9 @@ func TestTranslatedAnthropicClient(t *testing.T) {
 	if got.Header.Get("Authorization") != "Bearer "+upstreamKey || got.Header.Get("Anthropic-Version") != "" {
 		t.Errorf("upstream headers %v", got.Header)
 	}
-	if gjson.GetBytes(body, "type").String() != "message" || gjson.GetBytes(body, "model").String() != "gpt-x" ||
+	// The answer names the upstream model that served it, as on the
+	// pass-through lane.
+	if gjson.GetBytes(body, "type").String() != "message" || gjson.GetBytes(body, "model").String() != "gpt-upstream-id" ||
 		gjson.GetBytes(body, "content.0.text").String() != "Hello! <b>&</b> How can I assist you today?" ||
 		gjson.GetBytes(body, "usage.input_tokens").Int() != 127 || gjson.GetBytes(body, "usage.cache_read_input_tokens").Int() != 1792 {
 		t.Errorf("client answer %s", body)

@@ -78,7 +78,7 @@ func (e *anthropicEvents) begin(p *Plan) {
 	}
 	e.state = stateStreaming
 	start, _ := jsonx.Marshal(messageStart{Type: "message_start", Message: anthropic.Response{
-		ID: "msg_" + base62(24), Type: "message", Role: "assistant", Model: p.ClientModel,
+		ID: "msg_" + base62(24), Type: "message", Role: "assistant", Model: p.AnswerModel,
 		Content: []anthropic.Block{},
 		Usage:   mustJSON(anthropic.Usage{InputTokens: p.InputEstimate}),
 	}})

@@ -111,7 +111,7 @@ func BenchmarkStreamChatToMessages(b *testing.B) {
 	events := splitEvents(up.Bytes())
 	b.ReportAllocs()
 	for b.Loop() {
-		s := NewChatToMessagesStream(&Plan{ClientModel: "m", signer: goldenSigner})
+		s := NewChatToMessagesStream(&Plan{AnswerModel: "m", signer: goldenSigner})
 		for _, ev := range events {
 			s.Feed(ev)
 		}
@@ -134,7 +134,7 @@ func BenchmarkStreamMessagesToChat(b *testing.B) {
 	events := splitEvents(up.Bytes())
 	b.ReportAllocs()
 	for b.Loop() {
-		s := NewMessagesToChatStream(&Plan{ClientModel: "m", IncludeUsage: true}, 1)
+		s := NewMessagesToChatStream(&Plan{AnswerModel: "m", IncludeUsage: true}, 1)
 		for _, ev := range events {
 			s.Feed(ev)
 		}
@@ -163,7 +163,7 @@ func BenchmarkStreamMessagesToResponses(b *testing.B) {
 	req := &responses.Request{Model: "m", Stream: true}
 	b.ReportAllocs()
 	for b.Loop() {
-		s := NewMessagesToResponsesStream(&Plan{ClientModel: "m", signer: goldenSigner, rp: &responsesPlan{req: req}}, 1)
+		s := NewMessagesToResponsesStream(&Plan{AnswerModel: "m", signer: goldenSigner, rp: &responsesPlan{req: req}}, 1)
 		for _, ev := range events {
 			s.Feed(ev)
 		}
@@ -188,7 +188,7 @@ func BenchmarkStreamResponsesToMessages(b *testing.B) {
 	events := splitEvents(up)
 	b.ReportAllocs()
 	for b.Loop() {
-		s := NewResponsesToMessagesStream(&Plan{ClientModel: "m", signer: goldenSigner})
+		s := NewResponsesToMessagesStream(&Plan{AnswerModel: "m", signer: goldenSigner})
 		for _, ev := range events {
 			s.Feed(ev)
 		}

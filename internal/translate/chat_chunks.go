@@ -29,7 +29,7 @@ func (c *chatChunks) start(p *Plan, id string) {
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = strconv.AppendInt(b, c.created, 10)
 	b = append(b, `,"model":`...)
-	b = jsonx.AppendQuote(b, p.ClientModel)
+	b = jsonx.AppendQuote(b, p.AnswerModel)
 	c.prefix = append(b, `,"choices":[{"index":0,"delta":`...)
 	c.suffix = []byte(`,"logprobs":null,"finish_reason":null}]`)
 	if p.IncludeUsage {

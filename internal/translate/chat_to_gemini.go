@@ -46,8 +46,8 @@ func (p *Plan) splitCallID(id string) (string, string) {
 
 // ChatToGemini translates a Chat Completions request into a Gemini
 // generateContent request. It stops with ctx's error when ctx ends.
-func ChatToGemini(ctx context.Context, in *openai.ChatRequest, _ string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
-	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
+func ChatToGemini(ctx context.Context, in *openai.ChatRequest, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
+	p := &Plan{AnswerModel: upstreamModel, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
 	p.IncludeUsage = in.StreamOptions != nil && in.StreamOptions.IncludeUsage
 	out := &gemini.Request{}
 	gc := &gemini.GenerationConfig{}

@@ -33,7 +33,7 @@ var advisoryChatParams = map[string]bool{
 // ChatToMessages translates a Chat Completions request into a Messages
 // request for an Anthropic upstream serving upstreamModel.
 func ChatToMessages(in *openai.ChatRequest, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*anthropic.MessagesRequest, *Plan, error) {
-	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
+	p := &Plan{AnswerModel: upstreamModel, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
 	p.IncludeUsage = in.StreamOptions != nil && in.StreamOptions.IncludeUsage
 	out := &anthropic.MessagesRequest{Model: upstreamModel, Stream: in.Stream}
 

@@ -116,7 +116,7 @@ func ResponsesAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byt
 	if err != nil {
 		return nil, nil, u, err
 	}
-	msg := anthropic.Response{ID: "msg_" + base62(24), Type: "message", Role: "assistant", Model: p.ClientModel, Content: []anthropic.Block{}}
+	msg := anthropic.Response{ID: "msg_" + base62(24), Type: "message", Role: "assistant", Model: p.AnswerModel, Content: []anthropic.Block{}}
 	tools := false
 	for _, it := range r.Get("output").Array() {
 		switch it.Get("type").Str {
@@ -207,7 +207,7 @@ func ResponsesAnswerToChat(body []byte, p *Plan, created int64) (out, stream []b
 	}
 	finish := finishReason(stop, false)
 	usage, _ := jsonx.Marshal(openAIUsage(u))
-	c := &openai.Completion{ID: chatID(r.Get("id").Str), Object: "chat.completion", Created: created, Model: p.ClientModel,
+	c := &openai.Completion{ID: chatID(r.Get("id").Str), Object: "chat.completion", Created: created, Model: p.AnswerModel,
 		Choices: []openai.Choice{{Message: m, Logprobs: jsontext.Value("null"), FinishReason: &finish}}, Usage: usage}
 	if p.Stream {
 		return nil, ChatStream(c, p), u, nil

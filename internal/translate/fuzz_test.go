@@ -32,7 +32,7 @@ func seedStreams(f *testing.F, prefix string) {
 func FuzzStreamChatToMessages(f *testing.F) {
 	seedStreams(f, "a2o_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
-		p := &Plan{ClientModel: "m", Stream: true, signer: goldenSigner}
+		p := &Plan{AnswerModel: "m", Stream: true, signer: goldenSigner}
 		if tools {
 			p.toolNames = map[string]string{"f": "long name"}
 		}
@@ -50,7 +50,7 @@ func FuzzStreamChatToMessages(f *testing.F) {
 func FuzzStreamMessagesToChat(f *testing.F) {
 	seedStreams(f, "o2a_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, usage bool) {
-		p := &Plan{ClientModel: "m", Stream: true, IncludeUsage: usage, signer: goldenSigner}
+		p := &Plan{AnswerModel: "m", Stream: true, IncludeUsage: usage, signer: goldenSigner}
 		out := translateStream(t, goldenPairs["o2a"], up, p, int(piece%32)+1)
 		if len(out) > 0 && string(out[:5]) != "HTTP " {
 			if err := openAIGrammar(out, usage); err != nil {
@@ -66,7 +66,7 @@ func FuzzStreamChatToResponses(f *testing.F) {
 	seedStreams(f, "r2c_")
 	seedStreams(f, "a2o_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
-		p := &Plan{ClientModel: "m", Stream: true, signer: goldenSigner, rp: &responsesPlan{req: &responses.Request{Model: "m"}}}
+		p := &Plan{AnswerModel: "m", Stream: true, signer: goldenSigner, rp: &responsesPlan{req: &responses.Request{Model: "m"}}}
 		if tools {
 			p.rp.tools = map[string]rTool{"f": {name: "apply_patch", custom: true}, "ns__g": {namespace: "ns", name: "g"}}
 		}
@@ -85,7 +85,7 @@ func FuzzStreamMessagesToResponses(f *testing.F) {
 	seedStreams(f, "r2m_")
 	seedStreams(f, "o2a_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
-		p := &Plan{ClientModel: "m", Stream: true, signer: goldenSigner, rp: &responsesPlan{req: &responses.Request{Model: "m"}}}
+		p := &Plan{AnswerModel: "m", Stream: true, signer: goldenSigner, rp: &responsesPlan{req: &responses.Request{Model: "m"}}}
 		if tools {
 			p.rp.tools = map[string]rTool{"f": {name: "apply_patch", custom: true}, "ns__g": {namespace: "ns", name: "g"}}
 			p.JSONTool = true
@@ -105,7 +105,7 @@ func FuzzStreamResponsesToChat(f *testing.F) {
 	seedStreams(f, "c2r_")
 	seedStreams(f, "m2r_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, usage bool) {
-		p := &Plan{ClientModel: "m", Stream: true, IncludeUsage: usage, signer: goldenSigner}
+		p := &Plan{AnswerModel: "m", Stream: true, IncludeUsage: usage, signer: goldenSigner}
 		out := translateStream(t, goldenPairs["c2r"], up, p, int(piece%32)+1)
 		if len(out) > 0 && string(out[:5]) != "HTTP " {
 			if err := openAIGrammar(out, usage); err != nil {
@@ -121,7 +121,7 @@ func FuzzStreamResponsesToMessages(f *testing.F) {
 	seedStreams(f, "m2r_")
 	seedStreams(f, "c2r_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, _ bool) {
-		p := &Plan{ClientModel: "m", Stream: true, signer: goldenSigner}
+		p := &Plan{AnswerModel: "m", Stream: true, signer: goldenSigner}
 		out := translateStream(t, goldenPairs["m2r"], up, p, int(piece%32)+1)
 		if len(out) > 0 && string(out[:5]) != "HTTP " {
 			if err := anthropicGrammar(out); err != nil {
@@ -232,7 +232,7 @@ func checkSystemPlacement(t *testing.T, msgs []anthropic.Message) {
 func FuzzStreamGeminiToMessages(f *testing.F) {
 	seedStreams(f, "m2g_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
-		p := &Plan{ClientModel: "m", Stream: true, signer: goldenSigner}
+		p := &Plan{AnswerModel: "m", Stream: true, signer: goldenSigner}
 		if tools {
 			p.toolNames = map[string]string{"_f_1": "1 f"}
 		}
@@ -269,7 +269,7 @@ func FuzzMessagesToGemini(f *testing.F) {
 func FuzzStreamGeminiToChat(f *testing.F) {
 	seedStreams(f, "c2g_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, usage bool) {
-		p := &Plan{ClientModel: "m", Stream: true, IncludeUsage: usage, signer: goldenSigner}
+		p := &Plan{AnswerModel: "m", Stream: true, IncludeUsage: usage, signer: goldenSigner}
 		out := translateStream(t, goldenPairs["c2g"], up, p, int(piece%32)+1)
 		if len(out) > 0 && string(out[:5]) != "HTTP " {
 			if err := openAIGrammar(out, usage); err != nil {
@@ -291,7 +291,7 @@ func FuzzStreamGeminiToResponses(f *testing.F) {
 	seedStreams(f, "r2g_")
 	seedStreams(f, "m2g_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
-		p := &Plan{ClientModel: "m", Stream: true, signer: goldenSigner, rp: &responsesPlan{req: &responses.Request{Model: "m"}}}
+		p := &Plan{AnswerModel: "m", Stream: true, signer: goldenSigner, rp: &responsesPlan{req: &responses.Request{Model: "m"}}}
 		if tools {
 			p.rp.tools = map[string]rTool{"f": {name: "apply_patch", custom: true}, "ns__g": {namespace: "ns", name: "g"}}
 		}

@@ -63,7 +63,7 @@ func GeminiAnswerToChat(body []byte, p *Plan, created int64) (out, stream []byte
 	blocked := !c.Exists() && r.Get("promptFeedback.blockReason").String() != ""
 	finish := geminiFinishReason(c.Get("finishReason").String(), len(m.ToolCalls) > 0, blocked)
 	usage, _ := jsonx.Marshal(openAIUsage(u))
-	completion := &openai.Completion{ID: chatID(r.Get("responseId").String()), Object: "chat.completion", Created: created, Model: p.ClientModel,
+	completion := &openai.Completion{ID: chatID(r.Get("responseId").String()), Object: "chat.completion", Created: created, Model: p.AnswerModel,
 		Choices: []openai.Choice{{Index: 0, Message: m, Logprobs: jsontext.Value("null"), FinishReason: &finish}}, Usage: usage}
 	if p.Stream {
 		return nil, ChatStream(completion, p), u, nil

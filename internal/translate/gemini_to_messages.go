@@ -18,7 +18,7 @@ import (
 func GeminiToMessages(r *gemini.Response, p *Plan) (*anthropic.Response, meter.Usage, error) {
 	var u meter.Usage
 	u.SetGemini(string(r.UsageMetadata))
-	out := &anthropic.Response{ID: "msg_" + base62(24), Type: "message", Role: "assistant", Model: p.ClientModel,
+	out := &anthropic.Response{ID: "msg_" + base62(24), Type: "message", Role: "assistant", Model: p.AnswerModel,
 		Content: []anthropic.Block{}}
 	if r.ResponseID != "" {
 		out.ID = "msg_" + sanitizeID(r.ResponseID)

@@ -17,7 +17,7 @@ import (
 // Completions request for an OpenAI-compatible upstream serving
 // upstreamModel. The Plan carries what the response side needs.
 func MessagesToChat(in *anthropic.MessagesRequest, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*openai.ChatRequest, *Plan, error) {
-	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
+	p := &Plan{AnswerModel: upstreamModel, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
 	out := &openai.ChatRequest{Model: upstreamModel, Stream: in.Stream}
 
 	if err := a2oTopLevel(in, out, p); err != nil {

@@ -18,8 +18,8 @@ import (
 // generateContent request (the model and the stream are in the URL). The
 // Plan carries what the answer side needs. It stops with ctx's error when
 // ctx ends.
-func MessagesToGemini(ctx context.Context, in *anthropic.MessagesRequest, _ string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
-	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
+func MessagesToGemini(ctx context.Context, in *anthropic.MessagesRequest, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
+	p := &Plan{AnswerModel: upstreamModel, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
 	out := &gemini.Request{}
 	gc := &gemini.GenerationConfig{}
 	if err := a2gTopLevel(ctx, in, gc, p); err != nil {

@@ -11,8 +11,10 @@ import (
 // know: names to restore, which modes are on, what was dropped. It is made
 // per request and is not safe for concurrent use.
 type Plan struct {
-	// ClientModel is the model name the client asked for; answers carry it.
-	ClientModel string
+	// AnswerModel is the model answers name: the upstream model the request
+	// was sent to, as on the pass-through lane, where the upstream's answer
+	// is relayed as it is.
+	AnswerModel string
 	// Stream is whether the client asked for a stream.
 	Stream bool
 	// IncludeUsage: the OpenAI client asked for a usage chunk.

@@ -36,7 +36,7 @@ func ChatResponseToMessages(c *openai.Completion, p *Plan) (*anthropic.Response,
 	u.SetOpenAI(string(c.Usage))
 	out := &anthropic.Response{
 		ID: "msg_" + base62(24), Type: "message", Role: "assistant",
-		Model: p.ClientModel, Content: []anthropic.Block{},
+		Model: p.AnswerModel, Content: []anthropic.Block{},
 	}
 	if len(c.Choices) == 0 {
 		return nil, u, &UpstreamError{Message: "upstream returned no choices"}
@@ -181,7 +181,7 @@ func MessagesResponseToChat(r *anthropic.Response, p *Plan, created int64) (*ope
 	finish := finishReason(stop, p.JSONTool)
 	usage, _ := jsonx.Marshal(openAIUsage(u))
 	return &openai.Completion{
-		ID: chatID(r.ID), Object: "chat.completion", Created: created, Model: p.ClientModel,
+		ID: chatID(r.ID), Object: "chat.completion", Created: created, Model: p.AnswerModel,
 		Choices: []openai.Choice{{Index: 0, Message: m, Logprobs: jsontext.Value("null"), FinishReason: &finish}},
 		Usage:   usage,
 	}, u

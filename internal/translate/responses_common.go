@@ -78,7 +78,7 @@ func responsesUsage(u meter.Usage) *responses.Usage {
 func (p *Plan) responseObject(id string, created int64, status string) responses.Response {
 	req := p.rp.req
 	r := responses.Response{
-		ID: id, Object: "response", CreatedAt: created, Status: status, Model: p.ClientModel,
+		ID: id, Object: "response", CreatedAt: created, Status: status, Model: p.AnswerModel,
 		Output: []responses.Item{}, ParallelToolCalls: true, Temperature: 1, TopP: 1, Truncation: "disabled",
 		Store: req.Store == nil || *req.Store, ToolChoice: jsontext.Value(`"auto"`), Tools: req.Tools,
 		Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Metadata: jsontext.Value(`{}`),

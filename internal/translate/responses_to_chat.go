@@ -13,7 +13,7 @@ import (
 // ResponsesToChat translates a Responses request into a Chat Completions
 // request for an OpenAI-compatible upstream serving upstreamModel.
 func ResponsesToChat(in *responses.Request, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*openai.ChatRequest, *Plan, error) {
-	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer, rp: &responsesPlan{req: in}}
+	p := &Plan{AnswerModel: upstreamModel, Stream: in.Stream, Caps: caps, policy: policy, signer: signer, rp: &responsesPlan{req: in}}
 	out := &openai.ChatRequest{Model: upstreamModel, Stream: in.Stream}
 	if err := responsesState(in); err != nil {
 		return nil, nil, err

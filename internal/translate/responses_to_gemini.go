@@ -18,8 +18,8 @@ import (
 
 // ResponsesToGemini translates a Responses request into a Gemini
 // generateContent request. It stops with ctx's error when ctx ends.
-func ResponsesToGemini(ctx context.Context, in *responses.Request, _ string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
-	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer, rp: &responsesPlan{req: in}}
+func ResponsesToGemini(ctx context.Context, in *responses.Request, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*gemini.Request, *Plan, error) {
+	p := &Plan{AnswerModel: upstreamModel, Stream: in.Stream, Caps: caps, policy: policy, signer: signer, rp: &responsesPlan{req: in}}
 	if err := responsesState(in); err != nil {
 		return nil, nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // ResponsesToMessages translates a Responses request into a Messages
 // request for an Anthropic upstream serving upstreamModel.
 func ResponsesToMessages(in *responses.Request, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*anthropic.MessagesRequest, *Plan, error) {
-	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer, rp: &responsesPlan{req: in}}
+	p := &Plan{AnswerModel: upstreamModel, Stream: in.Stream, Caps: caps, policy: policy, signer: signer, rp: &responsesPlan{req: in}}
 	out := &anthropic.MessagesRequest{Model: upstreamModel, Stream: in.Stream}
 	if err := responsesState(in); err != nil {
 		return nil, nil, err

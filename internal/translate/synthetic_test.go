@@ -31,7 +31,7 @@ func TestSyntheticStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, usage := range []bool{false, true} {
-		o := ChatStream(&c, &Plan{ClientModel: "m", IncludeUsage: usage})
+		o := ChatStream(&c, &Plan{AnswerModel: "m", IncludeUsage: usage})
 		if err := openAIGrammar(o, usage); err != nil {
 			t.Fatalf("grammar (usage=%v): %v\n%s", usage, err, o)
 		}

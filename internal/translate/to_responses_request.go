@@ -41,7 +41,7 @@ func newResponsesRequest(model string, stream bool, maxOut *int64, p *Plan) *res
 // ChatRequestToResponses translates a Chat Completions request into a
 // Responses request for an upstream serving upstreamModel.
 func ChatRequestToResponses(in *openai.ChatRequest, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*responses.Request, *Plan, error) {
-	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
+	p := &Plan{AnswerModel: upstreamModel, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
 	p.IncludeUsage = in.StreamOptions != nil && in.StreamOptions.IncludeUsage
 	if in.N != nil && *in.N > 1 {
 		if err := p.contract("n", "a Responses upstream produces one answer per request"); err != nil {
@@ -348,7 +348,7 @@ func c2rTools(in *openai.ChatRequest, out *responses.Request, p *Plan) error {
 // MessagesRequestToResponses translates a Messages request into a
 // Responses request for an upstream serving upstreamModel.
 func MessagesRequestToResponses(in *anthropic.MessagesRequest, upstreamModel string, caps Caps, policy Policy, signer *Signer) (*responses.Request, *Plan, error) {
-	p := &Plan{ClientModel: in.Model, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
+	p := &Plan{AnswerModel: upstreamModel, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
 	if err := positiveBound("max_tokens", &in.MaxTokens); err != nil {
 		return nil, nil, err
 	}

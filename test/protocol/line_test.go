@@ -133,7 +133,7 @@ var lineToChat = &dialect.Translator{
 			out["stream_options"] = map[string]any{"include_usage": true}
 		}
 		b, err := json.Marshal(out)
-		return b, &translate.Plan{ClientModel: in.Model, Stream: in.Stream}, err
+		return b, &translate.Plan{AnswerModel: in.Model, Stream: in.Stream}, err
 	},
 	Response: func(body []byte, p *translate.Plan, _ int64) (out, stream []byte, u meter.Usage, err error) {
 		c := gjson.ParseBytes(body)
@@ -224,7 +224,7 @@ var chatToLineUpstream = &dialect.Translator{
 			prompt = append(prompt, m.Get("content").String())
 		}
 		b, err := json.Marshal(map[string]any{"model": t.Model, "prompt": prompt})
-		return b, &translate.Plan{ClientModel: req.Get("model").String(), Stream: req.Get("stream").Bool()}, err
+		return b, &translate.Plan{AnswerModel: req.Get("model").String(), Stream: req.Get("stream").Bool()}, err
 	},
 	Response: func(body []byte, p *translate.Plan, created int64) (out, stream []byte, u meter.Usage, err error) {
 		a := gjson.ParseBytes(body)
@@ -240,13 +240,13 @@ var chatToLineUpstream = &dialect.Translator{
 				{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}}},
 				{"choices": []any{}, "usage": usage},
 			} {
-				c["id"], c["object"], c["created"], c["model"] = "chatcmpl-line", "chat.completion.chunk", created, p.ClientModel
+				c["id"], c["object"], c["created"], c["model"] = "chatcmpl-line", "chat.completion.chunk", created, p.AnswerModel
 				b, _ := json.Marshal(c)
 				stream = sse.AppendEvent(stream, "", b)
 			}
 			return nil, append(stream, "data: [DONE]\n\n"...), u, nil
 		}
-		c := map[string]any{"id": "chatcmpl-line", "object": "chat.completion", "created": created, "model": p.ClientModel,
+		c := map[string]any{"id": "chatcmpl-line", "object": "chat.completion", "created": created, "model": p.AnswerModel,
 			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": text}}},
 			"usage":   usage}
 		out, err = json.Marshal(c)

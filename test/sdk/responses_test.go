@@ -135,7 +135,7 @@ func TestResponsesSDKOnChatUpstream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status != responses.ResponseStatusCompleted || res.Model != "gpt-test" || !strings.HasPrefix(res.ID, "resp_") {
+		if res.Status != responses.ResponseStatusCompleted || res.Model != openAIUpstreamModel || !strings.HasPrefix(res.ID, "resp_") {
 			t.Errorf("response: %s", res.RawJSON())
 		}
 		if got := res.OutputText(); got != "Hello! <b>&</b> How can I assist you today?" {

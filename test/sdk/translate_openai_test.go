@@ -265,8 +265,8 @@ func TestTranslateOpenAIClientText(t *testing.T) {
 			if len(c.Message.ToolCalls) != 0 {
 				t.Errorf("tool_calls: got %d, want none", len(c.Message.ToolCalls))
 			}
-			if res.Model != "claude-test" {
-				t.Errorf("model: got %q, want claude-test (the name the client asked for)", res.Model)
+			if res.Model != anthropicUpstreamModel {
+				t.Errorf("model: got %q, want %s (the upstream model, as on the pass-through lane)", res.Model, anthropicUpstreamModel)
 			}
 			if want := "chatcmpl-" + strings.TrimPrefix(antUpstreamID, "msg_"); res.ID != want {
 				t.Errorf("id: got %q, want %q (TRANSLATION.md §2.5)", res.ID, want)

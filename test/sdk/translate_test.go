@@ -510,8 +510,8 @@ func TestTranslateAnthropicClientText(t *testing.T) {
 			if msg.StopReason != anthropic.StopReasonEndTurn {
 				t.Errorf("stop_reason: got %q, want end_turn", msg.StopReason)
 			}
-			if msg.Role != "assistant" || msg.Model != "gpt-test" {
-				t.Errorf("role/model: got %q/%q, want assistant/gpt-test (the name the client asked for)", msg.Role, msg.Model)
+			if msg.Role != "assistant" || msg.Model != openAIUpstreamModel {
+				t.Errorf("role/model: got %q/%q, want assistant/%s (the upstream model, as on the pass-through lane)", msg.Role, msg.Model, openAIUpstreamModel)
 			}
 			if !strings.HasPrefix(msg.ID, "msg_") || strings.Contains(msg.ID, "chatcmpl") {
 				t.Errorf("id: got %q, want a msg_ id of the gateway's own (TRANSLATION.md §2.1)", msg.ID)
