@@ -95,13 +95,7 @@ func naiveUsage(recs []store.Request, f store.UsageFilter) []store.UsageGroup {
 		var g string
 		switch f.GroupBy {
 		case store.ByModel:
-			g = r.CanonicalModel
-			if r.Endpoint == "" {
-				g = r.Model
-			}
-			if g == "" {
-				g = store.UnknownModel
-			}
+			g = modelGroup(r)
 		case store.ByKey:
 			g = r.KeyID
 		case store.ByProvider:
@@ -163,12 +157,26 @@ func naiveUsage(recs []store.Request, f store.UsageFilter) []store.UsageGroup {
 }
 
 // naiveSpend is what Spend answers, summed in Go from the records.
+// modelGroup is the model a record counts for: its canonical model (the
+// configured model its name, an alias or a pattern's, stands for), or for
+// a record made before those were recorded the name the client sent.
+func modelGroup(r store.Request) string {
+	g := r.CanonicalModel
+	if r.Endpoint == "" {
+		g = r.Model
+	}
+	if g == "" {
+		g = store.UnknownModel
+	}
+	return g
+}
+
 func naiveSpend(recs []store.Request, key string, models []string, since time.Time, slot time.Duration) (int64, map[int64]int64) {
 	var total int64
 	bySlot := map[int64]int64{}
 	for _, r := range recs {
 		if r.Time.Before(since) || r.CostNanoUSD == nil || key != "" && r.KeyID != key ||
-			models != nil && !slices.Contains(models, r.Model) {
+			models != nil && !slices.Contains(models, modelGroup(r)) {
 			continue
 		}
 		total += *r.CostNanoUSD

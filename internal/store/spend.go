@@ -62,9 +62,12 @@ func (s *Store) Spend(ctx context.Context, keyID string, models []string, since 
 	if s.noRollups {
 		first = maxTime
 	}
-	modelsIn := func(where []string, args []any) ([]string, []any) {
+	// A record counts for the model it was served as (its canonical
+	// model: an alias, or a name a pattern such as claude-* matched, counts
+	// under the configured model), in the records as in the roll-ups.
+	modelsIn := func(column string, where []string, args []any) ([]string, []any) {
 		if models != nil {
-			where = append(where, "model IN (?"+strings.Repeat(",?", len(models)-1)+")")
+			where = append(where, column+" IN (?"+strings.Repeat(",?", len(models)-1)+")")
 			for _, m := range models {
 				args = append(args, cleanField(m))
 			}
@@ -76,7 +79,7 @@ func (s *Store) Spend(ctx context.Context, keyID string, models []string, since 
 		if keyID != "" {
 			where, args = append(where, "key_id = ?"), append(args, cleanField(keyID))
 		}
-		return modelsIn(where, args)
+		return modelsIn(modelGroup, where, args)
 	}
 
 	// The records before the first whole hour.
@@ -102,7 +105,7 @@ func (s *Store) Spend(ctx context.Context, keyID string, models []string, since 
 		hours, hoursArgs := s.keyHours(first, maxTime)
 		table, where, args = hourlyKeys.name, []string{hours, "key_id = ?"}, append(hoursArgs, cleanField(keyID))
 	}
-	where, args = modelsIn(where, args)
+	where, args = modelsIn("model_group", where, args)
 	from := " FROM " + table + " WHERE " + strings.Join(where, " AND ")
 	switch {
 	case slotMS == 0:

@@ -49,3 +49,31 @@ func TestSpend(t *testing.T) {
 		})
 	}
 }
+
+// A budget on a model counts what was served as it, whatever name the
+// client sent: a name a pattern model (claude-*) matched counts for it,
+// in the records and in the hourly roll-ups alike.
+func TestSpendCountsPatternHits(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 22, 10, 30, 0, 0, time.UTC)
+	cost := func(n int64) *int64 { return &n }
+	rec := func(id string, at time.Time, model, canonical string, c int64) store.Request {
+		return store.Request{ID: id, Time: at, KeyID: "k1", Endpoint: "/v1/messages", Model: model, CanonicalModel: canonical, CostNanoUSD: cost(c)}
+	}
+	recs := []store.Request{
+		rec("req_1", t0, "claude-opus-4-8", "claude-*", 100),                // before the whole hours: from the records
+		rec("req_2", t0.Add(time.Hour), "claude-haiku-4-5", "claude-*", 20), // a whole hour: from the roll-ups
+		rec("req_3", t0.Add(time.Hour), "gpt-6-sol", "gpt-6-sol", 3),
+	}
+	for name, s := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			if err := s.InsertRequests(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+			total, _, err := s.Spend(ctx, "k1", []string{"claude-*"}, t0.Add(-time.Minute), 0)
+			if err != nil || total != 120 {
+				t.Errorf("Spend(claude-*) = %d, %v; want 120", total, err)
+			}
+		})
+	}
+}
