@@ -90,13 +90,16 @@ func (e *eventStreamSSE) Read(p []byte) (int, error) {
 }
 
 // frameBuffered reports whether a whole frame is in the buffer, so that
-// decoding it cannot block.
+// decoding it cannot block. It never reads: Peek would wait for the
+// upstream when fewer than four bytes are buffered, holding back the
+// events already decoded until the next frame arrives.
 func (e *eventStreamSSE) frameBuffered() bool {
-	head, err := e.br.Peek(4)
-	if err != nil {
+	n := e.br.Buffered()
+	if n < 4 {
 		return false
 	}
-	return int(binary.BigEndian.Uint32(head)) <= e.br.Buffered()
+	head, _ := e.br.Peek(4) // buffered: returns at once
+	return int(binary.BigEndian.Uint32(head)) <= n
 }
 
 // close closes the upstream's body and gives the reader, with its
