@@ -52,7 +52,8 @@ type HTTPSpec struct {
 	// Body, when set, rewrites the dialect's body into the API's.
 	Body func(r *Request) ([]byte, error)
 	// Sign, when set, authenticates each request as sent (body is what it
-	// carries), after Auth and Header.
+	// carries), after Auth and Header. Its failure is the credential's
+	// (Do returns it as an *AuthError).
 	Sign func(ctx context.Context, req *http.Request, body []byte) error
 	// Response, when set, turns the API's answer into the dialect's (its
 	// error shapes into the dialect's envelope, its stream framing into
@@ -221,7 +222,7 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 			req.Body.Close()
 			stopTotal()
 			cancel(nil)
-			return nil, fmt.Errorf("provider %q: signing the request: %w", h.name, err)
+			return nil, &AuthError{Provider: h.name, Fetch: true, Err: err}
 		}
 	}
 	resp, err := h.rt.RoundTrip(req)
@@ -241,6 +242,9 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	resp.Body = newIdleBody(resp.Body, h.idle, ctx, cancel, stopTotal)
 	if h.spec.Response != nil {
 		resp = h.spec.Response(resp, r)
+	}
+	if resp.StatusCode >= 400 {
+		return h.upstreamError(resp, r)
 	}
 	return resp, nil
 }

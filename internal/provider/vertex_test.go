@@ -151,7 +151,7 @@ func TestVertexErrors(t *testing.T) {
 		wantType, wantText string
 	}{
 		{429, `{"error":{"code":429,"message":"Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model","status":"RESOURCE_EXHAUSTED"}}`, 429, "rate_limit_error", "Quota exceeded"},
-		{403, `[{"error":{"code":403,"message":"Permission denied on resource project test-project.","status":"PERMISSION_DENIED"}}]`, 403, "permission_error", "Permission denied"},
+		{400, `[{"error":{"code":400,"message":"Invalid endpoint projects/test-project/locations/europe-west1.","status":"INVALID_ARGUMENT"}}]`, 400, "invalid_request_error", "Invalid endpoint projects/[redacted]/locations"},
 		{404, `{"error":{"code":404,"message":"Publisher Model was not found","status":"NOT_FOUND"}}`, 404, "not_found_error", "not found"},
 		{503, `{"error":{"code":503,"message":"The service is currently unavailable.","status":"UNAVAILABLE"}}`, 529, "overloaded_error", "unavailable"},
 		{400, `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Field required"}}`, 400, "invalid_request_error", "max_tokens"},
