@@ -75,6 +75,9 @@ func runServeReloading(ctx context.Context, stop func(), args []string, stderr i
 		addr, addrFrom = *addrFlag, "--addr"
 	}
 	logger := newLogger(cfg, stderr)
+	// What libraries log (the AWS SDK's warnings, through the bedrock
+	// provider) goes to the same log, in its format.
+	slog.SetDefault(logger)
 
 	masterKey := cfg.Auth.MasterKey
 	if masterKey == "" {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/logging"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
@@ -75,7 +77,7 @@ func newBedrock(p config.Provider) (Provider, error) {
 		// The standard chain: environment, shared files (the profile),
 		// web identity, container and instance roles. Nothing is fetched
 		// until the first request.
-		opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(p.Region)}
+		opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(p.Region), awsconfig.WithLogger(awsLogger{})}
 		if p.Profile != "" {
 			opts = append(opts, awsconfig.WithSharedConfigProfile(p.Profile))
 		}
@@ -97,6 +99,24 @@ func newBedrock(p config.Provider) (Provider, error) {
 		Sign:     b.sign,
 		Response: bedrockResponse,
 	})
+}
+
+// awsLogger writes the AWS SDK's log lines (an instance role's warnings,
+// a fall back to IMDSv1) through slog's default logger, which serve makes
+// the gateway's: the SDK's own writes plain lines to stderr, into the
+// middle of a JSON log.
+type awsLogger struct{}
+
+func (awsLogger) Logf(c logging.Classification, format string, v ...any) {
+	level := slog.LevelDebug
+	if c == logging.Warn {
+		level = slog.LevelWarn
+	}
+	log := slog.Default()
+	if !log.Enabled(context.Background(), level) {
+		return
+	}
+	log.LogAttrs(context.Background(), level, fmt.Sprintf(format, v...), slog.String("component", "aws-sdk"))
 }
 
 // bedrockURL is the operation's URL: the model id is a path segment,
