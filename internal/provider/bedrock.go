@@ -71,15 +71,18 @@ type bedrock struct {
 
 func newBedrock(p config.Provider) (Provider, error) {
 	b := &bedrock{region: p.Region, signer: v4.NewSigner()}
+	source := "" // static keys: check-config shows them
 	if p.AccessKeyID != "" {
 		b.creds = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(p.AccessKeyID, p.SecretAccessKey, p.SessionToken))
 	} else {
 		// The standard chain: environment, shared files (the profile),
 		// web identity, container and instance roles. Nothing is fetched
 		// until the first request.
+		source = "the AWS default chain: environment, shared files, web identity, container or instance role (resolved at the first request)"
 		opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(p.Region), awsconfig.WithLogger(awsLogger{})}
 		if p.Profile != "" {
 			opts = append(opts, awsconfig.WithSharedConfigProfile(p.Profile))
+			source = "profile " + p.Profile
 		}
 		cfg, err := awsconfig.LoadDefaultConfig(context.Background(), opts...)
 		if err != nil {
@@ -93,11 +96,12 @@ func newBedrock(p config.Provider) (Provider, error) {
 	}
 	p.BaseURL = base
 	return NewHTTP(p, HTTPSpec{
-		Dialect:  dialect.Anthropic,
-		URL:      bedrockURL,
-		Body:     bedrockBody,
-		Sign:     b.sign,
-		Response: bedrockResponse,
+		Dialect:     dialect.Anthropic,
+		URL:         bedrockURL,
+		Body:        bedrockBody,
+		Sign:        b.sign,
+		Response:    bedrockResponse,
+		Credentials: source,
 	})
 }
 

@@ -59,6 +59,9 @@ type HTTPSpec struct {
 	// error shapes into the dialect's envelope, its stream framing into
 	// server-sent events).
 	Response func(resp *http.Response, r *Request) *http.Response
+	// Credentials, when set, says where a cloud's credentials come from
+	// (check-config shows it).
+	Credentials string
 }
 
 // HTTP is an upstream reached over HTTP that speaks its dialect as it is
@@ -164,6 +167,10 @@ func (h *HTTP) Name() string { return h.name }
 
 // Dialect implements Provider.
 func (h *HTTP) Dialect() *dialect.Dialect { return h.spec.Dialect }
+
+// Credentials says where the provider's credentials come from, for a
+// cloud that finds them itself; "" for the others.
+func (h *HTTP) Credentials() string { return h.spec.Credentials }
 
 // CloseIdleConnections closes pooled upstream connections.
 func (h *HTTP) CloseIdleConnections() { h.closeIdl() }
