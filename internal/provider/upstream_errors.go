@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"regexp"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/tollgate/tollgate/internal/dialect"
 )
 
@@ -48,8 +50,17 @@ func (e *AuthError) Unwrap() error { return e.Err }
 // (Clouds' own shapes are already the dialect's: Bedrock's AccessDenied or
 // ExpiredToken is 403 or 401 by now, bedrock_errors.go.)
 func credentialRefused(status int, body []byte) bool {
-	return status == http.StatusUnauthorized || status == http.StatusForbidden ||
-		bytes.Contains(body, []byte("API_KEY_INVALID"))
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		return true
+	}
+	if !bytes.Contains(body, []byte("API_KEY_INVALID")) {
+		return false
+	}
+	e := gjson.GetBytes(body, "error")
+	if !e.Exists() {
+		e = gjson.GetBytes(body, "0.error") // Google's streaming methods answer a list
+	}
+	return e.Get(`details.#(reason=="API_KEY_INVALID")`).Exists()
 }
 
 // maxUpstreamErrorBody bounds what is read of an error answer; the rest
@@ -115,17 +126,17 @@ var accountIDs = []*regexp.Regexp{
 	regexp.MustCompile(`\bproj_[A-Za-z0-9]{8,}`),
 }
 
-// Scrub replaces the identifiers of the operator's account in an
+// scrub replaces the identifiers of the operator's account in an
 // upstream's text (ARNs, AWS account ids, Google projects, API keys or
 // their fragments) with a neutral placeholder.
-func Scrub(s string) string {
+func scrub(s string) string {
 	for _, re := range accountIDs {
 		s = re.ReplaceAllString(s, redacted)
 	}
 	return s
 }
 
-// scrubBytes is Scrub for a body; b itself when nothing matched.
+// scrubBytes is scrub for a body; b itself when nothing matched.
 func scrubBytes(b []byte) []byte {
 	out := b
 	for _, re := range accountIDs {

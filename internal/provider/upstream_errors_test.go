@@ -32,8 +32,8 @@ func TestScrub(t *testing.T) {
 		{"prompt is too long: 210432 tokens > 200000 maximum", "prompt is too long: 210432 tokens > 200000 maximum"},
 		{"messages.0.content: Field required (request req_011CXYZabc)", "messages.0.content: Field required (request req_011CXYZabc)"},
 	} {
-		if got := Scrub(tc.in); got != tc.want {
-			t.Errorf("Scrub(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		if got := scrub(tc.in); got != tc.want {
+			t.Errorf("scrub(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 		}
 	}
 	body := []byte(`{"message":"User: arn:aws:iam::123456789012:role/\"x\" denied","projects":"projects/p-1\\n"}`)
@@ -63,6 +63,30 @@ func TestEventStreamExceptionScrubbed(t *testing.T) {
 		}
 		if !strings.Contains(logs.String(), "123456789012") || !strings.Contains(logs.String(), "req_1") {
 			t.Errorf("%s: the log lacks the upstream's words: %s", tc.kind, logs.String())
+		}
+	}
+}
+
+// TestCredentialRefused: which answers refuse the operator's credential.
+func TestCredentialRefused(t *testing.T) {
+	geminiBadKey := `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}`
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   bool
+	}{
+		{401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, true},
+		{403, `{"type":"error","error":{"type":"permission_error","message":"no access"}}`, true},
+		{400, geminiBadKey, true},
+		{400, "[" + geminiBadKey + "]", true},
+		{500, geminiBadKey, true},
+		// The words quoted from a prompt are not the reason.
+		{400, `{"error":{"code":400,"message":"Invalid value at 'contents[0]' (API_KEY_INVALID)","status":"INVALID_ARGUMENT"}}`, false},
+		{400, `{"error":{"message":"prompt is too long","type":"invalid_request_error"}}`, false},
+		{429, `{"error":{"message":"Rate limit reached","type":"requests"}}`, false},
+	} {
+		if got := credentialRefused(tc.status, []byte(tc.body)); got != tc.want {
+			t.Errorf("%d %s: %v, want %v", tc.status, tc.body, got, tc.want)
 		}
 	}
 }
