@@ -55,12 +55,18 @@ func credentialRefused(status int) bool {
 // and quotes part of its key. The log and the ledger get that text.
 func upstreamCredentialError(x *exchange, resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	return refusedCredential(x, resp.StatusCode, b)
+}
+
+// refusedCredential is upstreamCredentialError for an answer's status
+// and body (or a stream's first event, as its dialect's error).
+func refusedCredential(x *exchange, status int, body []byte) error {
 	msg := fmt.Sprintf("the gateway could not authenticate to the upstream provider %q", x.provider)
-	if resp.StatusCode == http.StatusPaymentRequired {
+	if status == http.StatusPaymentRequired {
 		msg = fmt.Sprintf("upstream provider %q rejected the gateway's credential or account (status 402)", x.provider)
 	}
 	return credentialError(msg+"; the operator must fix its configuration",
-		fmt.Errorf("upstream status %d: %s", resp.StatusCode, dialect.Clip(string(bytes.TrimSpace(b)))))
+		fmt.Errorf("upstream status %d: %s", status, dialect.Clip(string(bytes.TrimSpace(body)))))
 }
 
 // upstreamAuthError answers an exchange whose credential the upstream
@@ -253,7 +259,10 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 					// P4: an error as the first event becomes a JSON error,
 					// or, if it is one another target may not have, a retry.
 					x.usage = tap.Usage()
-					if retryableStatus(status) {
+					switch {
+					case credentialRefused(status): // an authentication_error event: not the client's key
+						return refusedCredential(x, status, body)
+					case retryableStatus(status):
 						return startFailure(resp, status, body)
 					}
 					return g.writeUpstreamError(w, x, resp, status, body)

@@ -38,7 +38,9 @@ type upstreamAuthCase struct {
 	// (named up; the model is claude-x, or gpt-x for OpenAI dialects).
 	setup  func(t *testing.T) string
 	client string // "anthropic", "openai" or "responses"
-	status int    // what the client gets
+	// streamOnly: the upstream answers with a stream whatever was asked.
+	streamOnly bool
+	status     int // what the client gets
 	// message the client's error says; auth: the answer is
 	// upstream_auth_failed (502, not to be retried).
 	message string
@@ -48,6 +50,16 @@ type upstreamAuthCase struct {
 
 func staticUpstream(t *testing.T, status int, body string, header http.Header) string {
 	srv := upstreamtest.Static(upstreamtest.Reply{Status: status, Body: []byte(body), Header: header})
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func streamUpstream(t *testing.T, events ...string) string {
+	var evs [][]byte
+	for _, e := range events {
+		evs = append(evs, []byte(e))
+	}
+	srv := upstreamtest.Static(upstreamtest.Reply{Events: evs})
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -92,6 +104,10 @@ func upstreamAuthCases() []upstreamAuthCase {
 			setup: func(t *testing.T) string {
 				return `{ name: up, type: anthropic, api_key: k, base_url: "` + staticUpstream(t, 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, nil) + `" }`
 			}, hidden: []string{"invalid x-api-key"}},
+		{name: "anthropic stream beginning with an authentication_error", client: "anthropic", streamOnly: true, status: 502, auth: true, message: couldNot,
+			setup: func(t *testing.T) string {
+				return `{ name: up, type: anthropic, api_key: k, base_url: "` + streamUpstream(t, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key sk-ant-***wxyz\"}}\n\n") + `" }`
+			}, hidden: []string{"wxyz"}},
 		{name: "openai 401", client: "openai", status: 502, auth: true, message: couldNot,
 			setup: func(t *testing.T) string {
 				return `{ name: up, type: openai, api_key: k, base_url: "` + staticUpstream(t, 401, openAIBadKey, nil) + `" }`
@@ -172,6 +188,9 @@ func upstreamAuthCases() []upstreamAuthCase {
 func TestUpstreamCredentialFailures(t *testing.T) {
 	for _, tc := range upstreamAuthCases() {
 		for _, stream := range []bool{false, true} {
+			if tc.streamOnly && !stream {
+				continue
+			}
 			name := tc.name
 			if stream {
 				name += " stream"
