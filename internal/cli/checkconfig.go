@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/provider"
 )
 
 func checkConfig(args []string, stdout, stderr io.Writer) error {
@@ -27,7 +28,14 @@ func checkConfig(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	printConfig(stdout, cfg)
+	// The providers as serve builds them, their credentials loaded and
+	// checked (never over the network): what would stop serve stops the
+	// check, with the same error.
+	providers, err := buildProviders(cfg, nil)
+	if err != nil {
+		return err
+	}
+	printConfig(stdout, cfg, providers)
 	warnUnpriced(stderr, cfg)
 	return nil
 }
@@ -61,7 +69,7 @@ func warnUnpriced(w io.Writer, cfg *config.Config) {
 
 // printConfig shows the resolved configuration with secrets masked: keys
 // by their ends, URLs without passwords or key-like query values.
-func printConfig(w io.Writer, cfg *config.Config) {
+func printConfig(w io.Writer, cfg *config.Config, providers map[string]provider.Provider) {
 	s := cfg.Server
 	fmt.Fprintf(w, "configuration OK\n\nserver: addr=%s max_body_bytes=%d drain_timeout=%s read_header_timeout=%s read_timeout=%s idle_timeout=%s max_header_bytes=%d\n",
 		s.Addr, s.MaxBodyBytes, s.DrainTimeout, s.ReadHeaderTimeout, s.ReadTimeout, s.IdleTimeout, s.MaxHeaderBytes)
@@ -96,7 +104,11 @@ func printConfig(w io.Writer, cfg *config.Config) {
 		}
 		where := config.RedactURL(p.BaseURL) + " api_key=" + maskKeys(p)
 		if t, _ := config.LookupProviderType(p.Type); t.NoKeys {
-			where = cloudOptions(p.CloudOptions)
+			var found string // where the cloud's own search found them
+			if c, ok := providers[p.Name].(interface{ Credentials() string }); ok {
+				found = c.Credentials()
+			}
+			where = cloudOptions(p.CloudOptions, found)
 		}
 		forwards := ""
 		if p.ForwardUnknownResponseIDs {
@@ -142,8 +154,9 @@ func printConfig(w io.Writer, cfg *config.Config) {
 }
 
 // cloudOptions shows a cloud provider's settings, secrets masked and
-// the credentials' source named.
-func cloudOptions(o config.CloudOptions) string {
+// the credentials' source named: found, when the configuration names
+// none.
+func cloudOptions(o config.CloudOptions, found string) string {
 	var parts []string
 	add := func(name, v string) {
 		if v != "" {
@@ -165,7 +178,7 @@ func cloudOptions(o config.CloudOptions) string {
 	case o.CredentialsFile != "":
 		add("credentials", o.CredentialsFile)
 	default:
-		add("credentials", "default chain")
+		add("credentials", cmp.Or(found, "default chain"))
 	}
 	return strings.Join(parts, " ")
 }

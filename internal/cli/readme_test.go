@@ -9,10 +9,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
 // The configurations users copy: every ```yaml block of the README and
@@ -150,6 +154,7 @@ func checkSample(t *testing.T, s configSample) error {
 	for _, name := range envReferences(text) {
 		t.Setenv(name, dummyEnvValue(name))
 	}
+	text = dummyKeyFiles(t, text)
 	path := filepath.Join(t.TempDir(), "tollgate.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
@@ -284,4 +289,23 @@ func dummyEnvValue(name string) string {
 		return "http://127.0.0.1:9/v1"
 	}
 	return "dummy-0123456789abcdef0123456789abcdef"
+}
+
+// keyFileRE finds the key files a sample names (/etc/tollgate/vertex-sa.json),
+// which check-config reads, as serve does.
+var keyFileRE = regexp.MustCompile(`\b(credentials_file:\s*)("[^"]*"|[^\s,}]+)`)
+
+// dummyKeyFiles points every credentials_file of text at a service account
+// key that loads (its token endpoint is never asked).
+func dummyKeyFiles(t *testing.T, text string) string {
+	if !keyFileRE.MatchString(text) {
+		return text
+	}
+	tokens := upstreamtest.NewGoogleTokens(time.Hour)
+	tokens.Close()
+	file := filepath.Join(t.TempDir(), "sa.json")
+	if err := os.WriteFile(file, tokens.ServiceAccountJSON(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return keyFileRE.ReplaceAllString(text, "${1}"+strconv.Quote(file))
 }

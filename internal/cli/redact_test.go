@@ -60,7 +60,7 @@ var allSecrets = []string{"mk-very-secret", "db-pass-9f8e7d", "redis-pass-4c3b2a
 // check-config shows URLs without their passwords.
 func TestPrintConfigHidesSecrets(t *testing.T) {
 	var out bytes.Buffer
-	printConfig(&out, testConfig(t, secretsYAML))
+	printConfig(&out, testConfig(t, secretsYAML), nil)
 	for _, s := range allSecrets {
 		if strings.Contains(out.String(), s) {
 			t.Errorf("check-config prints %q:\n%s", s, &out)
@@ -87,7 +87,7 @@ func TestPrintConfigMarksFallbacks(t *testing.T) {
 	printConfig(&out, testConfig(t, `
 providers: [ { name: a, type: echo }, { name: b, type: echo } ]
 models: [ { name: m, targets: [ { provider: a, weight: 3 }, { provider: b, fallback: true } ] } ]
-`))
+`), nil)
 	for _, want := range []string{"1. a/m (echo) [weight 3]", "2. b/m (echo) [fallback: only when the others fail]"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("check-config lacks %q:\n%s", want, &out)
@@ -104,7 +104,7 @@ providers:
   - { name: open, type: openai-responses, api_key: k, forward_unknown_response_ids: true }
   - { name: closed, type: openai-responses, api_key: k }
 models: [ { name: m, targets: [ { provider: open, model: x }, { provider: closed, model: x } ] } ]
-`))
+`), nil)
 	for _, line := range strings.Split(out.String(), "\n") {
 		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
 		if marked := strings.Contains(line, "forward_unknown_response_ids"); (name == "open" || name == "closed") && marked != (name == "open") {

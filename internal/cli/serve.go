@@ -75,6 +75,9 @@ func runServeReloading(ctx context.Context, stop func(), args []string, stderr i
 		addr, addrFrom = *addrFlag, "--addr"
 	}
 	logger := newLogger(cfg, stderr)
+	// What libraries log (the AWS SDK's warnings, through the bedrock
+	// provider) goes to the same log, in its format.
+	slog.SetDefault(logger)
 
 	masterKey := cfg.Auth.MasterKey
 	if masterKey == "" {
@@ -515,6 +518,21 @@ func buildRoutes(cfg *config.Config, reuse func(config.Provider) provider.Provid
 	if err != nil {
 		return nil, nil, err
 	}
+	providers, err := buildProviders(cfg, reuse)
+	if err != nil {
+		return nil, nil, err
+	}
+	routes, err := route.New(cfg, providers, catalogue)
+	if err != nil {
+		return nil, nil, err
+	}
+	return routes, providers, nil
+}
+
+// buildProviders builds cfg's providers by name, loading and checking
+// their credentials (check-config runs it too, so that it fails where
+// serve would). reuse is as for buildRoutes.
+func buildProviders(cfg *config.Config, reuse func(config.Provider) provider.Provider) (map[string]provider.Provider, error) {
 	providers := make(map[string]provider.Provider, len(cfg.Providers))
 	for _, pc := range cfg.Providers {
 		var p provider.Provider
@@ -522,17 +540,14 @@ func buildRoutes(cfg *config.Config, reuse func(config.Provider) provider.Provid
 			p = reuse(pc)
 		}
 		if p == nil {
+			var err error
 			if p, err = provider.New(pc); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 		}
 		providers[pc.Name] = p
 	}
-	routes, err := route.New(cfg, providers, catalogue)
-	if err != nil {
-		return nil, nil, err
-	}
-	return routes, providers, nil
+	return providers, nil
 }
 
 // newLogger logs to w in the configured format, with configured secrets

@@ -21,6 +21,7 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	req := &provider.Request{
 		Op: c.op, Dialect: d, Model: t.Model, Stream: c.s.Stream,
 		Header: upstreamHeader(c.r, d.ForwardHeaders), Affinity: c.stickyKey(),
+		Log: g.log, ID: x.id,
 	}
 	filterBetas(req.Header, d.BetaHeader, t.AllowBetas, c.w.Header())
 	// Only "model" changes: the upstream gets every other byte the client sent.

@@ -44,20 +44,47 @@ var (
 // credentialRefused reports an upstream status that refuses the gateway's
 // own credential or account rather than the client's request.
 func credentialRefused(status int) bool {
-	return status == http.StatusUnauthorized || status == http.StatusPaymentRequired
+	return status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusPaymentRequired
 }
 
 // upstreamCredentialError answers an upstream's refusal of the gateway's
-// credential or account, on either lane. A 401 would tell the client its
-// own key is bad (and SDKs would not retry), and the upstream's text is
-// not relayed: it names the provider account and quotes part of its key.
-// The log and the ledger get that text.
+// credential or account, on either lane (the HTTP providers report a
+// refused credential as a *provider.AuthError: upstreamAuthError). A 401
+// would tell the client its own key is bad (and SDKs would not retry),
+// and the upstream's text is not relayed: it names the provider account
+// and quotes part of its key. The log and the ledger get that text.
 func upstreamCredentialError(x *exchange, resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	return refusedCredential(x, resp.StatusCode, b)
+}
+
+// refusedCredential is upstreamCredentialError for an answer's status
+// and body (or a stream's first event, as its dialect's error).
+func refusedCredential(x *exchange, status int, body []byte) error {
+	msg := fmt.Sprintf("the gateway could not authenticate to the upstream provider %q", x.provider)
+	if status == http.StatusPaymentRequired {
+		msg = fmt.Sprintf("upstream provider %q rejected the gateway's credential or account (status 402)", x.provider)
+	}
+	return credentialError(msg+"; the operator must fix its configuration",
+		fmt.Errorf("upstream status %d: %s", status, dialect.Clip(string(bytes.TrimSpace(body)))))
+}
+
+// upstreamAuthError answers an exchange whose credential the upstream
+// refused or that could not be obtained: the operator's to fix, never
+// the client's.
+func upstreamAuthError(x *exchange, ae *provider.AuthError) error {
+	if ae.Fetch {
+		return credentialError(fmt.Sprintf("the gateway could not obtain credentials for the upstream provider %q; the operator must fix its configuration", x.provider), ae)
+	}
+	x.upstreamStatus = ae.Status
+	return credentialError(fmt.Sprintf("the gateway could not authenticate to the upstream provider %q; the operator must fix its configuration", x.provider), ae)
+}
+
+// credentialError is the one answer to every upstream credential failure:
+// 502 upstream_auth_failed, not to be retried by the client.
+func credentialError(msg string, cause error) *Error {
 	return &Error{Status: http.StatusBadGateway, Kind: dialect.Upstream, Code: "upstream_auth_failed",
-		Header:  http.Header{"X-Should-Retry": {"false"}},
-		Message: fmt.Sprintf("upstream provider %q rejected the gateway's credential (status %d); the operator must fix its configuration", x.provider, resp.StatusCode),
-		Err:     fmt.Errorf("upstream status %d: %s", resp.StatusCode, dialect.Clip(string(bytes.TrimSpace(b))))}
+		Header: http.Header{"X-Should-Retry": {"false"}}, Message: msg, Err: cause}
 }
 
 // send performs the upstream exchange and records its status and time on
@@ -91,6 +118,9 @@ func (g *Gateway) upstreamFailure(r *http.Request, x *exchange, err error) error
 	if r.Context().Err() != nil {
 		x.clientGone = true
 		return fmt.Errorf("client went away: %w", err)
+	}
+	if ae, ok := errors.AsType[*provider.AuthError](err); ok {
+		return upstreamAuthError(x, ae)
 	}
 	if provider.IsTimeout(err) {
 		return &Error{Status: http.StatusGatewayTimeout, Kind: dialect.Timeout, Err: err,
@@ -229,7 +259,10 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 					// P4: an error as the first event becomes a JSON error,
 					// or, if it is one another target may not have, a retry.
 					x.usage = tap.Usage()
-					if retryableStatus(status) {
+					switch {
+					case credentialRefused(status): // an authentication_error event: not the client's key
+						return refusedCredential(x, status, body)
+					case retryableStatus(status):
 						return startFailure(resp, status, body)
 					}
 					return g.writeUpstreamError(w, x, resp, status, body)

@@ -50,7 +50,8 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 	}
 	plan.InputEstimate = estimateTokens(c.body)
 	req := &provider.Request{Op: dialect.Generate, Dialect: up, Model: t.Model, Stream: c.s.Stream,
-		Body: provider.Body{b}, Header: upstreamHeader(c.r, nil), Affinity: c.stickyKey()}
+		Body: provider.Body{b}, Header: upstreamHeader(c.r, nil), Affinity: c.stickyKey(),
+		Log: g.log, ID: c.x.id}
 	placedHeader(w.Header(), plan)
 	if d := plan.Dropped(); len(d) > 0 {
 		w.Header().Set("Tollgate-Dropped-Params", strings.Join(d, ","))
@@ -242,7 +243,8 @@ func (g *Gateway) countTokensUpstream(c *call, t *route.Target, tr *dialect.Tran
 	if err != nil {
 		return err
 	}
-	req := &provider.Request{Op: dialect.CountTokens, Dialect: up, Model: t.Model, Body: provider.Body{b}, Header: upstreamHeader(c.r, nil), Affinity: c.stickyKey()}
+	req := &provider.Request{Op: dialect.CountTokens, Dialect: up, Model: t.Model, Body: provider.Body{b}, Header: upstreamHeader(c.r, nil), Affinity: c.stickyKey(),
+		Log: g.log, ID: c.x.id}
 	resp, done, err := g.send(c.r, x, t.Provider, req)
 	if err != nil {
 		return retryableSend(x, err)

@@ -32,10 +32,13 @@ func anthropicErrorBody(k anthropicError, message string) []byte {
 	return append(b, "}}"...)
 }
 
-// replaceBody gives resp a new status and whole body.
+// replaceBody gives resp a new status and whole body, and its content
+// type unless that is "".
 func replaceBody(resp *http.Response, status int, contentType string, body []byte) *http.Response {
 	resp.StatusCode, resp.Status = status, strconv.Itoa(status)+" "+http.StatusText(status)
-	resp.Header.Set("Content-Type", contentType)
+	if contentType != "" {
+		resp.Header.Set("Content-Type", contentType)
+	}
 	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	resp.ContentLength = int64(len(body))
 	resp.Body = io.NopCloser(bytes.NewReader(body))

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/logging"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
@@ -69,15 +71,18 @@ type bedrock struct {
 
 func newBedrock(p config.Provider) (Provider, error) {
 	b := &bedrock{region: p.Region, signer: v4.NewSigner()}
+	source := "" // static keys: check-config shows them
 	if p.AccessKeyID != "" {
 		b.creds = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(p.AccessKeyID, p.SecretAccessKey, p.SessionToken))
 	} else {
 		// The standard chain: environment, shared files (the profile),
 		// web identity, container and instance roles. Nothing is fetched
 		// until the first request.
-		opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(p.Region)}
+		source = "the AWS default chain: environment, shared files, web identity, container or instance role (resolved at the first request)"
+		opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(p.Region), awsconfig.WithLogger(awsLogger{})}
 		if p.Profile != "" {
 			opts = append(opts, awsconfig.WithSharedConfigProfile(p.Profile))
+			source = "profile " + p.Profile
 		}
 		cfg, err := awsconfig.LoadDefaultConfig(context.Background(), opts...)
 		if err != nil {
@@ -91,12 +96,31 @@ func newBedrock(p config.Provider) (Provider, error) {
 	}
 	p.BaseURL = base
 	return NewHTTP(p, HTTPSpec{
-		Dialect:  dialect.Anthropic,
-		URL:      bedrockURL,
-		Body:     bedrockBody,
-		Sign:     b.sign,
-		Response: bedrockResponse,
+		Dialect:     dialect.Anthropic,
+		URL:         bedrockURL,
+		Body:        bedrockBody,
+		Sign:        b.sign,
+		Response:    bedrockResponse,
+		Credentials: source,
 	})
+}
+
+// awsLogger writes the AWS SDK's log lines (an instance role's warnings,
+// a fall back to IMDSv1) through slog's default logger, which serve makes
+// the gateway's: the SDK's own writes plain lines to stderr, into the
+// middle of a JSON log.
+type awsLogger struct{}
+
+func (awsLogger) Logf(c logging.Classification, format string, v ...any) {
+	level := slog.LevelDebug
+	if c == logging.Warn {
+		level = slog.LevelWarn
+	}
+	log := slog.Default()
+	if !log.Enabled(context.Background(), level) {
+		return
+	}
+	log.LogAttrs(context.Background(), level, fmt.Sprintf(format, v...), slog.String("component", "aws-sdk"))
 }
 
 // bedrockURL is the operation's URL: the model id is a path segment,

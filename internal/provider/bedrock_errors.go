@@ -93,7 +93,7 @@ func bedrockResponse(resp *http.Response, r *Request) *http.Response {
 		resp.Header.Set("Content-Type", "text/event-stream")
 		resp.Header.Del("Content-Length")
 		resp.ContentLength = -1
-		resp.Body = newEventStreamSSE(resp.Body)
+		resp.Body = newEventStreamSSE(resp.Body, r)
 	}
 	return resp
 }

@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
+	"log"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,8 +188,8 @@ func TestBedrockStreamFailures(t *testing.T) {
 }
 
 // TestBedrockErrors: Bedrock's error shapes reach the gateway as
-// Anthropic errors with the matching status; a wrong secret as an
-// authentication error.
+// Anthropic errors with the matching status. (Refused credentials:
+// TestCredentialRefused.)
 func TestBedrockErrors(t *testing.T) {
 	for _, tc := range []struct {
 		kind, message string
@@ -195,7 +199,6 @@ func TestBedrockErrors(t *testing.T) {
 	}{
 		{"ValidationException", "messages: field required", 400, 400, "invalid_request_error"},
 		{"ThrottlingException", "Too many requests, please wait before trying again.", 429, 429, "rate_limit_error"},
-		{"AccessDeniedException", "You don't have access to the model with the specified model ID.", 403, 403, "permission_error"},
 		{"ResourceNotFoundException", "Model not found", 404, 404, "not_found_error"},
 		{"ModelTimeoutException", "Model has timed out", 408, 504, "timeout_error"},
 		{"ServiceUnavailableException", "Service unavailable", 503, 529, "overloaded_error"},
@@ -218,21 +221,6 @@ func TestBedrockErrors(t *testing.T) {
 				t.Fatalf("%d %s", resp.StatusCode, got.Raw)
 			}
 		})
-	}
-	// A wrong secret: Bedrock's 403 InvalidSignatureException.
-	srv := upstreamtest.NewBedrock(bedrockCreds, func(upstreamtest.Received) upstreamtest.Reply {
-		t.Error("a badly signed request was answered")
-		return upstreamtest.Reply{}
-	})
-	defer srv.Close()
-	bad := staticKeys()
-	bad.SecretAccessKey = "not-the-secret"
-	resp, err := newTestBedrock(t, srv, bad).Do(context.Background(), messagesRequest(false, `{"max_tokens":1,"messages":[]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := gjson.ParseBytes(readAll(t, resp)); resp.StatusCode != 401 || got.Get("error.type").Str != "authentication_error" {
-		t.Fatalf("wrong secret: %d %s", resp.StatusCode, got.Raw)
 	}
 }
 
@@ -378,4 +366,65 @@ func BenchmarkBedrockPrepare(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestBedrockSDKLogsThroughSlog: the AWS SDK's own log lines (here its
+// warning that the instance metadata service refused a token and it falls
+// back to IMDSv1) go through slog, as JSON in the gateway's log, not as
+// plain lines on stderr.
+func TestBedrockSDKLogsThroughSlog(t *testing.T) {
+	var buf bytes.Buffer
+	prev, prevOut, prevFlags := slog.Default(), log.Writer(), log.Flags()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev); log.SetOutput(prevOut); log.SetFlags(prevFlags) })
+
+	role := upstreamtest.BedrockCredentials{AccessKeyID: "ASIAROLE", SecretAccessKey: "role-secret", SessionToken: "role-token", Region: bedrockCreds.Region}
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/latest/api/token": // an IMDSv2 token is refused: the SDK warns and falls back
+			w.WriteHeader(http.StatusForbidden)
+		case "/latest/meta-data/iam/security-credentials/":
+			io.WriteString(w, "tollgate-role")
+		case "/latest/meta-data/iam/security-credentials/tollgate-role":
+			fmt.Fprintf(w, `{"Code":"Success","Type":"AWS-HMAC","AccessKeyId":%q,"SecretAccessKey":%q,"Token":%q,"Expiration":%q}`,
+				role.AccessKeyID, role.SecretAccessKey, role.SessionToken, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer imds.Close()
+	dir := t.TempDir()
+	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION",
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_EC2_METADATA_V1_DISABLED"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "false")
+	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.URL)
+
+	srv := upstreamtest.NewBedrock(role, func(upstreamtest.Received) upstreamtest.Reply {
+		return upstreamtest.Reply{Body: upstreamtest.File("anthropic_message.json")}
+	})
+	defer srv.Close()
+	resp, err := newTestBedrock(t, srv, config.Provider{}).Do(context.Background(), messagesRequest(false, `{"max_tokens":1,"messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readAll(t, resp); resp.StatusCode != 200 {
+		t.Fatalf("credentials from the instance role: %d", resp.StatusCode)
+	}
+	var warned bool
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		l := gjson.Parse(line)
+		if line != "" && !gjson.Valid(line) {
+			t.Errorf("not a JSON log line: %q", line)
+		}
+		if strings.Contains(l.Get("msg").Str, "falling back to IMDSv1") && l.Get("level").Str == "WARN" && l.Get("component").Str == "aws-sdk" {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("the SDK's warning is not in the log:\n%s", buf.String())
+	}
 }

@@ -3,12 +3,15 @@ package provider
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"unsafe"
@@ -36,12 +39,14 @@ type eventStreamSSE struct {
 	event  []byte // a chunk's decoded event, reused
 	out    []byte // SSE bytes not yet read
 	off    int
-	err    error // returned once out is drained
+	err    error        // returned once out is drained
+	log    *slog.Logger // gets an exception's text (not the request: its body would stay)
+	id     string       // the request's id
 }
 
-func newEventStreamSSE(src io.ReadCloser) io.ReadCloser {
+func newEventStreamSSE(src io.ReadCloser, r *Request) io.ReadCloser {
 	e := eventStreamPool.Get().(*eventStreamSSE)
-	e.src = src
+	e.src, e.log, e.id = src, r.logger(), r.ID
 	e.br.Reset(src)
 	e.frames.r = e.br
 	return &pooledStream{e}
@@ -90,20 +95,23 @@ func (e *eventStreamSSE) Read(p []byte) (int, error) {
 }
 
 // frameBuffered reports whether a whole frame is in the buffer, so that
-// decoding it cannot block.
+// decoding it cannot block. It never reads: Peek would wait for the
+// upstream when fewer than four bytes are buffered, holding back the
+// events already decoded until the next frame arrives.
 func (e *eventStreamSSE) frameBuffered() bool {
-	head, err := e.br.Peek(4)
-	if err != nil {
+	n := e.br.Buffered()
+	if n < 4 {
 		return false
 	}
-	return int(binary.BigEndian.Uint32(head)) <= e.br.Buffered()
+	head, _ := e.br.Peek(4) // buffered: returns at once
+	return int(binary.BigEndian.Uint32(head)) <= n
 }
 
 // close closes the upstream's body and gives the reader, with its
 // buffers, back to the pool.
 func (e *eventStreamSSE) close() error {
 	err := e.src.Close()
-	e.src, e.off, e.err = nil, 0, nil
+	e.src, e.off, e.err, e.log, e.id = nil, 0, nil, nil, ""
 	e.br.Reset(nil)
 	if cap(e.out) > 64<<10 || cap(e.frames.buf) > 64<<10 || cap(e.event) > 64<<10 {
 		return err // an outsized stream: its buffers go to the collector
@@ -151,13 +159,29 @@ func (e *eventStreamSSE) next() error {
 		if message == "" {
 			message = gjson.GetBytes(f.payload, "Message").Str
 		}
-		e.out = appendSSE(e.out, "error", anthropicErrorBody(bedrockError(string(f.exceptionType), 0), message))
+		e.out = appendSSE(e.out, "error", e.errorBody(bedrockError(string(f.exceptionType), 0), message))
 		return io.EOF
 	case "error":
-		e.out = appendSSE(e.out, "error", anthropicErrorBody(bedrockError(string(f.errorCode), 0), string(f.errorMessage)))
+		e.out = appendSSE(e.out, "error", e.errorBody(bedrockError(string(f.errorCode), 0), string(f.errorMessage)))
 		return io.EOF
 	}
 	return fmt.Errorf("%w: a frame of message type %q", ErrEventStream, f.messageType)
+}
+
+// errorBody is the error event of an exception inside a stream: its
+// message scrubbed of the account's identifiers or, for a refused
+// credential, not relayed at all (the client must not take it for its
+// own key's fault). The log gets the original.
+func (e *eventStreamSSE) errorBody(k anthropicError, message string) []byte {
+	out := scrub(message)
+	if k.status == http.StatusUnauthorized || k.status == http.StatusForbidden {
+		k, out = anthropicError{http.StatusBadGateway, "api_error"}, "the gateway could not authenticate to the upstream provider"
+	}
+	if out != message {
+		e.log.LogAttrs(context.Background(), slog.LevelWarn, "upstream stream error not relayed as it is",
+			slog.String("request_id", e.id), slog.String("upstream_error", message))
+	}
+	return anthropicErrorBody(k, out)
 }
 
 // appendSSE appends one server-sent event. The data must be one line:

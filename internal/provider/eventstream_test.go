@@ -45,7 +45,7 @@ func TestEventStreamSSE(t *testing.T) {
 		frame(t, "exception", "internalServerException", []byte(`{"message":"boom"}`)),
 		chunk(t, `{"type":"never_read"}`),
 	}, nil)
-	got, err := io.ReadAll(newEventStreamSSE(io.NopCloser(bytes.NewReader(in))))
+	got, err := io.ReadAll(newEventStreamSSE(io.NopCloser(bytes.NewReader(in)), &Request{}))
 	want := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}\n\n" +
 		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"a\\nb\"}}\n\n" +
 		"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"boom\"}}\n\n"
@@ -53,7 +53,7 @@ func TestEventStreamSSE(t *testing.T) {
 		t.Fatalf("%v\n%s\nwant\n%s", err, got, want)
 	}
 	cut := chunk(t, `{"type":"ping"}`)
-	_, err = io.ReadAll(newEventStreamSSE(io.NopCloser(bytes.NewReader(cut[:len(cut)-3]))))
+	_, err = io.ReadAll(newEventStreamSSE(io.NopCloser(bytes.NewReader(cut[:len(cut)-3])), &Request{}))
 	if err == nil || !strings.Contains(err.Error(), "bedrock event stream") {
 		t.Fatalf("a frame cut short: %v", err)
 	}
@@ -69,7 +69,7 @@ func FuzzEventStreamSSE(f *testing.F) {
 	f.Add(chunk(f, "{\"type\":\"a\nb\"}"))
 	f.Add([]byte{0, 0, 0, 16, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, _ := io.ReadAll(io.LimitReader(newEventStreamSSE(io.NopCloser(bytes.NewReader(in))), 1<<22))
+		got, _ := io.ReadAll(io.LimitReader(newEventStreamSSE(io.NopCloser(bytes.NewReader(in)), &Request{}), 1<<22))
 		s := string(got)
 		if s == "" {
 			return
@@ -102,7 +102,7 @@ func BenchmarkEventStreamSSE(b *testing.B) {
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	for b.Loop() {
-		r := newEventStreamSSE(io.NopCloser(bytes.NewReader(in)))
+		r := newEventStreamSSE(io.NopCloser(bytes.NewReader(in)), &Request{})
 		for {
 			if _, err := r.Read(buf); err != nil {
 				break

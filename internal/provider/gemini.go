@@ -47,10 +47,11 @@ var vertexGeminiType = &Type{
 		p.BaseURL = vertexEndpoint(p)
 		models := "/v1/projects/" + url.PathEscape(p.Project) + "/locations/" + url.PathEscape(p.Region) + "/publishers/google/models/"
 		return NewHTTP(p, HTTPSpec{
-			Dialect: dialect.Gemini,
-			URL:     func(base *url.URL, r *Request) (*url.URL, bool) { return geminiURL(base, models, r) },
-			Body:    vertexGeminiCountBody,
-			Sign:    tokens.sign,
+			Dialect:     dialect.Gemini,
+			URL:         func(base *url.URL, r *Request) (*url.URL, bool) { return geminiURL(base, models, r) },
+			Body:        vertexGeminiCountBody,
+			Sign:        tokens.sign,
+			Credentials: tokens.source,
 		})
 	},
 }

@@ -52,12 +52,16 @@ type HTTPSpec struct {
 	// Body, when set, rewrites the dialect's body into the API's.
 	Body func(r *Request) ([]byte, error)
 	// Sign, when set, authenticates each request as sent (body is what it
-	// carries), after Auth and Header.
+	// carries), after Auth and Header. Its failure is the credential's
+	// (Do returns it as an *AuthError).
 	Sign func(ctx context.Context, req *http.Request, body []byte) error
 	// Response, when set, turns the API's answer into the dialect's (its
 	// error shapes into the dialect's envelope, its stream framing into
 	// server-sent events).
 	Response func(resp *http.Response, r *Request) *http.Response
+	// Credentials, when set, says where a cloud's credentials come from
+	// (check-config shows it).
+	Credentials string
 }
 
 // HTTP is an upstream reached over HTTP that speaks its dialect as it is
@@ -164,6 +168,10 @@ func (h *HTTP) Name() string { return h.name }
 // Dialect implements Provider.
 func (h *HTTP) Dialect() *dialect.Dialect { return h.spec.Dialect }
 
+// Credentials says where the provider's credentials come from, for a
+// cloud that finds them itself; "" for the others.
+func (h *HTTP) Credentials() string { return h.spec.Credentials }
+
 // CloseIdleConnections closes pooled upstream connections.
 func (h *HTTP) CloseIdleConnections() { h.closeIdl() }
 
@@ -221,7 +229,7 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 			req.Body.Close()
 			stopTotal()
 			cancel(nil)
-			return nil, fmt.Errorf("provider %q: signing the request: %w", h.name, err)
+			return nil, &AuthError{Provider: h.name, Fetch: true, Err: err}
 		}
 	}
 	resp, err := h.rt.RoundTrip(req)
@@ -241,6 +249,9 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	resp.Body = newIdleBody(resp.Body, h.idle, ctx, cancel, stopTotal)
 	if h.spec.Response != nil {
 		resp = h.spec.Response(resp, r)
+	}
+	if resp.StatusCode >= 400 {
+		return h.upstreamError(resp, r)
 	}
 	return resp, nil
 }

@@ -11,6 +11,7 @@ package provider
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 
 	"github.com/tollgate/tollgate/internal/affinity"
@@ -66,6 +67,11 @@ type Request struct {
 	// the func it returns is called once that reader is closed, which may
 	// be after Do returns. It lets the caller recycle the memory of Body.
 	Hold func() (release func())
+	// Log, if set, receives what the client is not told: an upstream's
+	// error text before it was scrubbed, a refused credential's details,
+	// the AWS SDK's warnings; each line with ID, the gateway's request id.
+	Log *slog.Logger
+	ID  string
 }
 
 // newReader returns a reader over r.Body that honours Hold.

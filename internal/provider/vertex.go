@@ -1,12 +1,18 @@
 package provider
 
 import (
+	"cmp"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -85,9 +91,10 @@ func newVertex(p config.Provider) (Provider, error) {
 			}
 			return full, true
 		},
-		Body:     vertexBody,
-		Sign:     tokens.sign,
-		Response: vertexResponse,
+		Body:        vertexBody,
+		Sign:        tokens.sign,
+		Response:    vertexResponse,
+		Credentials: tokens.source,
 	})
 }
 
@@ -180,41 +187,90 @@ func VertexPriceModel(id string) string {
 // token source made anew (the libraries' own sources cache a token until
 // seconds before its end). Tokens are never logged.
 type googleTokens struct {
-	mu    sync.Mutex
-	tok   *oauth2.Token
-	fresh func(ctx context.Context) (oauth2.TokenSource, error)
+	mu     sync.Mutex
+	tok    *oauth2.Token
+	fresh  func(ctx context.Context) (oauth2.TokenSource, error)
+	source string // where the tokens come from, for check-config
 }
 
+// newGoogleTokens loads the credentials of a Vertex provider, reading
+// and checking them without the network (check-config runs it too): the
+// credentials_file, else Application Default Credentials' file
+// (GOOGLE_APPLICATION_CREDENTIALS, then gcloud's), else the metadata
+// server of the instance (Compute Engine, GKE, Cloud Run), which is first
+// asked at the first request.
 func newGoogleTokens(file string) (*googleTokens, error) {
-	ctx := context.Background()
 	params := google.CredentialsParams{Scopes: []string{cloudPlatformScope}, EarlyTokenRefresh: tokenEarlyRefresh}
-	var data []byte
-	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return nil, err
-		}
-		data = b
-	} else {
-		creds, err := google.FindDefaultCredentialsWithParams(ctx, params)
-		if err != nil {
-			return nil, fmt.Errorf("no credentials_file, and no Application Default Credentials: %w", err)
-		}
-		if creds.JSON == nil { // the metadata server: its source refreshes early itself
-			return &googleTokens{fresh: func(context.Context) (oauth2.TokenSource, error) { return creds.TokenSource, nil }}, nil
-		}
-		data = creds.JSON
+	if file == "" {
+		file = adcFile()
 	}
-	if _, err := google.CredentialsFromJSONWithParams(ctx, data, params); err != nil {
+	if file == "" {
+		ts := oauth2.ReuseTokenSourceWithExpiry(nil, google.ComputeTokenSource("", cloudPlatformScope), tokenEarlyRefresh)
+		return &googleTokens{source: "the metadata server (asked at the first request)",
+			fresh: func(context.Context) (oauth2.TokenSource, error) { return ts, nil }}, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
 		return nil, err
 	}
-	return &googleTokens{fresh: func(ctx context.Context) (oauth2.TokenSource, error) {
+	email, err := checkGoogleCredentials(data)
+	if err == nil {
+		_, err = google.CredentialsFromJSONWithParams(context.Background(), data, params)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &googleTokens{source: cmp.Or(email, file), fresh: func(ctx context.Context) (oauth2.TokenSource, error) {
 		creds, err := google.CredentialsFromJSONWithParams(ctx, data, params)
 		if err != nil {
 			return nil, err
 		}
 		return creds.TokenSource, nil
 	}}, nil
+}
+
+// adcFile is the file of Application Default Credentials, as Google's
+// libraries look for it; "" when there is none.
+func adcFile() string {
+	if f := os.Getenv("GOOGLE_APPLICATION_CREDENTIALS"); f != "" {
+		return f
+	}
+	dir := os.Getenv("APPDATA")
+	if runtime.GOOS != "windows" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".config")
+	}
+	f := filepath.Join(dir, "gcloud", "application_default_credentials.json")
+	if _, err := os.Stat(f); err != nil {
+		return ""
+	}
+	return f
+}
+
+// checkGoogleCredentials checks what Google's libraries would find wrong
+// only when fetching the first token: a service account key must hold its
+// account and a private key that parses. It returns the account.
+func checkGoogleCredentials(data []byte) (string, error) {
+	if !gjson.ValidBytes(data) {
+		return "", errors.New("not a Google credentials file: not JSON")
+	}
+	f := gjson.GetManyBytes(data, "type", "client_email", "private_key")
+	if f[0].Str != "service_account" {
+		return "", nil
+	}
+	if f[1].Str == "" {
+		return "", errors.New("the service account key has no client_email")
+	}
+	block, _ := pem.Decode([]byte(f[2].Str))
+	if block == nil {
+		return "", errors.New("the service account key's private_key is not a PEM key")
+	}
+	if _, err := x509.ParsePKCS8PrivateKey(block.Bytes); err != nil {
+		if _, err1 := x509.ParsePKCS1PrivateKey(block.Bytes); err1 != nil {
+			return "", fmt.Errorf("the service account key's private_key does not parse: %w", err)
+		}
+	}
+	return f[1].Str, nil
 }
 
 // sign sets an access token as the request's bearer credential.

@@ -2,7 +2,9 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,7 +153,7 @@ func TestVertexErrors(t *testing.T) {
 		wantType, wantText string
 	}{
 		{429, `{"error":{"code":429,"message":"Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model","status":"RESOURCE_EXHAUSTED"}}`, 429, "rate_limit_error", "Quota exceeded"},
-		{403, `[{"error":{"code":403,"message":"Permission denied on resource project test-project.","status":"PERMISSION_DENIED"}}]`, 403, "permission_error", "Permission denied"},
+		{400, `[{"error":{"code":400,"message":"Invalid endpoint projects/test-project/locations/europe-west1.","status":"INVALID_ARGUMENT"}}]`, 400, "invalid_request_error", "Invalid endpoint projects/[redacted]/locations"},
 		{404, `{"error":{"code":404,"message":"Publisher Model was not found","status":"NOT_FOUND"}}`, 404, "not_found_error", "not found"},
 		{503, `{"error":{"code":503,"message":"The service is currently unavailable.","status":"UNAVAILABLE"}}`, 529, "overloaded_error", "unavailable"},
 		{400, `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Field required"}}`, 400, "invalid_request_error", "max_tokens"},
@@ -179,4 +181,47 @@ func TestVertexConfig(t *testing.T) {
 		{`{ name: a, type: vertex, project: p, region: global, api_key: k }`, "providers[0].api_key: type vertex does not take API keys"},
 		{`{ name: a, type: vertex, project: p, region: global, access_key_id: k }`, "providers[0].access_key_id: is not an option of type vertex"},
 	})
+}
+
+// TestVertexWithoutCredentials: with no key file and no Application
+// Default Credentials file, a Vertex provider starts without the network
+// and asks the instance's metadata server at the first request; when that
+// fails, the request fails as a credential that could not be obtained.
+func TestVertexWithoutCredentials(t *testing.T) {
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	t.Setenv("HOME", t.TempDir())
+	asked := make(chan string, 4)
+	meta := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- r.URL.Path:
+		default:
+		}
+		http.NotFound(w, r) // no service account on this instance
+	}))
+	defer meta.Close()
+	t.Setenv("GCE_METADATA_HOST", strings.TrimPrefix(meta.URL, "http://"))
+	upstream := upstreamtest.Static(upstreamtest.Reply{Body: []byte(`{}`)})
+	defer upstream.Close()
+	p, err := New(config.Provider{Name: "gcp", Type: "vertex", Timeouts: config.Timeouts{Connect: time.Second, FirstByte: 5 * time.Second, Idle: 5 * time.Second},
+		CloudOptions: config.CloudOptions{Project: "test-project", Region: "us-east5", Endpoint: upstream.URL}})
+	if err != nil {
+		t.Fatalf("a provider without credentials does not start: %v", err)
+	}
+	if len(asked) != 0 {
+		t.Fatalf("the metadata server was asked at start-up: %s", <-asked)
+	}
+	if got := p.(*HTTP).Credentials(); !strings.Contains(got, "metadata server") {
+		t.Errorf("credentials from %q", got)
+	}
+	_, err = p.Do(context.Background(), &Request{Op: dialect.Generate, Model: vertexModel, Body: Body{[]byte(`{"messages":[]}`)}})
+	var ae *AuthError
+	if !errors.As(err, &ae) || !ae.Fetch {
+		t.Fatalf("err = %v, want an AuthError that could not obtain credentials", err)
+	}
+	if path := <-asked; !strings.Contains(path, "/computeMetadata/v1/instance/service-accounts/default/token") {
+		t.Errorf("the metadata server was asked for %s", path)
+	}
+	if len(upstream.Requests()) != 0 {
+		t.Error("the request was sent without a credential")
+	}
 }

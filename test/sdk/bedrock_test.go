@@ -202,7 +202,7 @@ func TestBedrockWrongSecret(t *testing.T) {
 	cfg := strings.Replace(fmt.Sprintf(bedrockConfig, srv.URL), "sdk-bedrock-secret", "not-the-secret", 1)
 	client := anthropicClient(gatewaytest.Start(t, cfg, masterKey))
 	_, err := client.Messages.New(callContext(t), anthropic.MessageNewParams{Model: "claude-bedrock", MaxTokens: 16, Messages: userText("hi")})
-	if e := anthropicError(t, err, 502, ""); !strings.Contains(e.Error(), "upstream_auth_failed") && !strings.Contains(e.Error(), "rejected the gateway's credential") {
+	if e := anthropicError(t, err, 502, ""); !strings.Contains(e.Error(), "upstream_auth_failed") && !strings.Contains(e.Error(), "could not authenticate to the upstream provider") {
 		t.Errorf("wrong secret: %v", e)
 	}
 }

@@ -802,7 +802,7 @@ func TestTranslateOpenAIClientUpstreamErrors(t *testing.T) {
 		// (§4.4), and the upstream's words about it stay in the gateway's log.
 		{name: "401 upstream key rejected",
 			reply:  upstreamtest.Reply{Status: http.StatusUnauthorized, Body: antError("authentication_error", "invalid x-api-key sk-ant-***wxyz")},
-			status: http.StatusBadGateway, typ: "server_error", code: "upstream_auth_failed", message: "rejected the gateway's credential", hidden: "wxyz", noRetry: true},
+			status: http.StatusBadGateway, typ: "server_error", code: "upstream_auth_failed", message: "could not authenticate to the upstream provider", hidden: "wxyz", noRetry: true},
 		{name: "400 prompt too long",
 			reply:  upstreamtest.Reply{Status: http.StatusBadRequest, Body: antError("invalid_request_error", "prompt is too long: 210432 tokens > 200000 maximum")},
 			status: http.StatusBadRequest, typ: "invalid_request_error", code: "context_length_exceeded", message: "prompt is too long"},

@@ -995,7 +995,7 @@ func TestTranslateAnthropicClientUpstreamErrors(t *testing.T) {
 		// credential, stays in the gateway's log.
 		{name: "401 upstream key rejected",
 			reply:  upstreamtest.Reply{Status: http.StatusUnauthorized, Body: oaiError("Incorrect API key provided: upstream-*cret.", "invalid_request_error", "invalid_api_key")},
-			status: http.StatusBadGateway, typ: "api_error", message: "rejected the gateway's credential", hidden: "cret", noRetry: true},
+			status: http.StatusBadGateway, typ: "api_error", message: "could not authenticate to the upstream provider", hidden: "cret", noRetry: true},
 		{name: "402 upstream billing",
 			reply:  upstreamtest.Reply{Status: http.StatusPaymentRequired, Body: oaiError("Your account org-secret123 is not active.", "billing_error", "")},
 			status: http.StatusBadGateway, typ: "api_error", message: "rejected the gateway's credential", hidden: "org-secret123", noRetry: true},
