@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/promptcache"
+	"github.com/tollgate/tollgate/internal/scrub"
 	"github.com/tollgate/tollgate/internal/sse"
 	"github.com/tollgate/tollgate/internal/tokens"
 )
@@ -132,10 +133,24 @@ func (t *anthropicTap) Feed(ev []byte) []byte {
 	switch name := unsafeString(t.f.Name); name {
 	case "message_start", "message_delta":
 		t.u.AnthropicEvent(name, unsafeString(t.f.Data))
-	case "message_stop", "error":
+	case "message_stop":
 		t.done = true
+	case "error":
+		t.done = true
+		return scrubbedEvent(ev, "error", t.f.Data)
 	}
 	return ev
+}
+
+// scrubbedEvent is an upstream's error event as a client may see it: ev
+// itself, or, when its data names the operator's account (an ARN, a
+// project, part of a key), the event again with those replaced.
+func scrubbedEvent(ev []byte, name string, data []byte) []byte {
+	clean := scrub.Bytes(data)
+	if bytes.Equal(clean, data) {
+		return ev
+	}
+	return sse.AppendEvent(nil, name, clean)
 }
 
 func (t *anthropicTap) StartError(ev []byte) (int, []byte, bool) {

@@ -159,6 +159,7 @@ func (t *openAITap) Feed(ev []byte) []byte {
 	}
 	if bytes.Contains(d, errorKey) && gjson.Get(unsafeString(d), "error").IsObject() {
 		t.done = true // an upstream error chunk ends the stream; no [DONE] follows
+		return scrubbedEvent(ev, string(t.f.Name), d)
 	}
 	return ev
 }

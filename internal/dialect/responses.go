@@ -85,11 +85,16 @@ func (t *responsesTap) Feed(ev []byte) []byte {
 	}
 	t.seq++
 	switch name {
-	case "response.completed", "response.incomplete", "response.failed":
+	case "response.completed", "response.incomplete":
 		t.u.SetResponses(gjson.Get(unsafeString(d), "response.usage").Raw)
 		t.done = true
+	case "response.failed":
+		t.u.SetResponses(gjson.Get(unsafeString(d), "response.usage").Raw)
+		t.done = true
+		return scrubbedEvent(ev, string(t.f.Name), d)
 	case "error":
 		t.done = true
+		return scrubbedEvent(ev, string(t.f.Name), d)
 	}
 	return ev
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/provider"
+	"github.com/tollgate/tollgate/internal/scrub"
 	"github.com/tollgate/tollgate/internal/sse"
 )
 
@@ -392,6 +393,11 @@ func (g *Gateway) endStream(w http.ResponseWriter, rc *http.ResponseController, 
 // writeUpstreamError answers with an upstream error that arrived as the
 // first stream event, as an ordinary JSON error response.
 func (g *Gateway) writeUpstreamError(w http.ResponseWriter, x *exchange, resp *http.Response, status int, body []byte) error {
+	if clean := scrub.Bytes(body); !bytes.Equal(clean, body) {
+		// It named the operator's account: the log keeps its words.
+		g.log.Warn("upstream error event scrubbed for the client", "request_id", x.id, "upstream_error", string(body))
+		body = clean
+	}
 	h := w.Header()
 	copyResponseHeader(h, resp.Header, x.limitHeaders)
 	h.Set("Content-Type", "application/json")

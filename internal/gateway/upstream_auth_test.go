@@ -251,3 +251,21 @@ models:
 		}
 	}
 }
+
+// A stream that begins with an upstream error naming the operator's
+// account becomes a JSON error without those words; the log keeps them.
+// Later error events are scrubbed by the taps (dialect).
+func TestStreamStartErrorScrubbed(t *testing.T) {
+	up := upstreamtest.Static(upstreamtest.Reply{Events: [][]byte{
+		[]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"model not enabled for project tollgate-prod-4711\"}}\n\n"),
+	}})
+	e := newEnv(t, up, nil, "")
+	resp := e.do("POST", "/v1/messages", `{"model":"claude-x","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, anthropicAuth...)
+	body := readAll(t, resp.Body)
+	if resp.StatusCode != 400 || strings.Contains(string(body), "tollgate-prod-4711") || !strings.Contains(string(body), "[redacted]") {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+	if !strings.Contains(e.logs.String(), "tollgate-prod-4711") {
+		t.Errorf("the log lacks the upstream's words:\n%s", e.logs.String())
+	}
+}

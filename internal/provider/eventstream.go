@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
+	"github.com/tollgate/tollgate/internal/scrub"
 )
 
 // unsafeString views b as a string without copying; b must not change
@@ -173,7 +174,7 @@ func (e *eventStreamSSE) next() error {
 // credential, not relayed at all (the client must not take it for its
 // own key's fault). The log gets the original.
 func (e *eventStreamSSE) errorBody(k anthropicError, message string) []byte {
-	out := scrub(message)
+	out := scrub.String(message)
 	if k.status == http.StatusUnauthorized || k.status == http.StatusForbidden {
 		k, out = anthropicError{http.StatusBadGateway, "api_error"}, "the gateway could not authenticate to the upstream provider"
 	}

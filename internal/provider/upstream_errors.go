@@ -8,11 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"regexp"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/scrub"
 )
 
 // An upstream's error answer is about the operator's account as often as
@@ -83,7 +83,7 @@ func (h *HTTP) upstreamError(resp *http.Response, r *Request) (*http.Response, e
 			slog.String("request_id", r.ID), slog.String("provider", h.name), slog.Int("status", resp.StatusCode), slog.String("upstream_error", text))
 		return nil, &AuthError{Provider: h.name, Status: resp.StatusCode, Err: errors.New(dialect.Clip(text))}
 	}
-	body := scrubBytes(raw)
+	body := scrub.Bytes(raw)
 	if !bytes.Equal(body, raw) {
 		r.logger().LogAttrs(context.Background(), slog.LevelWarn, "upstream error scrubbed of account identifiers",
 			slog.String("request_id", r.ID), slog.String("provider", h.name), slog.Int("status", resp.StatusCode), slog.String("upstream_error", string(raw)))
@@ -100,49 +100,3 @@ func (r *Request) logger() *slog.Logger {
 }
 
 var discardLog = slog.New(slog.DiscardHandler)
-
-// redacted replaces an identifier of the operator's account; a pattern's
-// first group, if any, is what names it ("projects/"), and stays.
-const redacted = "${1}[redacted]"
-
-// accountIDs match what names the operator's account in an upstream's
-// words. None matches a quote or a backslash, so that scrubbing a JSON
-// body leaves it JSON.
-var accountIDs = []*regexp.Regexp{
-	// AWS: ARNs (a role, an inference profile), account ids, access key ids.
-	regexp.MustCompile(`\barn:aws[a-z-]*:[^\s"'\\<>,;]+`),
-	regexp.MustCompile(`\b[0-9]{12}\b`),
-	regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`),
-	// Google: projects in resource paths, project numbers and ids in words.
-	regexp.MustCompile(`\b(projects/)[^/\s"'\\]+`),
-	regexp.MustCompile(`(?i)\b(project(?:_number|_id| number| id)?[ =:]+'?)[a-z0-9][a-z0-9-]{4,28}[a-z0-9]\b`),
-	// Keys, whole or partly masked: Google's, OpenAI's and Anthropic's,
-	// Azure's (32 hex digits).
-	regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{8,}`),
-	regexp.MustCompile(`\bsk-[A-Za-z0-9_*-]{3,}`),
-	regexp.MustCompile(`\b[0-9a-fA-F]{32}\b`),
-	// OpenAI: organisations and projects.
-	regexp.MustCompile(`\borg-[A-Za-z0-9]{8,}`),
-	regexp.MustCompile(`\bproj_[A-Za-z0-9]{8,}`),
-}
-
-// scrub replaces the identifiers of the operator's account in an
-// upstream's text (ARNs, AWS account ids, Google projects, API keys or
-// their fragments) with a neutral placeholder.
-func scrub(s string) string {
-	for _, re := range accountIDs {
-		s = re.ReplaceAllString(s, redacted)
-	}
-	return s
-}
-
-// scrubBytes is scrub for a body; b itself when nothing matched.
-func scrubBytes(b []byte) []byte {
-	out := b
-	for _, re := range accountIDs {
-		if re.Match(out) {
-			out = re.ReplaceAll(out, []byte(redacted))
-		}
-	}
-	return out
-}

@@ -2,46 +2,11 @@ package provider
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 )
-
-// TestScrub: the identifiers of the operator's account in upstreams'
-// words are replaced, the rest of the text kept, and a JSON body stays
-// JSON.
-func TestScrub(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"User: arn:aws:sts::123456789012:assumed-role/tollgate/i-0abc is not authorized",
-			"User: [redacted] is not authorized"},
-		{"on resource: arn:aws-us-gov:bedrock:us-gov-west-1:123456789012:inference-profile/us.anthropic.claude-v1:0 because",
-			"on resource: [redacted] because"},
-		{"account 123456789012 is not subscribed", "account [redacted] is not subscribed"},
-		{"The access key AKIAIOSFODNN7EXAMPLE does not exist", "The access key [redacted] does not exist"},
-		{"resource 'projects/tollgate-prod-4711/locations/us-east5/publishers/anthropic'", "resource 'projects/[redacted]/locations/us-east5/publishers/anthropic'"},
-		{"API has not been used in project 123456789012 before", "API has not been used in project [redacted] before"},
-		{"Permission denied on resource project tollgate-prod-4711.", "Permission denied on resource project [redacted]."},
-		{"Request for key AIzaSyD-tollgate4711exampleKEYxyz is invalid", "Request for key [redacted] is invalid"},
-		{"Incorrect API key provided: sk-proj-****************wxyz.", "Incorrect API key provided: [redacted]."},
-		{"invalid x-api-key sk-ant-***wxyz", "invalid x-api-key [redacted]"},
-		{"key 0123456789abcdef0123456789abcdef refused", "key [redacted] refused"},
-		{"Rate limit reached for gpt-4o in organization org-Tollgate4711Example on tokens", "Rate limit reached for gpt-4o in organization [redacted] on tokens"},
-		// What names no account stays.
-		{"prompt is too long: 210432 tokens > 200000 maximum", "prompt is too long: 210432 tokens > 200000 maximum"},
-		{"messages.0.content: Field required (request req_011CXYZabc)", "messages.0.content: Field required (request req_011CXYZabc)"},
-	} {
-		if got := scrub(tc.in); got != tc.want {
-			t.Errorf("scrub(%q)\n got %q\nwant %q", tc.in, got, tc.want)
-		}
-	}
-	body := []byte(`{"message":"User: arn:aws:iam::123456789012:role/\"x\" denied","projects":"projects/p-1\\n"}`)
-	out := scrubBytes(body)
-	if !json.Valid(out) || bytes.Contains(out, []byte("123456789012")) {
-		t.Errorf("scrubbed JSON: %s", out)
-	}
-}
 
 // TestEventStreamExceptionScrubbed: an exception inside a Bedrock stream
 // reaches the client scrubbed, or, for a refused credential, without the
