@@ -180,7 +180,7 @@ func runGolden(t *testing.T, file string) {
 		check("want.sse", normalize(got))
 		pair.grammar(t, got, plan)
 		// The same output wherever the network splits the upstream bytes.
-		for n := 1; n < len(up) && !*update; n++ {
+		for n := 1; n < len(up) && !*update; n = nextPieceSize(n) {
 			if split := translateStream(t, pair, up, plan, n); !bytes.Equal(normalize(split), normalize(got)) {
 				t.Fatalf("output differs when the upstream arrives in pieces of %d bytes:\n%s", n, split)
 			}
@@ -191,6 +191,16 @@ func runGolden(t *testing.T, file string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// nextPieceSize is the size of the pieces the upstream bytes are split into
+// after pieces of n: every size, or with -short a spread of them (1, 2, 4,
+// 7, 11, 17, 26, …); go test without -short tries every size.
+func nextPieceSize(n int) int {
+	if testing.Short() {
+		return n + 1 + n/2
+	}
+	return n + 1
 }
 
 // goldenPair is how the golden harness drives one translator pair, by
