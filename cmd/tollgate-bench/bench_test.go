@@ -32,6 +32,9 @@ func TestQuickRunDirectAndReverseProxy(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs /proc")
 	}
+	if testing.Short() {
+		t.Skip("a quick benchmark run: go test without -short runs it")
+	}
 	cfg, err := parseFlags([]string{"-quick", "-targets", "direct,reverseproxy",
 		"-workloads", "small,large,stream,stream-anthropic,responses,stream-responses", "-c", "8"})
 	if err != nil {
@@ -133,7 +136,7 @@ func TestQuickRunTollgate(t *testing.T) {
 		t.Skip("needs /proc")
 	}
 	if testing.Short() {
-		t.Skip("builds the gateway")
+		t.Skip("builds the gateway and benchmarks it: go test without -short runs it")
 	}
 	cfg, err := parseFlags([]string{"-quick", "-targets", "tollgate,tollgate-limited,tollgate-stateless", "-workloads",
 		"small,stream,bedrock,stream-bedrock,gemini,stream-gemini,stream-responses-gemini", "-c", "4"})
@@ -256,7 +259,7 @@ func TestQuickHeldStreams(t *testing.T) {
 		t.Skip("needs /proc")
 	}
 	if testing.Short() {
-		t.Skip("builds the gateway")
+		t.Skip("builds the gateway and benchmarks it: go test without -short runs it")
 	}
 	for _, lane := range []string{"passthrough", "translated", "passthrough, anthropic"} {
 		t.Run(lane, func(t *testing.T) { quickHeld(t, lane) })

@@ -161,7 +161,7 @@ models:
 
 func TestPromptCacheReplay(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 30-turn replay of 5k to 120k tokens")
+		t.Skip("a 30-turn replay of 5k to 120k tokens: go test without -short runs it")
 	}
 	auto := replay(t, replayOptions{mode: "auto", targets: 1, keys: 1})
 	off := replay(t, replayOptions{mode: "off", targets: 1, keys: 1})

@@ -40,7 +40,7 @@ type outcome struct {
 
 func TestChaos(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the chaos test takes a few seconds")
+		t.Skip("the chaos test takes a few seconds: go test without -short runs it")
 	}
 	// Three targets of one model fail 30% of the time each, in every way;
 	// a fourth refuses connections and a fifth never completes them.

@@ -39,6 +39,9 @@ const (
 )
 
 func TestCodexExec(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real Codex CLI: go test without -short runs it")
+	}
 	codex := os.Getenv("TOLLGATE_TEST_CODEX")
 	if codex == "" {
 		t.Skip("TOLLGATE_TEST_CODEX is not set: it names the codex binary (npm @openai/codex, pinned in .ci/run) this test runs")

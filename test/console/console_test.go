@@ -30,6 +30,9 @@ models:
 // browser starts a headless Chromium with a window of desktop size.
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("drives a real Chromium: go test without -short runs it")
+	}
 	path := os.Getenv("TOLLGATE_TEST_CHROMIUM")
 	if path == "" {
 		t.Skip("TOLLGATE_TEST_CHROMIUM is not set; set it to Chromium's path (e.g. /usr/bin/chromium) to run the console's browser tests")
