@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/store"
 )
@@ -98,7 +99,7 @@ func TestUnauthenticatedRequestsInTheLedger(t *testing.T) {
 			}
 		}
 	}
-	groups, err := db.Usage(ctx, store.UsageFilter{Since: time.Now().Add(-time.Hour), Until: time.Now().Add(time.Hour), GroupBy: store.ByKey})
+	groups, err := db.Usage(ctx, store.UsageFilter{Since: clock.Now().Add(-time.Hour), Until: clock.Now().Add(time.Hour), GroupBy: store.ByKey})
 	if err != nil {
 		t.Fatal(err)
 	}
