@@ -73,7 +73,7 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 	switch {
 	case isEventStream(resp.Header):
 		resp.Header = http.Header{"Content-Type": {"text/event-stream"}}
-		tap := g.storing(c, tr.Stream(plan, clock.Now().Unix()))
+		tap := g.storing(c, &scrubbingTap{Tap: tr.Stream(plan, clock.Now().Unix()), log: g.log, id: x.id})
 		if ping := x.dialect.Ping; ping != nil {
 			// The client expects keep-alive events the upstream may not send.
 			tap = &pingingTap{tap, ping}

@@ -269,3 +269,22 @@ func TestStreamStartErrorScrubbed(t *testing.T) {
 		t.Errorf("the log lacks the upstream's words:\n%s", e.logs.String())
 	}
 }
+
+// On the translation lane too: an upstream error event in the middle of
+// a stream reaches the client in its protocol without what names the
+// operator's account, and the log keeps the upstream's words.
+func TestTranslatedStreamErrorScrubbed(t *testing.T) {
+	up := upstreamtest.Static(upstreamtest.Reply{Events: [][]byte{
+		[]byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-upstream-id\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n"),
+		[]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"capacity of arn:aws:bedrock:us-east-1:123456789012:inference-profile/x exceeded\"}}\n\n"),
+	}})
+	e := newEnv(t, up, nil, "")
+	resp := e.do("POST", "/v1/chat/completions", `{"model":"claude-x","stream":true,"messages":[{"role":"user","content":"hi"}]}`, openAIAuth...)
+	body := string(readAll(t, resp.Body))
+	if strings.Contains(body, "123456789012") || !strings.Contains(body, "[redacted]") {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+	if !strings.Contains(e.logs.String(), "123456789012") {
+		t.Errorf("the log lacks the upstream's words")
+	}
+}
