@@ -24,8 +24,10 @@ type scrubbingTap struct {
 }
 
 func (t *scrubbingTap) Feed(ev []byte) []byte {
-	if !bytes.Contains(ev, []byte("error")) && !bytes.Contains(ev, []byte("failed")) {
-		return t.Tap.Feed(ev) // the common case, without parsing
+	// An error event says so at its start, in its name or its first
+	// member; looking there spares the common case a scan and a parse.
+	if head := ev[:min(len(ev), errorHead)]; !bytes.Contains(head, []byte("error")) && !bytes.Contains(head, []byte("failed")) {
+		return t.Tap.Feed(ev)
 	}
 	t.f.Parse(ev)
 	if !isErrorEvent(t.f.Name, t.f.Data) {
@@ -38,6 +40,11 @@ func (t *scrubbingTap) Feed(ev []byte) []byte {
 	t.log.Warn("upstream error event scrubbed for the client", "request_id", t.id, "upstream_error", string(t.f.Data))
 	return t.Tap.Feed(sse.AppendEvent(nil, string(t.f.Name), clean))
 }
+
+// errorHead is how much of an event's start is looked at for the words an
+// error event begins with ("event: error", "event: response.failed",
+// `data: {"error"`, `data: {"type":"error"`), white space allowed.
+const errorHead = 64
 
 // isErrorEvent reports whether an upstream stream event is an error, in
 // any upstream dialect: Anthropic's and the Responses API's error events
