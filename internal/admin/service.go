@@ -92,6 +92,9 @@ func (s *Service) CreateKey(ctx context.Context, req CreateKey) (KeyView, error)
 	if err := s.store.CreateKey(ctx, k); err != nil {
 		return KeyView{}, err
 	}
+	if s.keys != nil {
+		s.keys.Known(hash)
+	}
 	s.log.Info("admin: key created", "key_id", k.ID, "name", k.Name, "prefix", k.Prefix)
 	v := keyView(k)
 	v.Key = secret

@@ -99,7 +99,17 @@ const (
 	maxNegative = 10_000
 	// touchInterval is how often last-used times are written.
 	touchInterval = 10 * time.Second
+	// digestsInterval is how often the digests of the keys that exist
+	// are read again (see Cache.exists): a key made on another replica is
+	// told from a guess within it.
+	digestsInterval = 30 * time.Second
 )
+
+// keyDigests is a KeyStore that lists the digests of its keys that are
+// not revoked (store.Store does).
+type keyDigests interface {
+	KeyHashes(ctx context.Context) ([][]byte, error)
+}
 
 type entry struct {
 	key        *Key // nil: no such key
@@ -119,17 +129,27 @@ type Cache struct {
 	useMu sync.Mutex
 	uses  map[string]*keyUse // by key id, so refreshes keep the last-used time
 
+	// digests are the keys that existed, not revoked, when last read
+	// (nil until then, or when the store cannot list them): a key among
+	// them is no guess, even before it is first looked up.
+	digestMu sync.Mutex
+	digests  atomic.Pointer[map[[sha256.Size]byte]struct{}]
+
 	stop chan struct{}
 	done chan struct{}
 }
 
-// NewCache returns a cache over st and starts its background writer of
-// last-used times; Close stops it.
+// NewCache returns a cache over st, with the digests of the keys that
+// exist read, and starts its background writer of last-used times and
+// reader of those digests; Close stops them.
 func NewCache(st KeyStore, logger *slog.Logger) *Cache {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Cache{store: st, log: logger, now: clock.Now, uses: map[string]*keyUse{}, stop: make(chan struct{}), done: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), HardTTL)
+	c.readDigests(ctx)
+	cancel()
 	go c.run()
 	return c
 }
@@ -181,15 +201,63 @@ func (c *Cache) Lookup(ctx context.Context, hash [sha256.Size]byte) (*Key, error
 	return k, nil
 }
 
-// holds reports whether the cache holds a valid key with this digest,
-// however old: a key known a moment ago, which Lookup then checks.
+// holds reports whether a valid key has this digest as far as memory
+// tells, however old: a key the cache holds, or one among the digests of
+// the keys that exist, which Lookup then checks. The failed-auth throttle
+// lets such a key through from an address it slows, so that a guesser
+// sharing the address (a NAT, a proxy) cannot keep a real key out.
 func (c *Cache) holds(hash [sha256.Size]byte) bool {
-	v, ok := c.entries.Load(hash)
-	if !ok {
-		return false
+	if v, ok := c.entries.Load(hash); ok {
+		k := v.(*entry).key
+		return k != nil && !k.revoked
 	}
-	k := v.(*entry).key
-	return k != nil && !k.revoked
+	if d := c.digests.Load(); d != nil {
+		_, ok := (*d)[hash]
+		return ok
+	}
+	return false
+}
+
+// Known adds a key just made on this replica to the digests of the keys
+// that exist, before they are next read.
+func (c *Cache) Known(hash []byte) {
+	if len(hash) != sha256.Size {
+		return
+	}
+	c.digestMu.Lock()
+	defer c.digestMu.Unlock()
+	old := c.digests.Load()
+	if old == nil {
+		return // the store lists none: nothing to add to
+	}
+	next := make(map[[sha256.Size]byte]struct{}, len(*old)+1)
+	for h := range *old {
+		next[h] = struct{}{}
+	}
+	next[[sha256.Size]byte(hash)] = struct{}{}
+	c.digests.Store(&next)
+}
+
+// readDigests reads the digests of the keys that exist again.
+func (c *Cache) readDigests(ctx context.Context) {
+	ks, ok := c.store.(keyDigests)
+	if !ok {
+		return
+	}
+	hashes, err := ks.KeyHashes(ctx)
+	if err != nil {
+		c.log.Warn("auth: reading the keys' digests failed; keys not used yet may be slowed with guesses from their address", "error", err)
+		return
+	}
+	next := make(map[[sha256.Size]byte]struct{}, len(hashes))
+	for _, h := range hashes {
+		if len(h) == sha256.Size {
+			next[[sha256.Size]byte(h)] = struct{}{}
+		}
+	}
+	c.digestMu.Lock()
+	c.digests.Store(&next)
+	c.digestMu.Unlock()
 }
 
 func (c *Cache) refresh(hash [sha256.Size]byte) {
@@ -279,10 +347,17 @@ func (c *Cache) run() {
 	defer close(c.done)
 	t := time.NewTicker(touchInterval)
 	defer t.Stop()
+	d := time.NewTicker(digestsInterval)
+	defer d.Stop()
 	for {
 		select {
 		case <-c.stop:
 			return
+		case <-d.C:
+			ctx, cancel := context.WithTimeout(context.Background(), digestsInterval)
+			c.readDigests(ctx)
+			cancel()
+			continue
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), touchInterval)

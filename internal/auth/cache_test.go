@@ -258,3 +258,37 @@ func BenchmarkCheckVirtualKeyHit(b *testing.B) {
 		}
 	})
 }
+
+// The cache knows the digests of the keys that exist, so that a key is
+// told from a guess before it is first used: read at start and again
+// later, a key made on this replica added at once, a revoked one gone at
+// the next read.
+func TestCacheKnowsTheKeysThatExist(t *testing.T) {
+	ctx := context.Background()
+	c, fs, _ := newTestCache(t)
+	secret := createKey(t, fs.Store, store.Key{Name: "a"})
+	sum := sha256.Sum256([]byte(secret))
+	if c.holds(sum) {
+		t.Fatal("a key made after the digests were read, and never used, is known")
+	}
+	c.Known(sum[:])
+	if !c.holds(sum) {
+		t.Fatal("a key made here is not known at once")
+	}
+	c.readDigests(ctx)
+	if !c.holds(sum) {
+		t.Fatal("a key that exists is not among the digests read")
+	}
+	k, err := fs.Store.KeyByHash(ctx, sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	if _, err := fs.Store.UpdateKey(ctx, k.ID, store.KeyUpdate{Revoked: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	c.readDigests(ctx)
+	if c.holds(sum) {
+		t.Error("a revoked key is still known after the digests were read again")
+	}
+}

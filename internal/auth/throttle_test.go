@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -135,13 +136,25 @@ func TestThrottleSlowsRotatingGuesses(t *testing.T) {
 			t.Fatalf("a valid key from the slowed address: %v", err)
 		}
 	}
-	// A valid key not seen yet is checked at the address's next turn.
+	// A key made since the replica last read the digests of the keys that
+	// exist (on another replica) is checked at the address's next turn.
 	if _, err := a.Check(request("203.0.113.9:2", fresh)); !errors.Is(err, ErrThrottled) {
 		t.Fatalf("a key not seen yet before its turn: %v", err)
 	}
 	clk.add(3 * time.Second)
 	if _, err := a.Check(request("203.0.113.9:2", fresh)); err != nil {
 		t.Fatalf("a key not seen yet at its turn: %v", err)
+	}
+	// Once the digests are read again (every 30 s), every key that exists
+	// works from the slowed address, used here or not, however fast a
+	// guesser sharing the address takes its turns.
+	other := createKey(t, fs.Store, store.Key{Name: "made elsewhere, never used here"})
+	c.readDigests(context.Background())
+	for i := range 50 {
+		try()
+		if _, err := a.Check(request("203.0.113.9:3", other)); err != nil {
+			t.Fatalf("a key that exists, beside guess %d: %v", i, err)
+		}
 	}
 	// Over a minute of guessing as fast as it can, the address gets
 	// max guesses checked.

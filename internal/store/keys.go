@@ -96,6 +96,26 @@ func (s *Store) Keys(ctx context.Context) ([]Key, error) {
 	return scanKeys(rows)
 }
 
+// KeyHashes returns the digests of the keys that are not revoked: what a
+// replica keeps in memory to tell a key that exists from a guess without
+// a query.
+func (s *Store) KeyHashes(ctx context.Context) ([][]byte, error) {
+	rows, err := s.db.QueryContext(ctx, s.rebind("SELECT hash FROM keys WHERE revoked = ?"), false)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]byte
+	for rows.Next() {
+		var h []byte
+		if err := rows.Scan(&h); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
 // KeyUpdate changes the fields that are set.
 type KeyUpdate struct {
 	Name      *string

@@ -59,6 +59,10 @@ func TestKeysLifecycle(t *testing.T) {
 			if u.Name != "renamed" || len(u.Models) != 0 || u.ExpiresAt != nil || string(u.Metadata) != "{}" || !u.Revoked {
 				t.Fatalf("update: %+v", u)
 			}
+			// The digests of the keys not revoked: key_2's alone now.
+			if hs, err := s.KeyHashes(ctx); err != nil || len(hs) != 1 || !bytes.Equal(hs[0], other[:]) {
+				t.Fatalf("KeyHashes: %x %v", hs, err)
+			}
 			if _, err := s.UpdateKey(ctx, "key_x", store.KeyUpdate{Name: &name}); !store.IsNotFound(err) {
 				t.Errorf("update of a missing key: %v", err)
 			}
