@@ -353,6 +353,12 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int,
 			if k.Str == "additionalProperties" && s.Get("additionalProperties").Type == gjson.True {
 				return true // allows what is allowed anyway
 			}
+			if c.p.policy != PolicyStrict {
+				// Dropped and reported: the path, as long as the schema is
+				// deep and its names long, is built only for a refusal.
+				c.p.drop(c.param + "." + k.Str)
+				return true
+			}
 			err = c.p.advisoryAt(path.String()+"."+k.Str, c.param+"."+k.Str, "Gemini's schemas have no "+k.Str)
 		}
 		return err == nil

@@ -300,3 +300,29 @@ func BenchmarkGeminiSchemaFanOut(b *testing.B) {
 		}
 	}
 }
+
+// A keyword Gemini's schemas lack is dropped and reported without building
+// its schema path: a long property name over many children, each with
+// such keywords, made the work the name's length times the children.
+func TestGeminiSchemaDroppedKeywordsCostNoPath(t *testing.T) {
+	name := strings.Repeat("n", 64<<10)
+	var children []string
+	for i := range 400 {
+		children = append(children, fmt.Sprintf(`"c%d":{"type":"string","minLength":1,"maxLength":9,"pattern":"x","format":"email","not":{}}`, i))
+	}
+	schema := []byte(`{"type":"object","properties":{"` + name + `":{"type":"object","properties":{` + strings.Join(children, ",") + `}}}}`)
+	p := &Plan{}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := geminiSchema(context.Background(), schema, "tools[0].input_schema", "tools.input_schema", p)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(out) == 0 {
+		t.Fatalf("%v", err)
+	}
+	if len(p.dropped) == 0 {
+		t.Error("the keywords were not reported")
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+		t.Errorf("converting a %d KB schema allocated %d MB", len(schema)>>10, n>>20)
+	}
+}
