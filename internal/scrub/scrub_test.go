@@ -25,7 +25,15 @@ func TestString(t *testing.T) {
 		{"invalid x-api-key sk-ant-***wxyz", "invalid x-api-key [redacted]"},
 		{"key 0123456789abcdef0123456789abcdef refused", "key [redacted] refused"},
 		{"Rate limit reached for gpt-4o in organization org-Tollgate4711Example on tokens", "Rate limit reached for gpt-4o in organization [redacted] on tokens"},
+		{"rate limit of 30,000 input tokens per minute (org: 9d50ef40-6cc8-4ca6-9d35-1dc9cf26235c, model: claude-x)",
+			"rate limit of 30,000 input tokens per minute (org: [redacted], model: claude-x)"},
+		{"for your organization (a22cf6e6-a940-4fff-8c4c-1580816ac7be) of", "for your organization ([redacted]) of"},
+		{"caller tollgate@tollgate-prod-4711.iam.gserviceaccount.com lacks aiplatform.endpoints.predict", "caller [redacted] lacks aiplatform.endpoints.predict"},
+		{"denied on arn:aws:bedrock:us-east-1:123456789012:model/x. Check it (arn:aws:iam::123456789012:role/r).",
+			"denied on [redacted]. Check it ([redacted])."},
 		// What names no account stays.
+		{"Please check your project settings. Project description: none", "Please check your project settings. Project description: none"},
+		{"import sk-learn and scikit", "import sk-learn and scikit"},
 		{"prompt is too long: 210432 tokens > 200000 maximum", "prompt is too long: 210432 tokens > 200000 maximum"},
 		{"messages.0.content: Field required (request req_011CXYZabc)", "messages.0.content: Field required (request req_011CXYZabc)"},
 	} {
