@@ -43,7 +43,7 @@ const responseColumns = "id, owner, model, target, upstream_stored, prev_id, inp
 func (s *Store) PutResponse(ctx context.Context, r Response) error {
 	id := cleanText(r.ID)
 	_, err := s.db.ExecContext(ctx, s.rebind("INSERT INTO responses (root, "+responseColumns+") VALUES ("+
-		"COALESCE((SELECT root FROM responses WHERE id = ? AND owner = ?), ?),?,?,?,?,?,?,?,?,?,?,?)"),
+		"COALESCE((SELECT "+rootOf+" FROM responses WHERE id = ? AND owner = ?), ?),?,?,?,?,?,?,?,?,?,?,?)"),
 		cleanText(r.Prev), cleanText(r.Owner), id,
 		id, cleanText(r.Owner), cleanText(r.Model), cleanText(r.Target), r.UpstreamStored, cleanText(r.Prev),
 		cleanBytes(r.Input), cleanBytes(r.Response), r.CreatedAt.UnixMilli(), r.ExpiresAt.UnixMilli(), r.Affinity)
@@ -172,13 +172,19 @@ func (s *Store) DeleteResponse(ctx context.Context, id, owner string) error {
 	return tx.Commit()
 }
 
+// rootOf is a row's conversation: its root, or for a row a replica
+// still running the release before conversations were linked stored
+// without one (an empty root), the row alone, so that such rows never join
+// one group that outlives them all.
+const rootOf = "(CASE WHEN root = '' THEN id ELSE root END)"
+
 // PurgeResponses deletes the conversations whose every response has
 // expired at now, and reports how many responses there were. (A response
 // expired before the last of its conversation stays, found by no id, for
 // the conversation of those after it.)
 func (s *Store) PurgeResponses(ctx context.Context, now time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.rebind("DELETE FROM responses WHERE root IN "+
-		"(SELECT root FROM responses GROUP BY root HAVING MAX(expires_at) <= ?)"), now.UnixMilli())
+	res, err := s.db.ExecContext(ctx, s.rebind("DELETE FROM responses WHERE "+rootOf+" IN "+
+		"(SELECT "+rootOf+" FROM responses GROUP BY "+rootOf+" HAVING MAX(expires_at) <= ?)"), now.UnixMilli())
 	if err != nil {
 		return 0, err
 	}

@@ -197,3 +197,40 @@ func TestResponseChainTooLong(t *testing.T) {
 		})
 	}
 }
+
+// A row stored without a conversation, as a replica still running the
+// release before conversations were linked stores it, is a conversation
+// of its own: rows like it never form one group kept until the last of
+// them expires, and a response continuing one joins that one.
+func TestResponsesStoredWithoutRoot(t *testing.T) {
+	for name, s := range storetest.Open(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			t0 := time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC)
+			old := func(id string, expires time.Duration) {
+				t.Helper()
+				if err := s.ExecForTest("INSERT INTO responses (id, owner, model, target, upstream_stored, input, response, created_at, expires_at, affinity) "+
+					"VALUES (?, 'key_a', 'm', '', ?, '[]', '{}', ?, ?, 0)", id, false, t0.UnixMilli(), t0.Add(expires).UnixMilli()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			old("o1", time.Hour)
+			old("o2", 3*time.Hour)
+			r := store.Response{ID: "n1", Owner: "key_a", Model: "m", Prev: "o1", Input: []byte(`[]`), Response: []byte(`{}`), CreatedAt: t0, ExpiresAt: t0.Add(2 * time.Hour)}
+			if err := s.PutResponse(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			// At 90 minutes o1 has expired, but n1 continues it: both stay.
+			if n, err := s.PurgeResponses(ctx, t0.Add(90*time.Minute)); err != nil || n != 0 {
+				t.Fatalf("at 90 minutes: %d purged, %v", n, err)
+			}
+			// At 150, o1's conversation (o1, n1) has expired, o2 has not.
+			if n, err := s.PurgeResponses(ctx, t0.Add(150*time.Minute)); err != nil || n != 2 {
+				t.Fatalf("at 150 minutes: %d purged, %v; want o1 and n1", n, err)
+			}
+			if _, err := s.ResponseByID(ctx, "o2", "key_a", t0.Add(150*time.Minute)); err != nil {
+				t.Fatalf("o2: %v", err)
+			}
+		})
+	}
+}
