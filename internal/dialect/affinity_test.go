@@ -31,26 +31,26 @@ func TestAffinity(t *testing.T) {
 		sameSource string // another conversation with the same explicit key: same key
 	}
 	for name, c := range map[string]turns{
-		"chat by its start": {OpenAI,
+		"chat by its start": {Chat,
 			`{"model":"m","tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"system","content":"s"},{"role":"user","content":"task"}]}`,
 			`{"model":"m","tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"system","content":"s"},{"role":"user","content":"task"},{"role":"assistant","content":"a"},{"role":"user","content":"more"}],"stream":true}`,
 			`{"model":"m","tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"system","content":"s"},{"role":"user","content":"another task"}]}`, ""},
-		"chat by prompt_cache_key": {OpenAI,
+		"chat by prompt_cache_key": {Chat,
 			`{"model":"m","prompt_cache_key":"k1","user":"u","messages":[{"role":"user","content":"a"}]}`,
 			`{"model":"m","prompt_cache_key":"k1","user":"u","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`,
 			`{"model":"m","prompt_cache_key":"k2","user":"u","messages":[{"role":"user","content":"a"}]}`,
 			`{"model":"m","prompt_cache_key":"k1","messages":[{"role":"user","content":"other"}]}`},
-		"chat by user": {OpenAI,
+		"chat by user": {Chat,
 			`{"model":"m","user":"u1","messages":[{"role":"user","content":"a"}]}`,
 			`{"model":"m","user":"u1","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`,
 			`{"model":"m","user":"u2","messages":[{"role":"user","content":"a"}]}`,
 			`{"model":"m","user":"u1","messages":[{"role":"user","content":"x"}]}`},
-		"messages by metadata.user_id": {Anthropic,
+		"messages by metadata.user_id": {Messages,
 			`{"model":"m","max_tokens":1,"metadata":{"user_id":"user_x_session_1"},"messages":[{"role":"user","content":"a"}]}`,
 			`{"model":"m","max_tokens":1,"metadata":{"user_id":"user_x_session_1"},"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`,
 			`{"model":"m","max_tokens":1,"metadata":{"user_id":"user_x_session_2"},"messages":[{"role":"user","content":"a"}]}`,
 			`{"model":"m","max_tokens":1,"metadata":{"user_id":"user_x_session_1"},"system":"s","messages":[{"role":"user","content":"z"}]}`},
-		"messages by its start": {Anthropic,
+		"messages by its start": {Messages,
 			`{"model":"m","max_tokens":1,"system":"s","messages":[{"role":"user","content":"a"}]}`,
 			`{"model":"m","max_tokens":9,"system":"s","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`,
 			`{"model":"m","max_tokens":1,"system":"s2","messages":[{"role":"user","content":"a"}]}`, ""},
@@ -100,7 +100,7 @@ func TestPromptCacheKeyHint(t *testing.T) {
 		{"a key that is no string left", `{"model":"m","prompt_cache_key":7}`, add, "-"},
 		{"no key to send", `{"model":"m","prompt_cache_key":"mine"}`, CacheHints{AddKey: true}, "-"},
 	}
-	for _, d := range []*Dialect{OpenAI, Responses} {
+	for _, d := range []*Dialect{Chat, Responses} {
 		for _, c := range cases {
 			out, n, err := d.CacheHints([]byte(c.body), c.h)
 			if err != nil || n != -1 {
@@ -116,10 +116,10 @@ func TestPromptCacheKeyHint(t *testing.T) {
 		}
 	}
 	msgs := []byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`)
-	if out, n, err := Anthropic.CacheHints(msgs, CacheHints{Breakpoints: true}); err != nil || n != 0 || out != nil {
+	if out, n, err := Messages.CacheHints(msgs, CacheHints{Breakpoints: true}); err != nil || n != 0 || out != nil {
 		t.Errorf("anthropic, a short prompt: %s, %d, %v", out, n, err)
 	}
-	if out, n, err := Anthropic.CacheHints(msgs, CacheHints{Key: "tollgate-1"}); err != nil || n != -1 || out != nil {
+	if out, n, err := Messages.CacheHints(msgs, CacheHints{Key: "tollgate-1"}); err != nil || n != -1 || out != nil {
 		t.Errorf("anthropic, no breakpoints asked for: %s, %d, %v", out, n, err)
 	}
 }
@@ -141,13 +141,13 @@ func BenchmarkAffinity(b *testing.B) {
 		fmt.Fprintf(&sb, `,{"role":"tool","tool_call_id":"call_%d","content":"%s"}`, i, strings.Repeat("package main // code ", 60))
 	}
 	sb.WriteString(`]}`)
-	s, err := Scan([]byte(sb.String()), &OpenAI.Fields)
+	s, err := Scan([]byte(sb.String()), &Chat.Fields)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = OpenAI.Affinity(&s)
+		_, _ = Chat.Affinity(&s)
 	}
 }
 
@@ -155,14 +155,14 @@ func BenchmarkAffinity(b *testing.B) {
 // 100 KB, the worst case: all of it is hashed.
 func BenchmarkAffinityLongFirstTurn(b *testing.B) {
 	body := `{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"` + strings.Repeat("Please review the service. ", 4000) + `"}]}`
-	s, err := Scan([]byte(body), &OpenAI.Fields)
+	s, err := Scan([]byte(body), &Chat.Fields)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		_, _ = OpenAI.Affinity(&s)
+		_, _ = Chat.Affinity(&s)
 	}
 }
 

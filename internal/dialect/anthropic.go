@@ -20,7 +20,7 @@ import (
 )
 
 // Anthropic is the Messages API: POST /v1/messages, named-event SSE.
-var Anthropic = &Dialect{
+var Messages = &Dialect{
 	Name: "anthropic",
 	Endpoints: []Endpoint{
 		{Path: "/v1/messages", Op: Generate, RequireMaxOutput: true},

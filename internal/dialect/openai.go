@@ -16,7 +16,7 @@ import (
 
 // OpenAI is the Chat Completions API: POST /v1/chat/completions, data-only
 // SSE ending in [DONE].
-var OpenAI = &Dialect{
+var Chat = &Dialect{
 	Name:      "openai",
 	Endpoints: []Endpoint{{Path: "/v1/chat/completions", Op: Generate}},
 	Fields: Fields{Conversation: "messages", MaxOutput: []string{"max_completion_tokens", "max_tokens"}, Choices: "n",

@@ -11,42 +11,42 @@ import (
 )
 
 // builtin are the protocols tollgate speaks, one line each.
-var builtin = []*Dialect{Anthropic, OpenAI, Responses, Gemini}
+var builtin = []*Dialect{Messages, Chat, Responses, Gemini}
 
 // builtinPairs are the translators between them, one line each: key is
 // (client dialect, upstream dialect).
 var builtinPairs = map[[2]*Dialect]*Translator{
-	{Anthropic, OpenAI}: {Request: translate.MessagesBodyToChat, Response: translate.ChatAnswerToMessages,
+	{Messages, Chat}: {Request: translate.MessagesBodyToChat, Response: translate.ChatAnswerToMessages,
 		Stream: func(p *translate.Plan, _ int64) Tap { return translate.NewChatToMessagesStream(p) },
 		Error:  translate.OpenAIErrorToAnthropicRetry},
-	{OpenAI, Anthropic}: {Request: translate.ChatBodyToMessages, Response: translate.MessagesAnswerToChat,
+	{Chat, Messages}: {Request: translate.ChatBodyToMessages, Response: translate.MessagesAnswerToChat,
 		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewMessagesToChatStream(p, created) },
 		Error:  translate.AnthropicErrorToOpenAI},
-	{Responses, OpenAI}: {Request: translate.ResponsesBodyToChat, Response: translate.ChatAnswerToResponses,
+	{Responses, Chat}: {Request: translate.ResponsesBodyToChat, Response: translate.ChatAnswerToResponses,
 		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewChatToResponsesStream(p, created) },
 		Error:  translate.OpenAIErrorToOpenAI},
-	{Responses, Anthropic}: {Request: translate.ResponsesBodyToMessages, Response: translate.MessagesAnswerToResponses,
+	{Responses, Messages}: {Request: translate.ResponsesBodyToMessages, Response: translate.MessagesAnswerToResponses,
 		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewMessagesToResponsesStream(p, created) },
 		Error:  translate.AnthropicErrorToOpenAI},
-	{OpenAI, Responses}: {Request: translate.ChatBodyToResponses, Response: translate.ResponsesAnswerToChat,
+	{Chat, Responses}: {Request: translate.ChatBodyToResponses, Response: translate.ResponsesAnswerToChat,
 		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewResponsesToChatStream(p, created) },
 		Error:  translate.OpenAIErrorToOpenAI},
-	{Anthropic, Responses}: {Request: translate.MessagesBodyToResponses, Response: translate.ResponsesAnswerToMessages,
+	{Messages, Responses}: {Request: translate.MessagesBodyToResponses, Response: translate.ResponsesAnswerToMessages,
 		Stream: func(p *translate.Plan, _ int64) Tap { return translate.NewResponsesToMessagesStream(p) },
 		Error:  translate.OpenAIErrorToAnthropicRetry},
-	{OpenAI, Gemini}: {Request: translate.ChatBodyToGemini, Response: translate.GeminiAnswerToChat,
+	{Chat, Gemini}: {Request: translate.ChatBodyToGemini, Response: translate.GeminiAnswerToChat,
 		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewGeminiToChatStream(p, created) },
 		Error:  translate.GeminiErrorToOpenAI},
 	{Responses, Gemini}: {Request: translate.ResponsesBodyToGemini, Response: translate.GeminiAnswerToResponses,
 		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewGeminiToResponsesStream(p, created) },
 		Error:  translate.GeminiErrorToOpenAI},
-	{Anthropic, Gemini}: {Request: translate.MessagesBodyToGemini, Response: translate.GeminiAnswerToMessages,
+	{Messages, Gemini}: {Request: translate.MessagesBodyToGemini, Response: translate.GeminiAnswerToMessages,
 		Stream: func(p *translate.Plan, _ int64) Tap { return translate.NewGeminiToMessagesStream(p) },
 		Error:  translate.GeminiErrorToAnthropic},
 }
 
 // Default answers requests to shared routes that no dialect claims.
-var Default = OpenAI
+var Default = Chat
 
 // Translator converts one client dialect's requests for an upstream of
 // another dialect, and the upstream's answers back. Its functions are pure

@@ -34,11 +34,11 @@ var Responses = &Dialect{
 		return openAIAffinity(s, s.Kept(0), s.Kept(1), s.Kept(2), s.Kept(3))
 	},
 	CacheHints:      promptCacheKey,
-	RequestIDHeader: OpenAI.RequestIDHeader,
-	Error:           OpenAI.Error,
-	RateLimit:       OpenAI.RateLimit,
-	ModelList:       OpenAI.ModelList,
-	Model:           OpenAI.Model,
+	RequestIDHeader: Chat.RequestIDHeader,
+	Error:           Chat.Error,
+	RateLimit:       Chat.RateLimit,
+	ModelList:       Chat.ModelList,
+	Model:           Chat.Model,
 	Usage: func(u *meter.Usage, body []byte) {
 		if v := gjson.GetBytes(body, "usage"); v.IsObject() {
 			u.SetResponses(v.Raw)

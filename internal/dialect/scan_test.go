@@ -41,9 +41,9 @@ func TestScanBody(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Anthropic
+			d := Messages
 			if strings.HasPrefix(tc.name, "openai") || strings.Contains(tc.body, "stream_options") {
-				d = OpenAI
+				d = Chat
 			}
 			s, err := Scan([]byte(tc.body), &d.Fields)
 			if tc.wantErr != "" {
@@ -62,7 +62,7 @@ func TestScanBody(t *testing.T) {
 			}
 			opts := s.Kept(0)
 			got := want{model: s.Model, hasModel: s.HasModel, stream: s.Stream, maxTokens: s.HasMaxOutput, messages: s.Conversation,
-				includeUsage: d == OpenAI && includeUsage(opts), streamOptionsObject: d == OpenAI && len(opts) > 0 && opts[0] == '{'}
+				includeUsage: d == Chat && includeUsage(opts), streamOptionsObject: d == Chat && len(opts) > 0 && opts[0] == '{'}
 			if string(got.model) != string(tc.want.model) || got.hasModel != tc.want.hasModel || got.stream != tc.want.stream ||
 				got.maxTokens != tc.want.maxTokens || got.messages != tc.want.messages || got.includeUsage != tc.want.includeUsage ||
 				got.streamOptionsObject != tc.want.streamOptionsObject {
@@ -88,7 +88,7 @@ func FuzzScan(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		s, err := Scan(body, &OpenAI.Fields)
+		s, err := Scan(body, &Chat.Fields)
 		if err != nil {
 			if _, ok := err.(*ScanError); !ok {
 				t.Fatalf("Scan returned a non-client error: %v", err)
@@ -127,15 +127,15 @@ func manyNames(n int) []byte {
 // once cost 27 s of CPU; a duplicate among them is still found.
 func TestScanManyNames(t *testing.T) {
 	body := manyNames(160_000)
-	if _, err := Scan(body, &OpenAI.Fields); err != nil {
+	if _, err := Scan(body, &Chat.Fields); err != nil {
 		t.Fatal(err)
 	}
 	dup := append(body[:len(body)-1:len(body)-1], `,"f77777":1}`...)
-	if _, err := Scan(dup, &OpenAI.Fields); err == nil || !strings.Contains(err.Error(), `duplicate top-level field "f77777"`) {
+	if _, err := Scan(dup, &Chat.Fields); err == nil || !strings.Contains(err.Error(), `duplicate top-level field "f77777"`) {
 		t.Fatalf("duplicate not found: %v", err)
 	}
 	dup = append(body[:len(body)-1:len(body)-1], `,"model":"other"}`...)
-	if _, err := Scan(dup, &OpenAI.Fields); err == nil || !strings.Contains(err.Error(), `"model"`) {
+	if _, err := Scan(dup, &Chat.Fields); err == nil || !strings.Contains(err.Error(), `"model"`) {
 		t.Fatalf("duplicate model not found: %v", err)
 	}
 }
@@ -148,7 +148,7 @@ func BenchmarkScanManyNames(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if _, err := Scan(body, &OpenAI.Fields); err != nil {
+				if _, err := Scan(body, &Chat.Fields); err != nil {
 					b.Fatal(err)
 				}
 			}

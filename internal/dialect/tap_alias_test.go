@@ -22,8 +22,8 @@ func tapStreams(tb testing.TB) (names []string, taps []func() Tap, streams [][]b
 		prefixes []string
 		taps     map[string]func() Tap
 	}{
-		{[]string{"o2a", "r2m"}, map[string]func() Tap{"anthropic": func() Tap { return Anthropic.NewTap(false) }}},
-		{[]string{"a2o", "r2c"}, map[string]func() Tap{"openai": func() Tap { return OpenAI.NewTap(false) }, "openai-hide-usage": func() Tap { return OpenAI.NewTap(true) }}},
+		{[]string{"o2a", "r2m"}, map[string]func() Tap{"anthropic": func() Tap { return Messages.NewTap(false) }}},
+		{[]string{"a2o", "r2c"}, map[string]func() Tap{"openai": func() Tap { return Chat.NewTap(false) }, "openai-hide-usage": func() Tap { return Chat.NewTap(true) }}},
 		{[]string{"c2r", "m2r"}, map[string]func() Tap{"responses": func() Tap { return Responses.NewTap(false) }}},
 	}
 	for _, u := range upstreams {

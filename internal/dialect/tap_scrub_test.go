@@ -15,8 +15,8 @@ func TestTapsScrubErrorEvents(t *testing.T) {
 		tap  Tap
 		ev   string
 	}{
-		{"anthropic", Anthropic.NewTap(false), "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"denied for " + arn + "\"}}\n\n"},
-		{"openai", OpenAI.NewTap(false), "data: {\"error\":{\"message\":\"project tollgate-prod-4711 is over quota\",\"type\":\"server_error\"}}\n\n"},
+		{"anthropic", Messages.NewTap(false), "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"denied for " + arn + "\"}}\n\n"},
+		{"openai", Chat.NewTap(false), "data: {\"error\":{\"message\":\"project tollgate-prod-4711 is over quota\",\"type\":\"server_error\"}}\n\n"},
 		{"responses error", Responses.NewTap(false), "event: error\ndata: {\"type\":\"error\",\"message\":\"key sk-proj-****wxyz refused\",\"code\":\"server_error\"}\n\n"},
 		{"responses failed", Responses.NewTap(false), "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"id\":\"resp_1\",\"error\":{\"code\":\"server_error\",\"message\":\"account 123456789012 suspended\"}}}\n\n"},
 	} {

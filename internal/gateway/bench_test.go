@@ -69,7 +69,7 @@ func BenchmarkRequestRewrite(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				s, err := dialect.Scan(body, &dialect.OpenAI.Fields)
+				s, err := dialect.Scan(body, &dialect.Chat.Fields)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -89,9 +89,9 @@ func BenchmarkStreamTap(b *testing.B) {
 		stream []byte
 		tap    func() dialect.Tap
 	}{
-		{"anthropic-50", anthropicStream(), func() dialect.Tap { return dialect.Anthropic.NewTap(false) }},
-		{"openai-50", openAIStream(), func() dialect.Tap { return dialect.OpenAI.NewTap(false) }},
-		{"openai-50-strip", openAIStream(), func() dialect.Tap { return dialect.OpenAI.NewTap(true) }},
+		{"anthropic-50", anthropicStream(), func() dialect.Tap { return dialect.Messages.NewTap(false) }},
+		{"openai-50", openAIStream(), func() dialect.Tap { return dialect.Chat.NewTap(false) }},
+		{"openai-50-strip", openAIStream(), func() dialect.Tap { return dialect.Chat.NewTap(true) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -121,7 +121,7 @@ type cannedProvider struct {
 func (p *cannedProvider) Name() string { return "canned" }
 func (p *cannedProvider) Dialect() *dialect.Dialect {
 	if p.only == nil {
-		return dialect.OpenAI
+		return dialect.Chat
 	}
 	return p.only
 }
@@ -171,12 +171,12 @@ func BenchmarkHandler(b *testing.B) {
 		{"large-100KB", chatBody(100<<10, false), &cannedProvider{"application/json", completion, nil}, ""},
 		{"stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", openAIStream(), nil}, ""},
 		// The same OpenAI requests to an Anthropic-only upstream: the translation lane.
-		{"translated-small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", anthropicMessage, dialect.Anthropic}, ""},
-		{"translated-stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", anthropicStream(), dialect.Anthropic}, ""},
+		{"translated-small-1KB", chatBody(1<<10, false), &cannedProvider{"application/json", anthropicMessage, dialect.Messages}, ""},
+		{"translated-stream-50", chatBody(1<<10, true), &cannedProvider{"text/event-stream", anthropicStream(), dialect.Messages}, ""},
 		// Responses requests, to a Responses upstream and to an Anthropic one.
 		{"responses-1KB", responsesBody(1<<10, false), &cannedProvider{"application/json", response, dialect.Responses}, "/v1/responses"},
-		{"responses-translated-1KB", responsesBody(1<<10, false), &cannedProvider{"application/json", anthropicMessage, dialect.Anthropic}, "/v1/responses"},
-		{"responses-translated-stream-50", responsesBody(1<<10, true), &cannedProvider{"text/event-stream", anthropicStream(), dialect.Anthropic}, "/v1/responses"},
+		{"responses-translated-1KB", responsesBody(1<<10, false), &cannedProvider{"application/json", anthropicMessage, dialect.Messages}, "/v1/responses"},
+		{"responses-translated-stream-50", responsesBody(1<<10, true), &cannedProvider{"text/event-stream", anthropicStream(), dialect.Messages}, "/v1/responses"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := benchGateway(b, tc.p)
@@ -197,8 +197,8 @@ func TestStreamTapAllocs(t *testing.T) {
 		stream []byte
 		tap    dialect.Tap
 	}{
-		"anthropic": {anthropicStream(), dialect.Anthropic.NewTap(false)},
-		"openai":    {openAIStream(), dialect.OpenAI.NewTap(false)},
+		"anthropic": {anthropicStream(), dialect.Messages.NewTap(false)},
+		"openai":    {openAIStream(), dialect.Chat.NewTap(false)},
 	} {
 		writeEvents(io.Discard, tc.stream, tc.tap, nil) // warm scratch buffers
 		if n := testing.AllocsPerRun(50, func() { writeEvents(io.Discard, tc.stream, tc.tap, nil) }); n != 0 {
@@ -215,9 +215,9 @@ func FuzzStreamTap(f *testing.F) {
 	f.Add(openAIStream(), uint8(13), true)
 	f.Add([]byte("data: {\"usage\": {\"prompt_tokens\": 1}}\r\n\r\ndata: [DONE]\r\r"), uint8(1), true)
 	f.Fuzz(func(t *testing.T, stream []byte, piece uint8, openai bool) {
-		tap := dialect.Anthropic.NewTap(false)
+		tap := dialect.Messages.NewTap(false)
 		if openai {
-			tap = dialect.OpenAI.NewTap(false)
+			tap = dialect.Chat.NewTap(false)
 		}
 		step := int(piece%64) + 1
 		var buf, out bytes.Buffer

@@ -75,13 +75,13 @@ func TestStreamReleasesRequestBodyOnStart(t *testing.T) {
 		// one must be the upstream's events, byte for byte.
 		want []string
 	}{
-		{"anthropic", dialect.Anthropic, "/v1/messages", `{"model":"m","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"` + long + `"}]}`, anthropicEvents, true, nil},
-		{"openai", dialect.OpenAI, "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"` + long + `"}]}`, openAIEvents, false, nil},
-		{"chat to anthropic", dialect.Anthropic, "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},` + chatTools + `,"messages":[{"role":"user","content":"` + long + `"}]}`, anthropicTool, true,
+		{"anthropic", dialect.Messages, "/v1/messages", `{"model":"m","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"` + long + `"}]}`, anthropicEvents, true, nil},
+		{"openai", dialect.Chat, "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"` + long + `"}]}`, openAIEvents, false, nil},
+		{"chat to anthropic", dialect.Messages, "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},` + chatTools + `,"messages":[{"role":"user","content":"` + long + `"}]}`, anthropicTool, true,
 			[]string{`"name":"get_weather"`, `"arguments":"{\"city\": \"Oslo\"}"`, `"finish_reason":"tool_calls"`, `"prompt_tokens":25`, "data: [DONE]\n\n"}},
-		{"responses to anthropic", dialect.Anthropic, "/v1/responses", `{"model":"m","stream":true,"store":false,` + respTools + `,"input":"` + long + `"}`, anthropicTool, true,
+		{"responses to anthropic", dialect.Messages, "/v1/responses", `{"model":"m","stream":true,"store":false,` + respTools + `,"input":"` + long + `"}`, anthropicTool, true,
 			[]string{`"type":"function_call"`, `"name":"get_weather"`, `"arguments":"{\"city\": \"Oslo\"}"`, "event: response.completed", `"input_tokens":25`}},
-		{"anthropic to openai", dialect.OpenAI, "/v1/messages", `{"model":"m","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"` + long + `"}]}`, openAIEvents, false,
+		{"anthropic to openai", dialect.Chat, "/v1/messages", `{"model":"m","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"` + long + `"}]}`, openAIEvents, false,
 			[]string{`"text":"hi"`, `"input_tokens":25`, "event: message_stop"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,7 +51,7 @@ func TestBufferedBytesAreBounded(t *testing.T) {
 		{"gzip chunked", func() (io.Reader, string) { return io.MultiReader(bytes.NewReader(gzipBytes(body))), "gzip" }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &heldProvider{cannedProvider{"application/json", anthropicMessage, dialect.OpenAI}, make(chan struct{}, 20), make(chan struct{})}
+			p := &heldProvider{cannedProvider{"application/json", anthropicMessage, dialect.Chat}, make(chan struct{}, 20), make(chan struct{})}
 			cfg := &config.Config{Models: []config.Model{{Name: "m", Targets: []config.Target{{Provider: "held", Model: "u"}}}}}
 			routes, err := route.New(cfg, map[string]provider.Provider{"held": p}, nil)
 			if err != nil {

@@ -20,10 +20,10 @@ func promptBody(content string) []byte {
 // prompt is counted.
 func leavingClient() (context.Context, *dialect.Dialect) {
 	ctx, cancel := context.WithCancel(context.Background())
-	d := *dialect.OpenAI
+	d := *dialect.Chat
 	d.CountPrompt = func(c *tokens.Counter, body []byte) {
 		cancel()
-		dialect.OpenAI.CountPrompt(c, body)
+		dialect.Chat.CountPrompt(c, body)
 	}
 	return ctx, &d
 }
@@ -40,7 +40,7 @@ func TestCountTokensStopsWhenClientLeaves(t *testing.T) {
 		ctx  context.Context
 		d    *dialect.Dialect
 	}{
-		{"before", left, dialect.OpenAI},
+		{"before", left, dialect.Chat},
 		{"while counting", leaving, d},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,10 +68,10 @@ func TestPromptEstimateBounded(t *testing.T) {
 	body := promptBody(prompt)
 	left, cancel := context.WithCancel(context.Background())
 	cancel()
-	if got, want := promptTokens(left, dialect.OpenAI, body), reserveInputTokens(body); got != want {
+	if got, want := promptTokens(left, dialect.Chat, body), reserveInputTokens(body); got != want {
 		t.Errorf("ended before: %d tokens, want the reservation's %d", got, want)
 	}
-	counted := promptTokens(context.Background(), dialect.OpenAI, body)
+	counted := promptTokens(context.Background(), dialect.Chat, body)
 	if counted > int64(len(prompt))/7 {
 		t.Fatalf("counted %d tokens, want a token per eight bytes", counted)
 	}

@@ -52,7 +52,7 @@ func TestQuotaHeaders(t *testing.T) {
 		Budget:   &limiter.Quota{Limit: 25e9, Remaining: 12_500_000_001, Reserved: 300_000_000, Reset: now.Add(24 * time.Hour)},
 	}
 	h := http.Header{}
-	quotaHeaders(h, dialect.Anthropic, st, now)
+	quotaHeaders(h, dialect.Messages, st, now)
 	want := map[string]string{
 		"Anthropic-Ratelimit-Requests-Limit": "60", "Anthropic-Ratelimit-Requests-Remaining": "59",
 		"Anthropic-Ratelimit-Requests-Reset": "2026-11-22T10:00:02Z", "Anthropic-Ratelimit-Tokens-Limit": "1000",
@@ -68,7 +68,7 @@ func TestQuotaHeaders(t *testing.T) {
 		t.Errorf("headers: %v", h)
 	}
 	h = http.Header{}
-	quotaHeaders(h, dialect.OpenAI, st, now)
+	quotaHeaders(h, dialect.Chat, st, now)
 	if h.Get("X-Ratelimit-Reset-Requests") != "1.5s" || h.Get("X-Ratelimit-Remaining-Tokens") != "0" || h.Get("X-Ratelimit-Limit-Requests") != "60" {
 		t.Errorf("OpenAI headers: %v", h)
 	}

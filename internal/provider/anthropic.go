@@ -13,7 +13,7 @@ var anthropicType = &Type{
 	Config: config.ProviderType{BaseURL: true, DefaultBaseURL: "https://api.anthropic.com"},
 	New: func(p config.Provider) (Provider, error) {
 		return NewHTTP(p, HTTPSpec{
-			Dialect: dialect.Anthropic,
+			Dialect: dialect.Messages,
 			Paths:   map[dialect.Op]string{dialect.Generate: "/v1/messages", dialect.CountTokens: "/v1/messages/count_tokens"},
 			Auth:    func(key string) (string, string) { return "X-Api-Key", key },
 			Header:  anthropicDefaults,

@@ -23,7 +23,7 @@ var (
 	azureType = &Type{
 		Name:   "azure-openai",
 		Config: config.ProviderType{BaseURL: true, Options: []string{"api_version", "entra_token"}, Check: checkAzure},
-		New:    func(p config.Provider) (Provider, error) { return newAzure(p, dialect.OpenAI) },
+		New:    func(p config.Provider) (Provider, error) { return newAzure(p, dialect.Chat) },
 	}
 	azureResponsesType = &Type{
 		Name: "azure-openai-responses",
@@ -75,7 +75,7 @@ func newAzure(p config.Provider, d *dialect.Dialect) (Provider, error) {
 			}
 			u := *base
 			path := strings.TrimRight(base.Path, "/")
-			if deployments && d == dialect.OpenAI {
+			if deployments && d == dialect.Chat {
 				u.Path = path + "/deployments/" + r.Model + op
 				u.RawPath = strings.TrimRight(base.EscapedPath(), "/") + "/deployments/" + url.PathEscape(r.Model) + op
 			} else {

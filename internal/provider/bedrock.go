@@ -96,7 +96,7 @@ func newBedrock(p config.Provider) (Provider, error) {
 	}
 	p.BaseURL = base
 	return NewHTTP(p, HTTPSpec{
-		Dialect:     dialect.Anthropic,
+		Dialect:     dialect.Messages,
 		URL:         bedrockURL,
 		Body:        bedrockBody,
 		Sign:        b.sign,

@@ -48,7 +48,7 @@ func staticKeys() config.Provider {
 }
 
 func messagesRequest(stream bool, body string) *Request {
-	return &Request{Op: dialect.Generate, Dialect: dialect.Anthropic, Model: inferenceProfile, Stream: stream,
+	return &Request{Op: dialect.Generate, Dialect: dialect.Messages, Model: inferenceProfile, Stream: stream,
 		Body: Body{[]byte(body)}, Header: http.Header{"Anthropic-Version": {"2023-06-01"}, "Anthropic-Beta": {"context-1m-2025-08-07, interleaved-thinking-2025-05-14"}}}
 }
 
@@ -69,7 +69,7 @@ func TestBedrockInvoke(t *testing.T) {
 	srv := upstreamtest.NewBedrock(bedrockCreds, func(upstreamtest.Received) upstreamtest.Reply { return upstreamtest.Reply{Body: message} })
 	defer srv.Close()
 	p := newTestBedrock(t, srv, staticKeys())
-	if p.Dialect() != dialect.Anthropic {
+	if p.Dialect() != dialect.Messages {
 		t.Fatalf("dialect %v", p.Dialect())
 	}
 	resp, err := p.Do(context.Background(), messagesRequest(false, `{"model":"`+inferenceProfile+`","max_tokens":64,"stream":false,"messages":[{"role":"user","content":"hi"}]}`))
@@ -338,7 +338,7 @@ func BenchmarkBedrockPrepare(b *testing.B) {
 	h := pr.(*HTTP)
 	body := []byte(`{"model":"us.anthropic.claude-sonnet-4-5-20250929-v1:0","max_tokens":1024,"messages":[{"role":"user","content":"` +
 		strings.Repeat("lorem ipsum ", 75) + `"}]}`)
-	r := &Request{Op: dialect.Generate, Dialect: dialect.Anthropic, Model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+	r := &Request{Op: dialect.Generate, Dialect: dialect.Messages, Model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
 		Body: Body{body}, Header: http.Header{"Anthropic-Version": {"2023-06-01"}}}
 	ctx := context.Background()
 	b.Run("rewrite+sign", func(b *testing.B) {

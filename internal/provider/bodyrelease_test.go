@@ -41,7 +41,7 @@ func TestOpenAnswerLetsGoOfRequestBody(t *testing.T) {
 			}
 			copy(body[len(body)-2:], `"}`)
 			bodyGone := weak.Make(&body[0])
-			resp, err := p.Do(context.Background(), &Request{Op: dialect.Generate, Dialect: dialect.OpenAI, Stream: true,
+			resp, err := p.Do(context.Background(), &Request{Op: dialect.Generate, Dialect: dialect.Chat, Stream: true,
 				Body: Body{body[:10], body[10:]}})
 			if err != nil {
 				t.Fatal(err)

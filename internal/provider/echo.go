@@ -46,10 +46,10 @@ func NewEcho(name string) *Echo { return &Echo{name: name} }
 func (e *Echo) Name() string { return e.name }
 
 // Dialect implements Provider.
-func (e *Echo) Dialect() *dialect.Dialect { return dialect.OpenAI }
+func (e *Echo) Dialect() *dialect.Dialect { return dialect.Chat }
 
 // Speaks implements Polyglot: echo answers Anthropic requests natively too.
-func (e *Echo) Speaks(d *dialect.Dialect) bool { return d == dialect.OpenAI || d == dialect.Anthropic }
+func (e *Echo) Speaks(d *dialect.Dialect) bool { return d == dialect.Chat || d == dialect.Messages }
 
 // Do implements Provider.
 func (e *Echo) Do(ctx context.Context, r *Request) (*http.Response, error) {
@@ -66,9 +66,9 @@ func (e *Echo) Do(ctx context.Context, r *Request) (*http.Response, error) {
 		resp := jsonResponse(fmt.Appendf(nil, `{"input_tokens":%d}`, in))
 		resp.Header.Set("Tollgate-Token-Count", "estimate") // counted from the text's length, as translated counts are
 		return resp, nil
-	case r.Dialect == dialect.Anthropic && r.Stream:
+	case r.Dialect == dialect.Messages && r.Stream:
 		return streamResponse(anthropicEvents(model, text, in, out)), nil
-	case r.Dialect == dialect.Anthropic:
+	case r.Dialect == dialect.Messages:
 		msg := map[string]any{
 			"id": "msg_" + randomID(), "type": "message", "role": "assistant", "model": model,
 			"content":       []any{map[string]any{"type": "text", "text": text}},

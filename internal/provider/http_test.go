@@ -48,7 +48,7 @@ func TestIdleTimeout(t *testing.T) {
 	srv := slowStream(20*time.Millisecond, 15)
 	defer srv.Close()
 	h := newTestHTTP(t, srv.URL, 100*time.Millisecond)
-	resp, err := h.Do(context.Background(), &Request{Op: dialect.Generate, Dialect: dialect.OpenAI, Body: Body{[]byte(`{}`)}})
+	resp, err := h.Do(context.Background(), &Request{Op: dialect.Generate, Dialect: dialect.Chat, Body: Body{[]byte(`{}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestRequestHeadersAndHold(t *testing.T) {
 	h := newTestHTTP(t, srv.URL, time.Second)
 	var held, released atomic.Int32
 	resp, err := h.Do(context.Background(), &Request{
-		Op: dialect.Generate, Dialect: dialect.OpenAI, Body: Body{[]byte(`{"a":`), []byte(`1}`)},
+		Op: dialect.Generate, Dialect: dialect.Chat, Body: Body{[]byte(`{"a":`), []byte(`1}`)},
 		Header: http.Header{"User-Agent": {"ua"}},
 		Hold:   func() func() { held.Add(1); return func() { released.Add(1) } },
 	})

@@ -12,7 +12,7 @@ var openAIType = &Type{
 	Config: config.ProviderType{BaseURL: true, DefaultBaseURL: "https://api.openai.com/v1"},
 	New: func(p config.Provider) (Provider, error) {
 		return NewHTTP(p, HTTPSpec{
-			Dialect: dialect.OpenAI,
+			Dialect: dialect.Chat,
 			Paths:   map[dialect.Op]string{dialect.Generate: "/chat/completions"},
 			Auth:    func(key string) (string, string) { return "Authorization", "Bearer " + key },
 		})

@@ -72,7 +72,7 @@ func newVertex(p config.Provider) (Provider, error) {
 	p.BaseURL = vertexEndpoint(p)
 	models := "/v1/projects/" + url.PathEscape(p.Project) + "/locations/" + url.PathEscape(p.Region) + "/publishers/anthropic/models/"
 	return NewHTTP(p, HTTPSpec{
-		Dialect: dialect.Anthropic,
+		Dialect: dialect.Messages,
 		URL: func(base *url.URL, r *Request) (*url.URL, bool) {
 			var path string
 			switch {

@@ -136,9 +136,12 @@ func (s *Signer) encodeReasoning(text string) string {
 	return s.seal(mustJSON(sealedReasoning{Text: text}))
 }
 
-// sealedReasoning is what a sealed reasoning item carries: Anthropic
-// thinking blocks exactly as the upstream sent them, or reasoning text.
+// sealedReasoning is what a sealed reasoning item (or a Gemini client's
+// thoughtSignature) carries: Anthropic thinking blocks exactly as the
+// upstream sent them, reasoning text, or a Responses upstream's reasoning
+// item as it sent it.
 type sealedReasoning struct {
 	Blocks jsontext.Value `json:"blocks,omitzero"`
 	Text   string         `json:"text,omitempty"`
+	Item   jsontext.Value `json:"item,omitzero"`
 }

@@ -22,6 +22,10 @@ type Target struct {
 	Policy Policy
 	Signer *Signer
 	Cache  Cache
+	// Stream: the client asked for a stream, for a protocol that says so
+	// outside the body (Gemini's URL names the operation); the
+	// translators of the others read the body's stream member.
+	Stream bool
 }
 
 // MessagesBodyToChat translates a Messages request body into a Chat

@@ -34,10 +34,13 @@ type Plan struct {
 
 	toolNames map[string]string // upstream tool name → client tool name
 	rp        *responsesPlan    // a Responses client's request, for its answer
-	dropped   []string
-	adjusted  []string
-	policy    Policy
-	signer    *Signer
+	// geminiThoughts: a Gemini client asked for thought parts
+	// (thinkingConfig.includeThoughts); signatures are sent either way.
+	geminiThoughts bool
+	dropped        []string
+	adjusted       []string
+	policy         Policy
+	signer         *Signer
 
 	// The bound of the request's schemas with their $refs inlined
 	// (geminiSchema): the bytes of the schemas converted so far, and

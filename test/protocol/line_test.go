@@ -262,7 +262,7 @@ var chatToLineUpstream = &dialect.Translator{
 
 func init() {
 	dialect.Register(line)
-	dialect.RegisterPair(line, dialect.OpenAI, lineToChat)
-	dialect.RegisterPair(dialect.OpenAI, line, chatToLineUpstream)
+	dialect.RegisterPair(line, dialect.Chat, lineToChat)
+	dialect.RegisterPair(dialect.Chat, line, chatToLineUpstream)
 	provider.Register(lineType)
 }
