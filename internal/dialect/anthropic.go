@@ -63,7 +63,7 @@ var Messages = &Dialect{
 	Model: func(id string, created time.Time) any { return anthropicModel(id, created) },
 	Usage: func(u *meter.Usage, body []byte) {
 		if v := gjson.GetBytes(body, "usage"); v.IsObject() {
-			u.MergeAnthropic(v.Raw)
+			anthropic.MergeUsage(u, v.Raw)
 		}
 	},
 	NewTap:      func(bool) Tap { return &anthropicTap{} },
@@ -132,7 +132,7 @@ func (t *anthropicTap) Feed(ev []byte) []byte {
 	t.f.Parse(ev)
 	switch name := unsafeString(t.f.Name); name {
 	case "message_start", "message_delta":
-		t.u.AnthropicEvent(name, unsafeString(t.f.Data))
+		anthropic.MergeEventUsage(&t.u, name, unsafeString(t.f.Data))
 	case "message_stop":
 		t.done = true
 	case "error":

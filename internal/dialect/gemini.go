@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/api/gemini"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
@@ -21,7 +22,7 @@ var Gemini = &Dialect{
 	Error:           googleError,
 	Usage: func(u *meter.Usage, body []byte) {
 		if v := gjson.GetBytes(body, "usageMetadata"); v.IsObject() {
-			u.SetGemini(v.Raw)
+			gemini.SetUsage(u, v.Raw)
 		}
 	},
 	Generated: []string{"candidates.0.content.parts.0.text"},

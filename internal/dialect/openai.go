@@ -45,7 +45,7 @@ var Chat = &Dialect{
 	Model: func(id string, created time.Time) any { return openAIModel(id, created) },
 	Usage: func(u *meter.Usage, body []byte) {
 		if v := gjson.GetBytes(body, "usage"); v.IsObject() {
-			u.SetOpenAI(v.Raw)
+			openai.SetUsage(u, v.Raw)
 		}
 	},
 	NewTap: func(hideUsage bool) Tap { return &openAITap{strip: hideUsage} },
@@ -143,7 +143,7 @@ func (t *openAITap) Feed(ev []byte) []byte {
 	}
 	if mayHaveUsage(d) {
 		if u := gjson.Get(unsafeString(d), "usage"); u.IsObject() {
-			t.u.SetOpenAI(u.Raw)
+			openai.SetUsage(&t.u, u.Raw)
 			if t.strip {
 				if c := gjson.Get(unsafeString(d), "choices"); !c.Exists() || isEmptyArray(c.Raw) {
 					return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/affinity"
+	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
@@ -41,7 +42,7 @@ var Responses = &Dialect{
 	Model:           Chat.Model,
 	Usage: func(u *meter.Usage, body []byte) {
 		if v := gjson.GetBytes(body, "usage"); v.IsObject() {
-			u.SetResponses(v.Raw)
+			responses.SetUsage(u, v.Raw)
 		}
 	},
 	NewTap:      func(bool) Tap { return &responsesTap{} },
@@ -86,10 +87,10 @@ func (t *responsesTap) Feed(ev []byte) []byte {
 	t.seq++
 	switch name {
 	case "response.completed", "response.incomplete":
-		t.u.SetResponses(gjson.Get(unsafeString(d), "response.usage").Raw)
+		responses.SetUsage(&t.u, gjson.Get(unsafeString(d), "response.usage").Raw)
 		t.done = true
 	case "response.failed":
-		t.u.SetResponses(gjson.Get(unsafeString(d), "response.usage").Raw)
+		responses.SetUsage(&t.u, gjson.Get(unsafeString(d), "response.usage").Raw)
 		t.done = true
 		return scrubbedEvent(ev, string(t.f.Name), d)
 	case "error":

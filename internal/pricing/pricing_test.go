@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/meter"
 )
 
@@ -92,7 +94,7 @@ func TestCost(t *testing.T) {
 func TestOpenAICachedTokensAtCachedPrice(t *testing.T) {
 	gpt := &Prices{Input: MustPrice("2.50"), Output: MustPrice("10"), CacheRead: MustPrice("1.25")}
 	var u meter.Usage
-	u.SetOpenAI(`{"prompt_tokens":1000,"completion_tokens":50,"prompt_tokens_details":{"cached_tokens":800}}`)
+	openai.SetUsage(&u, `{"prompt_tokens":1000,"completion_tokens":50,"prompt_tokens_details":{"cached_tokens":800}}`)
 	got, err := gpt.Cost(u)
 	if want := int64(200*2500 + 800*1250 + 50*10000); err != nil || got != want {
 		t.Errorf("cost = %d, %v; want %d (200 fresh + 800 cached + 50 output)", got, err, want)
@@ -110,10 +112,10 @@ func TestCostProperties(t *testing.T) {
 		c1, err1 := sonnet.Cost(u)
 		// The same usage built the way a stream delivers it: message_start then a cumulative message_delta.
 		var s meter.Usage
-		s.MergeAnthropic(`{"input_tokens":` + strconv.FormatInt(u.Input, 10) + `,"cache_read_input_tokens":` + strconv.FormatInt(u.CacheRead, 10) +
-			`,"cache_creation_input_tokens":` + strconv.FormatInt(u.CacheWrite5m+u.CacheWrite1h, 10) +
-			`,"cache_creation":{"ephemeral_5m_input_tokens":` + strconv.FormatInt(u.CacheWrite5m, 10) + `,"ephemeral_1h_input_tokens":` + strconv.FormatInt(u.CacheWrite1h, 10) + `},"output_tokens":1}`)
-		s.MergeAnthropic(`{"output_tokens":` + strconv.FormatInt(u.Output, 10) + `}`)
+		anthropic.MergeUsage(&s, `{"input_tokens":`+strconv.FormatInt(u.Input, 10)+`,"cache_read_input_tokens":`+strconv.FormatInt(u.CacheRead, 10)+
+			`,"cache_creation_input_tokens":`+strconv.FormatInt(u.CacheWrite5m+u.CacheWrite1h, 10)+
+			`,"cache_creation":{"ephemeral_5m_input_tokens":`+strconv.FormatInt(u.CacheWrite5m, 10)+`,"ephemeral_1h_input_tokens":`+strconv.FormatInt(u.CacheWrite1h, 10)+`},"output_tokens":1}`)
+		anthropic.MergeUsage(&s, `{"output_tokens":`+strconv.FormatInt(u.Output, 10)+`}`)
 		s.Reasoning = u.Reasoning
 		c2, err2 := sonnet.Cost(s)
 		if err1 != nil || err2 != nil || c1 != c2 {

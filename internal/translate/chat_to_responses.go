@@ -28,7 +28,7 @@ func ChatResponseToResponses(c *openai.Completion, p *Plan, created int64) (*res
 // stream, or (quiet) only the finished response.
 func chatAnswerItems(c *openai.Completion, p *Plan, created int64, quiet bool) (*rsOut, meter.Usage, error) {
 	var u meter.Usage
-	u.SetOpenAI(string(c.Usage))
+	openai.SetUsage(&u, string(c.Usage))
 	if len(c.Choices) == 0 {
 		return nil, u, &UpstreamError{Message: "upstream returned no choices"}
 	}
@@ -163,7 +163,7 @@ func (s *ChatToResponsesStream) Feed(ev []byte) []byte {
 		}
 	}
 	if u := chunk.Get("usage"); u.IsObject() {
-		s.usage.SetOpenAI(u.Raw)
+		openai.SetUsage(&s.usage, u.Raw)
 		s.gotUse = true
 		if s.finish != "" {
 			s.end() // the usage chunk comes last: [DONE] may never follow

@@ -97,7 +97,7 @@ func responseBody(body []byte) (gjson.Result, meter.Usage, error) {
 		return gjson.Result{}, u, &UpstreamError{Message: "upstream answer is not a valid response"}
 	}
 	r := gjson.ParseBytes(body)
-	u.SetResponses(r.Get("usage").Raw)
+	responses.SetUsage(&u, r.Get("usage").Raw)
 	if r.Get("object").Str != "response" || !r.Get("output").IsArray() {
 		return r, u, &UpstreamError{Message: "upstream answer is not a valid response"}
 	}
@@ -265,7 +265,7 @@ func (r *rsReader) read(ev []byte) (string, gjson.Result, bool) {
 	case "response.function_call_arguments.delta":
 		r.argsSeen = true
 	case "response.completed", "response.incomplete":
-		r.usage.SetResponses(d.Get("response.usage").Raw)
+		responses.SetUsage(&r.usage, d.Get("response.usage").Raw)
 	}
 	return name, d, true
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/api/gemini"
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
@@ -38,7 +39,7 @@ func GeminiAnswerToChat(body []byte, p *Plan, created int64) (out, stream []byte
 	if !r.IsObject() {
 		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid Gemini response"}
 	}
-	u.SetGemini(r.Get("usageMetadata").Raw)
+	gemini.SetUsage(&u, r.Get("usageMetadata").Raw)
 	m := openai.ChatMessage{Role: "assistant"}
 	var text, reasoning strings.Builder
 	c := r.Get("candidates.0")
@@ -159,7 +160,7 @@ func (s *GeminiToChatStream) Feed(ev []byte) []byte {
 		s.finish = strings.Clone(fr.Str)
 	}
 	if u := chunk.Get("usageMetadata"); u.IsObject() {
-		s.usage.SetGemini(u.Raw)
+		gemini.SetUsage(&s.usage, u.Raw)
 	}
 	return s.out
 }

@@ -17,7 +17,7 @@ import (
 // carried it. A prompt Gemini blocked is a refusal with no content.
 func GeminiToMessages(r *gemini.Response, p *Plan) (*anthropic.Response, meter.Usage, error) {
 	var u meter.Usage
-	u.SetGemini(string(r.UsageMetadata))
+	gemini.SetUsage(&u, string(r.UsageMetadata))
 	out := &anthropic.Response{ID: "msg_" + base62(24), Type: "message", Role: "assistant", Model: p.AnswerModel,
 		Content: []anthropic.Block{}}
 	if r.ResponseID != "" {

@@ -6,6 +6,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/api/gemini"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
 )
@@ -70,7 +71,7 @@ func GeminiAnswerToResponses(body []byte, p *Plan, created int64) (out, stream [
 	if !r.IsObject() {
 		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid Gemini response"}
 	}
-	u.SetGemini(r.Get("usageMetadata").Raw)
+	gemini.SetUsage(&u, r.Get("usageMetadata").Raw)
 	w := newRSOut(p, created)
 	w.quiet = !p.Stream
 	c := r.Get("candidates.0")
@@ -148,7 +149,7 @@ func (s *GeminiToResponsesStream) Feed(ev []byte) []byte {
 		s.finish = strings.Clone(fr.Str)
 	}
 	if u := chunk.Get("usageMetadata"); u.IsObject() {
-		s.usage.SetGemini(u.Raw)
+		gemini.SetUsage(&s.usage, u.Raw)
 		s.gotUse = true
 	}
 	return w.out

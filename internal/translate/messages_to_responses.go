@@ -26,7 +26,7 @@ func MessagesResponseToResponses(r *anthropic.Response, p *Plan, created int64) 
 // are not the client's to run.
 func messagesAnswerItems(r *anthropic.Response, p *Plan, created int64, quiet bool) (*rsOut, meter.Usage) {
 	var u meter.Usage
-	u.MergeAnthropic(string(r.Usage))
+	anthropic.MergeUsage(&u, string(r.Usage))
 	w := newRSOut(p, created)
 	w.quiet = quiet
 	for _, b := range r.Content {
@@ -150,7 +150,7 @@ func (s *MessagesToResponsesStream) Feed(ev []byte) []byte {
 	}
 	switch name {
 	case "message_start", "message_delta":
-		s.usage.AnthropicEvent(name, data) // cumulative; only present fields overwrite
+		anthropic.MergeEventUsage(&s.usage, name, data) // cumulative; only present fields overwrite
 		if r := gjson.Get(data, "delta.stop_reason"); r.Type == gjson.String {
 			s.stop = strings.Clone(r.Str) // the event's bytes are reused after Feed
 		}

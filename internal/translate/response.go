@@ -33,7 +33,7 @@ func (e *UpstreamError) Unwrap() error { return e.Err }
 // completion into a Messages response for an Anthropic client (§2.1).
 func ChatResponseToMessages(c *openai.Completion, p *Plan) (*anthropic.Response, meter.Usage, error) {
 	var u meter.Usage
-	u.SetOpenAI(string(c.Usage))
+	openai.SetUsage(&u, string(c.Usage))
 	out := &anthropic.Response{
 		ID: "msg_" + base62(24), Type: "message", Role: "assistant",
 		Model: p.AnswerModel, Content: []anthropic.Block{},
@@ -138,7 +138,7 @@ func parseArguments(args string) (jsontext.Value, bool) {
 // response into a completion for an OpenAI client (§2.2).
 func MessagesResponseToChat(r *anthropic.Response, p *Plan, created int64) (*openai.Completion, meter.Usage) {
 	var u meter.Usage
-	u.MergeAnthropic(string(r.Usage))
+	anthropic.MergeUsage(&u, string(r.Usage))
 	var text, reasoning strings.Builder
 	m := openai.ChatMessage{Role: "assistant"}
 	for _, b := range r.Content {

@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
@@ -153,7 +154,7 @@ func (s *ChatToMessagesStream) Feed(ev []byte) []byte {
 		}
 	}
 	if u := chunk.Get("usage"); u.IsObject() {
-		s.usage.SetOpenAI(u.Raw) // running totals: the last one wins
+		openai.SetUsage(&s.usage, u.Raw) // running totals: the last one wins
 		s.gotUse = true
 	}
 	return s.out

@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/gemini"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
@@ -84,7 +85,7 @@ func (s *GeminiToMessagesStream) Feed(ev []byte) []byte {
 		s.finish = strings.Clone(fr.Str)
 	}
 	if u := chunk.Get("usageMetadata"); u.IsObject() {
-		s.usage.SetGemini(u.Raw) // running totals: the last wins
+		gemini.SetUsage(&s.usage, u.Raw) // running totals: the last wins
 		s.gotUse = true
 	}
 	return s.out

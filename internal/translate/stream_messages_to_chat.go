@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
@@ -91,7 +92,7 @@ func (s *MessagesToChatStream) Feed(ev []byte) []byte {
 	}
 	switch name {
 	case "message_start":
-		s.usage.AnthropicEvent(name, data)
+		anthropic.MergeEventUsage(&s.usage, name, data)
 		s.begin(gjson.Get(data, "message.id").Str)
 	case "content_block_start":
 		s.begin("")
@@ -103,7 +104,7 @@ func (s *MessagesToChatStream) Feed(ev []byte) []byte {
 		if r := gjson.Get(data, "delta.stop_reason"); r.Type == gjson.String {
 			s.stop = strings.Clone(r.Str) // the event's bytes are reused after Feed
 		}
-		s.usage.AnthropicEvent(name, data) // cumulative; only present fields overwrite
+		anthropic.MergeEventUsage(&s.usage, name, data) // cumulative; only present fields overwrite
 	case "message_stop":
 		s.finalize()
 	case "ping":

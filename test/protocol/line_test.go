@@ -23,6 +23,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/meter"
@@ -140,7 +141,7 @@ var lineToChat = &dialect.Translator{
 		if !c.Get("choices").Exists() {
 			return nil, nil, u, &translate.UpstreamError{Message: "upstream answer is not a chat completion"}
 		}
-		u.SetOpenAI(c.Get("usage").Raw)
+		openai.SetUsage(&u, c.Get("usage").Raw)
 		text := c.Get("choices.0.message.content").String()
 		if p.Stream {
 			return nil, lineEvents(text, u), u, nil
@@ -184,7 +185,7 @@ func (s *chatToLine) Feed(ev []byte) []byte {
 	default:
 		c := gjson.ParseBytes(d)
 		if u := c.Get("usage"); u.IsObject() {
-			s.u.SetOpenAI(u.Raw)
+			openai.SetUsage(&s.u, u.Raw)
 		}
 		if t := c.Get("choices.0.delta.content"); t.String() != "" {
 			b, _ := json.Marshal(map[string]any{"text": t.String()})

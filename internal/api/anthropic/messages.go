@@ -253,7 +253,7 @@ type Response struct {
 	Content      []Block `json:"content"`
 	StopReason   *string `json:"stop_reason"`
 	StopSequence *string `json:"stop_sequence"`
-	// Usage stays raw: meter.Usage reads it, and renderers write it.
+	// Usage stays raw: MergeUsage reads it, and renderers write it.
 	Usage jsontext.Value `json:"usage"`
 }
 

@@ -132,7 +132,7 @@ type ThinkingConfig struct {
 type Response struct {
 	Candidates     []Candidate     `json:"candidates,omitempty"`
 	PromptFeedback *PromptFeedback `json:"promptFeedback,omitempty"`
-	// UsageMetadata stays raw: meter.Usage reads it.
+	// UsageMetadata stays raw: SetUsage reads it.
 	UsageMetadata jsontext.Value `json:"usageMetadata,omitzero"`
 	ModelVersion  string         `json:"modelVersion,omitempty"`
 	ResponseID    string         `json:"responseId,omitempty"`

@@ -215,7 +215,7 @@ type Completion struct {
 	Created           int64          `json:"created"`
 	Model             string         `json:"model"`
 	Choices           []Choice       `json:"choices"`
-	Usage             jsontext.Value `json:"usage,omitzero"` // raw: meter.Usage reads it, renderers write it
+	Usage             jsontext.Value `json:"usage,omitzero"` // raw: SetUsage reads it, renderers write it
 	SystemFingerprint *string        `json:"system_fingerprint"`
 }
 
