@@ -16,7 +16,6 @@ import (
 	"github.com/tollgate/tollgate/internal/promptcache"
 	"github.com/tollgate/tollgate/internal/scrub"
 	"github.com/tollgate/tollgate/internal/sse"
-	"github.com/tollgate/tollgate/internal/tokens"
 )
 
 // Anthropic is the Messages API: POST /v1/messages, named-event SSE.
@@ -68,7 +67,7 @@ var Messages = &Dialect{
 	},
 	NewTap:      func(bool) Tap { return &anthropicTap{} },
 	Generated:   []string{"delta.text", "delta.thinking", "delta.partial_json"},
-	CountPrompt: tokens.AddMessagesRequest,
+	CountPrompt: countMessagesPrompt,
 	TokenCount:  func(n int) []byte { return fmt.Appendf(nil, `{"input_tokens":%d}`, n) },
 	// A count_tokens body is a Messages request without max_tokens.
 	CountRequest: func(body []byte) ([]byte, error) {

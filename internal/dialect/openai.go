@@ -11,7 +11,6 @@ import (
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
-	"github.com/tollgate/tollgate/internal/tokens"
 )
 
 // OpenAI is the Chat Completions API: POST /v1/chat/completions, data-only
@@ -53,7 +52,7 @@ var Chat = &Dialect{
 		"choices.#.delta.content", "choices.#.delta.reasoning_content", "choices.#.delta.reasoning",
 		"choices.#.delta.tool_calls.#.function.arguments",
 	},
-	CountPrompt: tokens.AddChatRequest,
+	CountPrompt: countChatPrompt,
 }
 
 func openAIModel(id string, created time.Time) map[string]any {

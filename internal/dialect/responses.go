@@ -13,7 +13,6 @@ import (
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
-	"github.com/tollgate/tollgate/internal/tokens"
 	"github.com/tollgate/tollgate/internal/translate"
 )
 
@@ -47,7 +46,7 @@ var Responses = &Dialect{
 	},
 	NewTap:      func(bool) Tap { return &responsesTap{} },
 	Generated:   []string{"delta"},
-	CountPrompt: tokens.AddResponsesRequest,
+	CountPrompt: countResponsesPrompt,
 	TokenCount:  func(n int) []byte { return fmt.Appendf(nil, `{"object":"response.input_tokens","input_tokens":%d}`, n) },
 }
 

@@ -9,19 +9,15 @@
 // each piece is merged in bounded chunks (bpe.go). Counts equal tiktoken's
 // but for pieces longer than maxPiece bytes, which ordinary text does not
 // make. A Counter given a budget encodes at most that many bytes,
-// extrapolating the rest at the measured rate.
+// extrapolating the rest at the measured rate. What a request of each
+// protocol holds is read into a Counter by that protocol's dialect
+// (dialect.Dialect.CountPrompt).
 package tokens
 
 import (
 	"context"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 )
-
-// imageTokens is what one image counts for when its size is unknown (a
-// typical 1092×1092 image is about 1,600 tokens for Claude).
-const imageTokens = 1600
 
 // checkWork is how much work (bytes read and merge steps) a Counter does
 // between two looks at its context: some tens of microseconds.
@@ -124,7 +120,7 @@ func (c *Counter) going() bool {
 // Tokens is then partly an estimate, as past a budget.
 func (c *Counter) Err() error { return c.err }
 
-// AddTokens counts n tokens that are not text (an image).
+// AddTokens counts n tokens that are not text (an image, a document).
 func (c *Counter) AddTokens(n int) { c.extra += n }
 
 // Tokens is the count so far.
@@ -135,154 +131,4 @@ func (c *Counter) Tokens() int {
 		n += int(float64(c.rest)*rate + 0.5)
 	}
 	return n
-}
-
-// base64Tokens is what a base64 payload of n bytes counts for (a PDF or an
-// image given inline): a flat part and a part that grows with its size,
-// as the gateway's reservations weigh them.
-func base64Tokens(n int) int { return 2000 + n/256 }
-
-// CountMessagesRequest estimates the input tokens of an Anthropic Messages
-// (or count_tokens) request: system, message text, tool calls and results,
-// tool definitions, plus a few tokens of framing per message.
-func CountMessagesRequest(body []byte) int {
-	var c Counter
-	AddMessagesRequest(&c, body)
-	return c.Tokens()
-}
-
-// AddMessagesRequest counts an Anthropic Messages request into c.
-func AddMessagesRequest(c *Counter, body []byte) {
-	var content func(v gjson.Result)
-	content = func(v gjson.Result) {
-		if v.Type == gjson.String {
-			c.Add(v.Str)
-			return
-		}
-		v.ForEach(func(_, b gjson.Result) bool {
-			switch b.Get("type").String() {
-			case "text":
-				c.Add(b.Get("text").Str)
-			case "image":
-				c.AddTokens(imageTokens)
-			case "document":
-				if src := b.Get("source"); src.Get("type").Str == "base64" {
-					c.AddTokens(base64Tokens(len(src.Get("data").Str)))
-				} else {
-					c.Add(src.Get("data").Str)
-					content(src.Get("content"))
-				}
-			case "tool_use", "server_tool_use":
-				c.Add(b.Get("name").Str)
-				c.Add(b.Get("input").Raw)
-			case "tool_result":
-				content(b.Get("content"))
-			case "thinking":
-				c.Add(b.Get("thinking").Str)
-			}
-			return true
-		})
-	}
-	content(gjson.GetBytes(body, "system"))
-	gjson.GetBytes(body, "messages").ForEach(func(_, m gjson.Result) bool {
-		c.AddTokens(4) // role and turn framing
-		content(m.Get("content"))
-		return true
-	})
-	gjson.GetBytes(body, "tools").ForEach(func(_, t gjson.Result) bool {
-		c.Add(t.Get("name").Str)
-		c.Add(t.Get("description").Str)
-		c.Add(t.Get("input_schema").Raw)
-		return true
-	})
-	c.AddTokens(3)
-}
-
-// AddChatRequest counts an OpenAI Chat Completions request into c:
-// message text and parts, tool calls, tool definitions, plus framing.
-func AddChatRequest(c *Counter, body []byte) {
-	gjson.GetBytes(body, "messages").ForEach(func(_, m gjson.Result) bool {
-		c.AddTokens(4)
-		v := m.Get("content")
-		if v.Type == gjson.String {
-			c.Add(v.Str)
-		}
-		v.ForEach(func(_, p gjson.Result) bool {
-			switch p.Get("type").Str {
-			case "text":
-				c.Add(p.Get("text").Str)
-			case "image_url", "input_image":
-				c.AddTokens(imageTokens)
-			case "file":
-				c.AddTokens(base64Tokens(len(p.Get("file.file_data").Str)))
-			}
-			return true
-		})
-		m.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
-			c.Add(tc.Get("function.name").Str)
-			c.Add(tc.Get("function.arguments").Str)
-			return true
-		})
-		return true
-	})
-	gjson.GetBytes(body, "tools").ForEach(func(_, t gjson.Result) bool {
-		c.Add(t.Get("function.name").Str)
-		c.Add(t.Get("function.description").Str)
-		c.Add(t.Get("function.parameters").Raw)
-		return true
-	})
-	c.AddTokens(3)
-}
-
-// AddResponsesRequest counts an OpenAI Responses request into c: the
-// instructions, the input (a string, or items: messages and their parts,
-// function calls and their outputs, reasoning summaries), and the tools.
-func AddResponsesRequest(c *Counter, body []byte) {
-	c.Add(gjson.GetBytes(body, "instructions").Str)
-	var parts func(v gjson.Result)
-	parts = func(v gjson.Result) {
-		if v.Type == gjson.String {
-			c.Add(v.Str)
-			return
-		}
-		v.ForEach(func(_, p gjson.Result) bool {
-			switch p.Get("type").Str {
-			case "input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal":
-				c.Add(p.Get("text").Str)
-				c.Add(p.Get("refusal").Str)
-			case "input_image":
-				c.AddTokens(imageTokens)
-			case "input_file":
-				c.AddTokens(base64Tokens(len(p.Get("file_data").Str)))
-			}
-			return true
-		})
-	}
-	in := gjson.GetBytes(body, "input")
-	if in.Type == gjson.String {
-		c.Add(in.Str)
-	}
-	in.ForEach(func(_, it gjson.Result) bool {
-		c.AddTokens(4) // item framing
-		switch it.Get("type").Str {
-		case "function_call", "custom_tool_call":
-			c.Add(it.Get("name").Str)
-			c.Add(it.Get("arguments").Str)
-			c.Add(it.Get("input").Str)
-		case "function_call_output", "custom_tool_call_output":
-			parts(it.Get("output"))
-		case "reasoning":
-			parts(it.Get("summary"))
-		default: // messages, typed or not
-			parts(it.Get("content"))
-		}
-		return true
-	})
-	gjson.GetBytes(body, "tools").ForEach(func(_, t gjson.Result) bool {
-		c.Add(t.Get("name").Str)
-		c.Add(t.Get("description").Str)
-		c.Add(t.Get("parameters").Raw)
-		return true
-	})
-	c.AddTokens(3)
 }

@@ -1,0 +1,148 @@
+package dialect
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/tollgate/tollgate/internal/tokens"
+)
+
+// textTokens is what the tokenizer makes of each text, added up: a
+// counter counts each text it is given on its own.
+func textTokens(t testing.TB, texts ...string) int {
+	t.Helper()
+	n := 0
+	for _, s := range texts {
+		k, err := tokens.Count(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += k
+	}
+	return n
+}
+
+func countWith(count func(*tokens.Counter, []byte), body string) int {
+	var c tokens.Counter
+	count(&c, []byte(body))
+	return c.Tokens()
+}
+
+// Each dialect's prompt counter reads its protocol's text, tool calls and
+// definitions, gives images and documents their weights, and adds 4
+// tokens of framing a turn and 3 a request.
+func TestCountPrompt(t *testing.T) {
+	pdf := strings.Repeat("JVBERi0x", 640) // 5,120 base64 bytes
+	tests := []struct {
+		name  string
+		count func(*tokens.Counter, []byte)
+		body  string
+		texts []string // what the tokenizer reads
+		extra int      // framing, images, documents
+	}{
+		{"messages: text", countMessagesPrompt, `{"messages":[{"role":"user","content":"hello world"}]}`,
+			[]string{"hello world"}, 4 + 3},
+		{"messages: system, image, tool", countMessagesPrompt, `{"system":"be brief","messages":[{"role":"user","content":[{"type":"text","text":"hello world"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBOR"}}]}],"tools":[{"name":"f","description":"does f","input_schema":{"type":"object"}}]}`,
+			[]string{"be brief", "hello world", "f", "does f", `{"type":"object"}`}, imageTokens + 4 + 3},
+		{"messages: document, tool use and result, thinking", countMessagesPrompt, `{"messages":[{"role":"user","content":[{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"` + pdf + `"}}]},{"role":"assistant","content":[{"type":"thinking","thinking":"look it up","signature":"x"},{"type":"tool_use","id":"t","name":"lookup","input":{"q":"x"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"found"}]}]}]}`,
+			[]string{"look it up", "lookup", `{"q":"x"}`, "found"}, base64Tokens(len(pdf)) + 3*4 + 3},
+		{"chat: text, tool call, image", countChatPrompt, `{"messages":[{"role":"user","content":"hello world"},{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"f","arguments":"{}"}}]},{"role":"user","content":[{"type":"text","text":"hello world"},{"type":"image_url","image_url":{"url":"data:x"}}]}],"tools":[{"type":"function","function":{"name":"g","description":"does g","parameters":{"type":"object"}}}]}`,
+			[]string{"hello world", "f", "{}", "hello world", "g", "does g", `{"type":"object"}`}, imageTokens + 3*4 + 3},
+		{"chat: file", countChatPrompt, `{"messages":[{"role":"user","content":[{"type":"file","file":{"file_data":"data:application/pdf;base64,` + pdf + `"}}]}]}`,
+			nil, base64Tokens(len("data:application/pdf;base64,"+pdf)) + 4 + 3},
+		// A string input is one message, framed as one.
+		{"responses: string input", countResponsesPrompt, `{"instructions":"be brief","input":"hello world"}`,
+			[]string{"be brief", "hello world"}, 4 + 3},
+		{"responses: items", countResponsesPrompt, `{"input":[{"role":"user","content":[{"type":"input_text","text":"hello world"},{"type":"input_image","image_url":"data:x"}]},{"type":"reasoning","summary":[{"type":"summary_text","text":"think"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"done"}],"tools":[{"type":"function","name":"f","description":"does f","parameters":{"type":"object"}}]}`,
+			[]string{"hello world", "think", "f", "{}", "done", "f", "does f", `{"type":"object"}`}, imageTokens + 4*4 + 3},
+		{"gemini: text", countGeminiPrompt, `{"contents":[{"role":"user","parts":[{"text":"hello world"}]}]}`,
+			[]string{"hello world"}, 4 + 3},
+		{"gemini: system instruction", countGeminiPrompt, `{"systemInstruction":{"parts":[{"text":"be brief"},{"text":"be kind"}]},"contents":[{"role":"user","parts":[{"text":"hello world"}]}]}`,
+			[]string{"be brief", "be kind", "hello world"}, 4 + 3},
+		{"gemini: function call and response", countGeminiPrompt, `{"contents":[{"role":"user","parts":[{"text":"weather?"}]},{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"c2ln"}]},{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp":21}}}]}]}`,
+			[]string{"weather?", "get_weather", `{"city":"Paris"}`, "get_weather", `{"temp":21}`}, 3*4 + 3},
+		{"gemini: a function response with an image", countGeminiPrompt, `{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"shot","response":{"ok":true},"parts":[{"inlineData":{"mimeType":"image/png","data":"iVBOR"}}]}}]}]}`,
+			[]string{"shot", `{"ok":true}`}, imageTokens + 4 + 3},
+		{"gemini: inline data", countGeminiPrompt, `{"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"image/jpeg","data":"` + pdf + `"}},{"inlineData":{"mimeType":"application/pdf","data":"` + pdf + `"}},{"text":"compare"}]}]}`,
+			[]string{"compare"}, imageTokens + base64Tokens(len(pdf)) + 4 + 3},
+		{"gemini: file data", countGeminiPrompt, `{"contents":[{"role":"user","parts":[{"fileData":{"mimeType":"image/png","fileUri":"gs://b/x.png"}},{"fileData":{"mimeType":"video/mp4","fileUri":"https://example.com/v.mp4"}}]}]}`,
+			nil, imageTokens + base64Tokens(0) + 4 + 3},
+		{"gemini: code execution", countGeminiPrompt, `{"contents":[{"role":"model","parts":[{"executableCode":{"language":"PYTHON","code":"print(1+1)"}},{"codeExecutionResult":{"outcome":"OUTCOME_OK","output":"2"}}]}]}`,
+			[]string{"print(1+1)", "2"}, 4 + 3},
+		{"gemini: thoughts", countGeminiPrompt, `{"contents":[{"role":"model","parts":[{"text":"let me think","thought":true},{"text":"yes"}]}]}`,
+			[]string{"let me think", "yes"}, 4 + 3},
+		{"gemini: function declarations", countGeminiPrompt, `{"contents":[],"tools":[{"functionDeclarations":[{"name":"f","description":"does f","parameters":{"type":"OBJECT"}},{"name":"g","parametersJsonSchema":{"type":"object"}}]},{"googleSearch":{}}]}`,
+			[]string{"f", "does f", `{"type":"OBJECT"}`, "g", `{"type":"object"}`}, 3},
+		{"gemini: proto field names", countGeminiPrompt, `{"system_instruction":{"parts":[{"text":"be brief"}]},"contents":[{"role":"user","parts":[{"inline_data":{"mime_type":"image/png","data":"iVBOR"}},{"function_response":{"name":"f","response":{"a":1}}}]},{"role":"model","parts":[{"function_call":{"name":"f","args":{}}},{"file_data":{"mime_type":"application/pdf","file_uri":"gs://b/d.pdf"}}]}],"tools":[{"function_declarations":[{"name":"f","parameters_json_schema":{"type":"object"}}]}]}`,
+			[]string{"be brief", "f", `{"a":1}`, "f", "{}", "f", `{"type":"object"}`}, imageTokens + base64Tokens(0) + 2*4 + 3},
+		{"gemini: not a request", countGeminiPrompt, `["contents"]`, nil, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := textTokens(t, tc.texts...) + tc.extra
+			if got := countWith(tc.count, tc.body); got != want {
+				t.Errorf("%d tokens, want %d", got, want)
+			}
+		})
+	}
+}
+
+// Each dialect counts its prompts with its own counter.
+func TestCountPromptWired(t *testing.T) {
+	for _, tc := range []struct {
+		d    *Dialect
+		body string
+	}{
+		{Messages, `{"messages":[{"role":"user","content":[{"type":"text","text":"hello world"}]}]}`},
+		{Chat, `{"messages":[{"role":"user","content":[{"type":"text","text":"hello world"}]}]}`},
+		{Responses, `{"input":[{"role":"user","content":[{"type":"input_text","text":"hello world"}]}]}`},
+	} {
+		if got, want := countWith(tc.d.CountPrompt, tc.body), textTokens(t, "hello world")+4+3; got != want {
+			t.Errorf("%s: %d tokens, want %d", tc.d, got, want)
+		}
+	}
+}
+
+// The prompt counters read any bytes without failing, and count at least
+// a request's framing.
+func FuzzCountPrompt(f *testing.F) {
+	for _, s := range []string{
+		`{"messages":[{"role":"user","content":[{"type":"document","source":{"type":"text","data":"x"}}]}]}`,
+		`{"messages":[{"role":"user","content":[{"type":"image_url"},{"type":"file","file":{}}]}]}`,
+		`{"input":[{"type":"function_call_output","output":[{"type":"input_file","file_data":"x"}]}]}`,
+		`{"contents":[{"parts":[{"functionResponse":{"parts":[{"functionResponse":{"parts":[{"text":"x"}]}}]}}]}]}`,
+		`{"system_instruction":{"parts":{"text":"x"}},"tools":[{"function_declarations":{"name":1}}]}`,
+		`{"contents":"x"`, `null`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, count := range []func(*tokens.Counter, []byte){countMessagesPrompt, countChatPrompt, countResponsesPrompt, countGeminiPrompt} {
+			if n := countWith(count, string(body)); n < 3 {
+				t.Errorf("%q: %d tokens, fewer than the framing", body, n)
+			}
+		}
+	})
+}
+
+func BenchmarkCountGeminiPrompt(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"systemInstruction":{"parts":[{"text":"You are a careful assistant."}]},"contents":[`)
+	for i := range 50 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"role":"user","parts":[{"text":"What is the weather in Paris today, and should I take an umbrella?"}]},`)
+		sb.WriteString(`{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris","unit":"celsius"}}}]},`)
+		sb.WriteString(`{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp":21,"rain":0.4}}}]}`)
+	}
+	sb.WriteString(`],"tools":[{"functionDeclarations":[{"name":"get_weather","description":"Current weather for a city","parameters":{"type":"OBJECT","properties":{"city":{"type":"STRING"}}}}]}]}`)
+	body := []byte(sb.String())
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var c tokens.Counter
+		countGeminiPrompt(&c, body)
+	}
+}
