@@ -68,6 +68,7 @@ var Messages = &Dialect{
 	NewTap:      func(bool) Tap { return &anthropicTap{} },
 	Generated:   []string{"delta.text", "delta.thinking", "delta.partial_json"},
 	CountPrompt: countMessagesPrompt,
+	Unpriced:    messagesUnpriced,
 	TokenCount:  func(n int) []byte { return fmt.Appendf(nil, `{"input_tokens":%d}`, n) },
 	// A count_tokens body is a Messages request without max_tokens.
 	CountRequest: func(body []byte) ([]byte, error) {

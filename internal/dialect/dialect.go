@@ -91,6 +91,11 @@ type Dialect struct {
 	Generated []string
 	// CountPrompt counts a request's prompt with the tokenizer.
 	CountPrompt func(c *tokens.Counter, body []byte)
+	// Unpriced names a feature a request turns on that providers bill
+	// apart from tokens, at prices the gateway does not know (a server
+	// tool billed per use, the priority tier), for a USD budget to refuse;
+	// "" when it turns on none. Nil: the protocol has none.
+	Unpriced func(body []byte) string
 	// TokenCount renders the answer of a CountTokens endpoint.
 	TokenCount func(n int) []byte
 	// CountRequest turns a CountTokens body into the Generate request

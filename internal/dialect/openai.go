@@ -53,6 +53,7 @@ var Chat = &Dialect{
 		"choices.#.delta.tool_calls.#.function.arguments",
 	},
 	CountPrompt: countChatPrompt,
+	Unpriced:    chatUnpriced,
 }
 
 func openAIModel(id string, created time.Time) map[string]any {

@@ -47,6 +47,7 @@ var Responses = &Dialect{
 	NewTap:      func(bool) Tap { return &responsesTap{} },
 	Generated:   []string{"delta"},
 	CountPrompt: countResponsesPrompt,
+	Unpriced:    responsesUnpriced,
 	TokenCount:  func(n int) []byte { return fmt.Appendf(nil, `{"object":"response.input_tokens","input_tokens":%d}`, n) },
 }
 

@@ -8,10 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
 	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/limit"
@@ -86,7 +84,7 @@ func (g *Gateway) admitScopes(c *call, count bool) error {
 		if sc.Limits.BudgetUSD == nil {
 			continue
 		}
-		if f := unpricedFeature(body); f != "" {
+		if f := unpriced(x.dialect, body); f != "" {
 			return &Error{Status: http.StatusForbidden, Kind: dialect.Permission, Param: f, Code: "unpriced_feature",
 				Message: fmt.Sprintf("a USD budget applies to this request, but %s is billed by the provider at prices this gateway does not know, so its cost cannot be counted; leave it out, or use a key without a budget", f)}
 		}
@@ -148,29 +146,13 @@ func reservation(m *route.Model, body []byte, s *dialect.Scanned) (input, output
 	return reserveInputTokens(body), output, defaulted
 }
 
-// unpricedFeature names a feature of the request that the provider bills
-// apart from tokens, at prices the gateway does not know: server-side
-// tools (web search and fetch, code execution) and the priority service
-// tier. "" when there is none.
-func unpricedFeature(body []byte) string {
-	if !bytes.Contains(body, []byte("web_")) && !bytes.Contains(body, []byte("code_execution")) && !bytes.Contains(body, []byte("priority")) {
-		return "" // the common case, without parsing
+// unpriced names a feature of the request that the provider bills apart
+// from tokens, at prices the gateway does not know; "" when there is none.
+func unpriced(d *dialect.Dialect, body []byte) string {
+	if d.Unpriced == nil {
+		return ""
 	}
-	r := gjson.GetManyBytes(body, "tools.#.type", "web_search_options", "service_tier")
-	for _, t := range r[0].Array() {
-		for _, p := range [...]string{"web_search", "web_fetch", "code_execution"} {
-			if strings.HasPrefix(t.Str, p) {
-				return "the server tool " + t.Str
-			}
-		}
-	}
-	if r[1].Exists() {
-		return "web_search_options"
-	}
-	if r[2].Str == "priority" {
-		return `service_tier "priority"`
-	}
-	return ""
+	return d.Unpriced(body)
 }
 
 // reserveInputTokens estimates a request's prompt for its reservation,

@@ -102,6 +102,17 @@ func TestBudgetRefusesUnpricedFeatures(t *testing.T) {
 			t.Errorf("%s: %d %s", extra, resp.StatusCode, body)
 		}
 	}
+	// Each client protocol names its own.
+	for _, c := range []struct{ path, body, tool string }{
+		{"/v1/messages", `{"model":"budget","max_tokens":10,"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],"messages":[{"role":"user","content":"hi"}]}`, "web_fetch_20250910"},
+		{"/v1/responses", `{"model":"budget","tools":[{"type":"web_search"}],"input":"hi"}`, "web_search"},
+	} {
+		resp := e.do("POST", c.path, c.body, append(openAIAuth, anthropicAuth[1])...)
+		body := readAll(t, resp.Body)
+		if resp.StatusCode != 403 || !strings.Contains(gjson.GetBytes(body, "error.message").Str, "the server tool "+c.tool+" is billed") {
+			t.Errorf("%s: %d %s", c.path, resp.StatusCode, body)
+		}
+	}
 	resp := e.do("POST", "/v1/chat/completions", `{"model":"budget","service_tier":"flex","messages":[{"role":"user","content":"web_search priority"}]}`, openAIAuth...)
 	if body := readAll(t, resp.Body); resp.StatusCode != 200 {
 		t.Errorf("a priced request: %d %s", resp.StatusCode, body)
