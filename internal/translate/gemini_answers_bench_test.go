@@ -1,6 +1,9 @@
 package translate
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // benchGeminiStream reports the cost per upstream event of translating a
 // stream for a Gemini client.
@@ -19,4 +22,24 @@ func benchGeminiStream(b *testing.B, events [][]byte, start func(*Plan) stream) 
 // BenchmarkStreamMessagesToGemini: a 50-delta Anthropic stream.
 func BenchmarkStreamMessagesToGemini(b *testing.B) {
 	benchGeminiStream(b, anthropicTextStream(), func(p *Plan) stream { return NewMessagesToGeminiStream(p, 1) })
+}
+
+// chatTextStream is a 50-chunk Chat Completions text stream.
+func chatTextStream() [][]byte {
+	var up []byte
+	chunk := func(delta, finish string) {
+		up = fmt.Appendf(up, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}],\"usage\":null}\n\n", delta, finish)
+	}
+	chunk(`{"role":"assistant","content":""}`, "null")
+	for i := range 50 {
+		chunk(fmt.Sprintf(`{"content":"word%d "}`, i), "null")
+	}
+	chunk(`{}`, `"stop"`)
+	up = append(up, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt\",\"choices\":[],\"usage\":{\"prompt_tokens\":20,\"completion_tokens\":50,\"total_tokens\":70}}\n\ndata: [DONE]\n\n"...)
+	return splitEvents(up)
+}
+
+// BenchmarkStreamChatToGemini: a 50-chunk Chat Completions stream.
+func BenchmarkStreamChatToGemini(b *testing.B) {
+	benchGeminiStream(b, chatTextStream(), func(p *Plan) stream { return NewChatToGeminiStream(p, 1) })
 }

@@ -53,6 +53,7 @@ type geminiPair struct {
 
 var geminiPairs = map[string]geminiPair{
 	"g2m": {answer: MessagesAnswerToGemini, stream: func(p *Plan) stream { return NewMessagesToGeminiStream(p, goldenCreated) }},
+	"g2c": {answer: ChatAnswerToGemini, stream: func(p *Plan) stream { return NewChatToGeminiStream(p, goldenCreated) }},
 }
 
 var randomResponseID = regexp.MustCompile(`"responseId":"[0-9A-Za-z]{24}"`)
@@ -424,5 +425,42 @@ func TestRetryDelay(t *testing.T) {
 		if got := retryDelay(msg); got != want {
 			t.Errorf("retryDelay(%q) = %q, want %q", msg, got, want)
 		}
+	}
+}
+
+func TestOpenAIErrorToGemini(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		status  int
+		body    string
+		want    int
+		wantOut string
+		noRetry bool
+	}{
+		{"invalid", 400, `{"error":{"message":"bad","type":"invalid_request_error","param":"x","code":null}}`, 400,
+			`{"error":{"code":400,"message":"bad","status":"INVALID_ARGUMENT"}}`, false},
+		{"unprocessable", 422, `{"error":{"message":"no","type":"invalid_request_error"}}`, 400,
+			`{"error":{"code":400,"message":"no","status":"INVALID_ARGUMENT"}}`, false},
+		{"gateway credential", 401, `{"error":{"message":"Incorrect API key","type":"invalid_request_error","code":"invalid_api_key"}}`, 502,
+			`{"error":{"code":502,"message":"upstream rejected the gateway's credential or account: Incorrect API key","status":"INTERNAL"}}`, true},
+		{"quota", 429, `{"error":{"message":"You exceeded your quota","type":"insufficient_quota","code":"insufficient_quota"}}`, 502,
+			`{"error":{"code":502,"message":"upstream rejected the gateway's credential or account: You exceeded your quota","status":"INTERNAL"}}`, true},
+		{"not found", 404, `{"error":{"message":"The model x does not exist","type":"invalid_request_error","code":"model_not_found"}}`, 404,
+			`{"error":{"code":404,"message":"The model x does not exist","status":"NOT_FOUND"}}`, false},
+		{"rate limit", 429, `{"error":{"message":"Rate limit reached. Please try again in 20s.","type":"requests","code":"rate_limit_exceeded"}}`, 429,
+			`{"error":{"code":429,"message":"Rate limit reached. Please try again in 20s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}}`, false},
+		{"overloaded", 503, `{"error":{"message":"engine is overloaded","type":"server_error"}}`, 503,
+			`{"error":{"code":503,"message":"engine is overloaded","status":"UNAVAILABLE"}}`, false},
+		{"server error in a stream", 0, `{"error":{"message":"oops","type":"server_error"}}`, 500,
+			`{"error":{"code":500,"message":"oops","status":"INTERNAL"}}`, false},
+		{"conflict", 409, `{"error":{"message":"busy","type":"invalid_request_error"}}`, 409,
+			`{"error":{"code":409,"message":"busy","status":"ABORTED"}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out, noRetry := OpenAIErrorToGemini(tc.status, []byte(tc.body))
+			if status != tc.want || string(out) != tc.wantOut || noRetry != tc.noRetry {
+				t.Errorf("OpenAIErrorToGemini(%d, %s) = %d, %s, %v; want %d, %s, %v", tc.status, tc.body, status, out, noRetry, tc.want, tc.wantOut, tc.noRetry)
+			}
+		})
 	}
 }
