@@ -43,3 +43,24 @@ func chatTextStream() [][]byte {
 func BenchmarkStreamChatToGemini(b *testing.B) {
 	benchGeminiStream(b, chatTextStream(), func(p *Plan) stream { return NewChatToGeminiStream(p, 1) })
 }
+
+// responsesTextStream is a 50-delta Responses text stream.
+func responsesTextStream() [][]byte {
+	var up []byte
+	ev := func(typ, rest string) {
+		up = fmt.Appendf(up, "event: %s\ndata: {\"type\":%q%s}\n\n", typ, typ, rest)
+	}
+	ev("response.created", `,"sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}`)
+	ev("response.output_item.added", `,"sequence_number":1,"output_index":0,"item":{"id":"msg_1","type":"message","status":"in_progress","role":"assistant","content":[]}`)
+	for i := range 50 {
+		ev("response.output_text.delta", fmt.Sprintf(`,"sequence_number":%d,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"word%d ","logprobs":[]`, i+2, i))
+	}
+	ev("response.output_item.done", `,"sequence_number":52,"output_index":0,"item":{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[]}`)
+	ev("response.completed", `,"sequence_number":53,"response":{"id":"resp_1","object":"response","status":"completed","output":[],"usage":{"input_tokens":20,"output_tokens":50,"total_tokens":70}}`)
+	return splitEvents(up)
+}
+
+// BenchmarkStreamResponsesToGemini: a 50-delta Responses stream.
+func BenchmarkStreamResponsesToGemini(b *testing.B) {
+	benchGeminiStream(b, responsesTextStream(), func(p *Plan) stream { return NewResponsesToGeminiStream(p, 1) })
+}

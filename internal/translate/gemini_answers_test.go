@@ -54,6 +54,7 @@ type geminiPair struct {
 var geminiPairs = map[string]geminiPair{
 	"g2m": {answer: MessagesAnswerToGemini, stream: func(p *Plan) stream { return NewMessagesToGeminiStream(p, goldenCreated) }},
 	"g2c": {answer: ChatAnswerToGemini, stream: func(p *Plan) stream { return NewChatToGeminiStream(p, goldenCreated) }},
+	"g2r": {answer: ResponsesAnswerToGemini, stream: func(p *Plan) stream { return NewResponsesToGeminiStream(p, goldenCreated) }},
 }
 
 var randomResponseID = regexp.MustCompile(`"responseId":"[0-9A-Za-z]{24}"`)
@@ -339,6 +340,8 @@ func TestGeminiSignatureCarriesReasoning(t *testing.T) {
 	}{
 		{"g2m_thinking_signature", `{"blocks":[{"type":"thinking","thinking":"Let me think.\nThe file first.","signature":"EqQBSIG"},{"type":"redacted_thinking","data":"EmwKREDACTED"}]}`},
 		{"g2m_thinking_hidden", `{"blocks":[{"type":"thinking","thinking":"Hmm.","signature":"SIGX"}]}`},
+		{"g2c_reasoning", `{"text":"First, add."}`},
+		{"g2r_reasoning_tools", `{"item":{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Plan."},{"type":"summary_text","text":"Read."}],"encrypted_content":"gAAAENC"}}`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			a, pair, plan := loadGeminiGolden(t, "testdata/gemini_answers/"+tc.file+".txtar")
