@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +14,6 @@ import (
 
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
-	"github.com/tollgate/tollgate/internal/sse"
 	"github.com/tollgate/tollgate/internal/sse/ssetest"
 )
 
@@ -154,34 +152,12 @@ func runGeminiGolden(t *testing.T, file string) {
 }
 
 // geminiStream feeds the upstream bytes through a pair's stream as the
-// relay does (see feedStream) and returns the client bytes and usage.
+// relay does (feedStream) and returns the client bytes and the usage.
 func geminiStream(t testing.TB, pair geminiPair, up []byte, plan *Plan, next func() int, poisoned bool) ([]byte, meter.Usage) {
 	t.Helper()
-	p := *plan
-	s := pair.stream(&p)
-	var out []byte
-	first, failed := true, false
-	ssetest.Replay(up, next, poisoned, func(ev []byte) bool {
-		if first {
-			var f sse.Fields
-			f.Parse(ev)
-			if f.Data != nil {
-				first = false
-				if status, body, isErr := s.StartError(ev); isErr {
-					out, failed = []byte("HTTP "+strconv.Itoa(status)+"\n"+string(body)+"\n"), true
-					return false
-				}
-			}
-		}
-		out = append(out, s.Feed(ev)...)
-		return true
-	})
-	u := s.(interface{ Usage() meter.Usage }).Usage()
-	if failed {
-		return out, u
-	}
-	tail, _ := s.Close(true, "upstream stream ended before its final event")
-	return append(out, tail...), u
+	var s stream
+	out := feedStream(t, goldenPair{stream: func(p *Plan) stream { s = pair.stream(p); return s }}, up, plan, next, poisoned)
+	return out, s.(interface{ Usage() meter.Usage }).Usage()
 }
 
 // checkGeminiResponse checks a whole answer's shape.
@@ -372,46 +348,66 @@ func mustSection(t *testing.T, a *txtar.Archive, name string) []byte {
 	return b
 }
 
-func TestAnthropicErrorToGemini(t *testing.T) {
+// TestErrorsToGemini: upstream errors in Google's envelope, by status.
+func TestErrorsToGemini(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		status  int
-		body    string
-		want    int
-		wantOut string
-		noRetry bool
+		translate func(int, []byte) (int, []byte, bool)
+		name      string
+		status    int
+		body      string
+		want      int
+		wantOut   string
+		noRetry   bool
 	}{
-		{"invalid", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`, 400,
+		{AnthropicErrorToGemini, "invalid", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`, 400,
 			`{"error":{"code":400,"message":"bad","status":"INVALID_ARGUMENT"}}`, false},
-		{"gateway credential", 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, 502,
+		{AnthropicErrorToGemini, "gateway credential", 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, 502,
 			`{"error":{"code":502,"message":"upstream rejected the gateway's credential: invalid x-api-key","status":"INTERNAL"}}`, true},
-		{"billing", 402, `{"type":"error","error":{"type":"billing_error","message":"no credit"}}`, 502,
+		{AnthropicErrorToGemini, "billing", 402, `{"type":"error","error":{"type":"billing_error","message":"no credit"}}`, 502,
 			`{"error":{"code":502,"message":"upstream billing error: no credit","status":"INTERNAL"}}`, true},
-		{"permission", 403, `{"type":"error","error":{"type":"permission_error","message":"no"}}`, 403,
+		{AnthropicErrorToGemini, "permission", 403, `{"type":"error","error":{"type":"permission_error","message":"no"}}`, 403,
 			`{"error":{"code":403,"message":"no","status":"PERMISSION_DENIED"}}`, false},
-		{"not found", 404, `{"type":"error","error":{"type":"not_found_error","message":"model: x"}}`, 404,
+		{AnthropicErrorToGemini, "not found", 404, `{"type":"error","error":{"type":"not_found_error","message":"model: x"}}`, 404,
 			`{"error":{"code":404,"message":"model: x","status":"NOT_FOUND"}}`, false},
-		{"too large", 413, `{"type":"error","error":{"type":"request_too_large","message":"big"}}`, 400,
+		{AnthropicErrorToGemini, "too large", 413, `{"type":"error","error":{"type":"request_too_large","message":"big"}}`, 400,
 			`{"error":{"code":400,"message":"big","status":"INVALID_ARGUMENT"}}`, false},
-		{"rate limit", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, 429,
+		{AnthropicErrorToGemini, "rate limit", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, 429,
 			`{"error":{"code":429,"message":"slow down","status":"RESOURCE_EXHAUSTED"}}`, false},
-		{"rate limit with delay", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"retry after 1.5 seconds"}}`, 429,
+		{AnthropicErrorToGemini, "rate limit with delay", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"retry after 1.5 seconds"}}`, 429,
 			`{"error":{"code":429,"message":"retry after 1.5 seconds","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}]}}`, false},
-		{"overloaded", 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, 503,
+		{AnthropicErrorToGemini, "overloaded", 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, 503,
 			`{"error":{"code":503,"message":"Overloaded","status":"UNAVAILABLE"}}`, false},
-		{"overloaded in a stream", 0, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, 503,
+		{AnthropicErrorToGemini, "overloaded in a stream", 0, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, 503,
 			`{"error":{"code":503,"message":"Overloaded","status":"UNAVAILABLE"}}`, false},
-		{"timeout", 504, `{"type":"error","error":{"type":"timeout_error","message":"slow"}}`, 504,
+		{AnthropicErrorToGemini, "timeout", 504, `{"type":"error","error":{"type":"timeout_error","message":"slow"}}`, 504,
 			`{"error":{"code":504,"message":"slow","status":"DEADLINE_EXCEEDED"}}`, false},
-		{"api error", 500, `{"type":"error","error":{"type":"api_error","message":"oops"}}`, 500,
+		{AnthropicErrorToGemini, "api error", 500, `{"type":"error","error":{"type":"api_error","message":"oops"}}`, 500,
 			`{"error":{"code":500,"message":"oops","status":"INTERNAL"}}`, false},
-		{"html from a proxy", 502, `<html>Bad Gateway</html>`, 502,
+		{AnthropicErrorToGemini, "html from a proxy", 502, `<html>Bad Gateway</html>`, 502,
 			`{"error":{"code":502,"message":"<html>Bad Gateway</html>","status":"INTERNAL"}}`, false},
+		{OpenAIErrorToGemini, "invalid", 400, `{"error":{"message":"bad","type":"invalid_request_error","param":"x","code":null}}`, 400,
+			`{"error":{"code":400,"message":"bad","status":"INVALID_ARGUMENT"}}`, false},
+		{OpenAIErrorToGemini, "unprocessable", 422, `{"error":{"message":"no","type":"invalid_request_error"}}`, 400,
+			`{"error":{"code":400,"message":"no","status":"INVALID_ARGUMENT"}}`, false},
+		{OpenAIErrorToGemini, "gateway credential", 401, `{"error":{"message":"Incorrect API key","type":"invalid_request_error","code":"invalid_api_key"}}`, 502,
+			`{"error":{"code":502,"message":"upstream rejected the gateway's credential or account: Incorrect API key","status":"INTERNAL"}}`, true},
+		{OpenAIErrorToGemini, "quota", 429, `{"error":{"message":"You exceeded your quota","type":"insufficient_quota","code":"insufficient_quota"}}`, 502,
+			`{"error":{"code":502,"message":"upstream rejected the gateway's credential or account: You exceeded your quota","status":"INTERNAL"}}`, true},
+		{OpenAIErrorToGemini, "not found", 404, `{"error":{"message":"The model x does not exist","type":"invalid_request_error","code":"model_not_found"}}`, 404,
+			`{"error":{"code":404,"message":"The model x does not exist","status":"NOT_FOUND"}}`, false},
+		{OpenAIErrorToGemini, "rate limit", 429, `{"error":{"message":"Rate limit reached. Please try again in 20s.","type":"requests","code":"rate_limit_exceeded"}}`, 429,
+			`{"error":{"code":429,"message":"Rate limit reached. Please try again in 20s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}}`, false},
+		{OpenAIErrorToGemini, "overloaded", 503, `{"error":{"message":"engine is overloaded","type":"server_error"}}`, 503,
+			`{"error":{"code":503,"message":"engine is overloaded","status":"UNAVAILABLE"}}`, false},
+		{OpenAIErrorToGemini, "server error in a stream", 0, `{"error":{"message":"oops","type":"server_error"}}`, 500,
+			`{"error":{"code":500,"message":"oops","status":"INTERNAL"}}`, false},
+		{OpenAIErrorToGemini, "conflict", 409, `{"error":{"message":"busy","type":"invalid_request_error"}}`, 409,
+			`{"error":{"code":409,"message":"busy","status":"ABORTED"}}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, out, noRetry := AnthropicErrorToGemini(tc.status, []byte(tc.body))
+			status, out, noRetry := tc.translate(tc.status, []byte(tc.body))
 			if status != tc.want || string(out) != tc.wantOut || noRetry != tc.noRetry {
-				t.Errorf("AnthropicErrorToGemini(%d, %s) = %d, %s, %v; want %d, %s, %v", tc.status, tc.body, status, out, noRetry, tc.want, tc.wantOut, tc.noRetry)
+				t.Errorf("(%d, %s) = %d, %s, %v; want %d, %s, %v", tc.status, tc.body, status, out, noRetry, tc.want, tc.wantOut, tc.noRetry)
 			}
 		})
 	}
@@ -431,39 +427,15 @@ func TestRetryDelay(t *testing.T) {
 	}
 }
 
-func TestOpenAIErrorToGemini(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		status  int
-		body    string
-		want    int
-		wantOut string
-		noRetry bool
-	}{
-		{"invalid", 400, `{"error":{"message":"bad","type":"invalid_request_error","param":"x","code":null}}`, 400,
-			`{"error":{"code":400,"message":"bad","status":"INVALID_ARGUMENT"}}`, false},
-		{"unprocessable", 422, `{"error":{"message":"no","type":"invalid_request_error"}}`, 400,
-			`{"error":{"code":400,"message":"no","status":"INVALID_ARGUMENT"}}`, false},
-		{"gateway credential", 401, `{"error":{"message":"Incorrect API key","type":"invalid_request_error","code":"invalid_api_key"}}`, 502,
-			`{"error":{"code":502,"message":"upstream rejected the gateway's credential or account: Incorrect API key","status":"INTERNAL"}}`, true},
-		{"quota", 429, `{"error":{"message":"You exceeded your quota","type":"insufficient_quota","code":"insufficient_quota"}}`, 502,
-			`{"error":{"code":502,"message":"upstream rejected the gateway's credential or account: You exceeded your quota","status":"INTERNAL"}}`, true},
-		{"not found", 404, `{"error":{"message":"The model x does not exist","type":"invalid_request_error","code":"model_not_found"}}`, 404,
-			`{"error":{"code":404,"message":"The model x does not exist","status":"NOT_FOUND"}}`, false},
-		{"rate limit", 429, `{"error":{"message":"Rate limit reached. Please try again in 20s.","type":"requests","code":"rate_limit_exceeded"}}`, 429,
-			`{"error":{"code":429,"message":"Rate limit reached. Please try again in 20s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}}`, false},
-		{"overloaded", 503, `{"error":{"message":"engine is overloaded","type":"server_error"}}`, 503,
-			`{"error":{"code":503,"message":"engine is overloaded","status":"UNAVAILABLE"}}`, false},
-		{"server error in a stream", 0, `{"error":{"message":"oops","type":"server_error"}}`, 500,
-			`{"error":{"code":500,"message":"oops","status":"INTERNAL"}}`, false},
-		{"conflict", 409, `{"error":{"message":"busy","type":"invalid_request_error"}}`, 409,
-			`{"error":{"code":409,"message":"busy","status":"ABORTED"}}`, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			status, out, noRetry := OpenAIErrorToGemini(tc.status, []byte(tc.body))
-			if status != tc.want || string(out) != tc.wantOut || noRetry != tc.noRetry {
-				t.Errorf("OpenAIErrorToGemini(%d, %s) = %d, %s, %v; want %d, %s, %v", tc.status, tc.body, status, out, noRetry, tc.want, tc.wantOut, tc.noRetry)
-			}
-		})
-	}
+// tap is dialect.Tap, which this package cannot import: the Gemini
+// streams are what the gateway relays through.
+type tap interface {
+	stream
+	Usage() meter.Usage
 }
+
+var (
+	_ tap = (*MessagesToGeminiStream)(nil)
+	_ tap = (*ChatToGeminiStream)(nil)
+	_ tap = (*ResponsesToGeminiStream)(nil)
+)

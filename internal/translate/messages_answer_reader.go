@@ -214,7 +214,7 @@ func (r *messagesReader) blockStop(i int, w answerWriter) {
 
 // nonEmptyObject reports whether r is a JSON object with members.
 func nonEmptyObject(r gjson.Result) bool {
-	return r.IsObject() && strings.TrimSpace(r.Raw[1:len(r.Raw)-1]) != ""
+	return r.IsObject() && len(r.Raw) >= 2 && strings.TrimSpace(r.Raw[1:len(r.Raw)-1]) != ""
 }
 
 // messagesStop reads an Anthropic stop_reason.
