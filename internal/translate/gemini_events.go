@@ -277,12 +277,13 @@ func (w *geminiWriter) fail(e answerError) {
 func (w *geminiWriter) flushEvent() {
 	w.flushText()
 	if len(w.parts) > 0 {
+		w.begin("") // the id, if the upstream never named its answer
 		w.out = append(w.appendResponse(append(w.out, "data: "...), ""), sseEnd...)
 	}
 }
 
 func (w *geminiWriter) take() []byte {
-	if w.state == stateStreaming {
+	if w.state < stateDone {
 		w.flushEvent()
 	}
 	b := w.out
