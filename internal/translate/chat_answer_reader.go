@@ -44,7 +44,7 @@ func readChatAnswer(body []byte, p *Plan, w answerWriter) (meter.Usage, error) {
 		return u, &UpstreamError{Message: "upstream answer is not a valid chat completion"}
 	}
 	c := gjson.ParseBytes(body)
-	u.SetOpenAI(c.Get("usage").Raw)
+	openai.SetUsage(&u, c.Get("usage").Raw)
 	ch := c.Get("choices.0")
 	if !ch.IsObject() {
 		return u, &UpstreamError{Message: "upstream returned no choices"}
@@ -99,7 +99,7 @@ func (r *chatReader) event(_, data []byte, w answerWriter) {
 		}
 	}
 	if u := chunk.Get("usage"); u.IsObject() {
-		r.use.SetOpenAI(u.Raw) // running totals: the last one wins
+		openai.SetUsage(&r.use, u.Raw) // running totals: the last one wins
 		w.usage(r.use)
 	}
 }

@@ -49,7 +49,7 @@ func readMessagesAnswer(body []byte, p *Plan, w answerWriter) (meter.Usage, erro
 		return u, &UpstreamError{Message: "upstream answer is not a valid message"}
 	}
 	r := &messagesReader{p: p}
-	r.use.MergeAnthropic(m.Get("usage").Raw)
+	anthropic.MergeUsage(&r.use, m.Get("usage").Raw)
 	w.begin(m.Get("id").Str)
 	for i, b := range m.Get("content").Array() {
 		if i >= maxContentBlocks {
@@ -85,7 +85,7 @@ func (r *messagesReader) event(name, data []byte, w answerWriter) {
 	}
 	switch n {
 	case "message_start":
-		r.use.AnthropicEvent(n, d)
+		anthropic.MergeEventUsage(&r.use, n, d)
 		w.begin(gjson.Get(d, "message.id").Str)
 		w.usage(r.use)
 	case "content_block_start":
@@ -100,7 +100,7 @@ func (r *messagesReader) event(name, data []byte, w answerWriter) {
 		if s := gjson.Get(d, "delta.stop_reason"); s.Type == gjson.String {
 			r.stop = strings.Clone(s.Str) // the event's bytes are reused after Feed
 		}
-		r.use.AnthropicEvent(n, d) // cumulative; only present fields overwrite
+		anthropic.MergeEventUsage(&r.use, n, d) // cumulative; only present fields overwrite
 		w.usage(r.use)
 	case "message_stop":
 		w.begin("")

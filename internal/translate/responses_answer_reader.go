@@ -145,7 +145,7 @@ func (r *responsesReader) event(name, data []byte, w answerWriter) {
 		}
 	case "response.completed", "response.incomplete":
 		res := d.Get("response")
-		r.use.SetResponses(res.Get("usage").Raw)
+		responses.SetUsage(&r.use, res.Get("usage").Raw)
 		w.usage(r.use)
 		w.finish(r.stop(res))
 	}
