@@ -2,6 +2,7 @@ package translate
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -751,4 +752,10 @@ func declareReferencedTools(out *anthropic.MessagesRequest) {
 	if !hadTools && len(out.Tools) > 0 && out.ToolChoice == nil {
 		out.ToolChoice = &anthropic.ToolChoice{Type: "none"}
 	}
+}
+
+// ChatBodyToMessages translates a Chat Completions request body into a
+// Messages body. A body that cannot be translated is a *RequestError.
+func ChatBodyToMessages(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, ChatToMessages)
 }

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -756,7 +757,7 @@ func chatEffort(out *openai.ChatRequest, effort, param string, p *Plan) error {
 }
 
 // budgetEffort buckets a thinking budget into an effort level; the buckets
-// invert the budgets chosen for reasoning_effort (chat_to_messages.go).
+// invert the budgets chosen for reasoning_effort (chat_via_messages_request.go).
 func budgetEffort(budget int64) string {
 	switch {
 	case budget <= 1024:
@@ -768,4 +769,10 @@ func budgetEffort(budget int64) string {
 	default:
 		return "xhigh"
 	}
+}
+
+// MessagesBodyToChat translates a Messages request body into a Chat
+// Completions body. A body that cannot be translated is a *RequestError.
+func MessagesBodyToChat(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, MessagesToChat)
 }

@@ -473,3 +473,10 @@ func a2gThinking(in *anthropic.MessagesRequest, gc *gemini.GenerationConfig, p *
 	}
 	return nil
 }
+
+// MessagesBodyToGemini translates a Messages request body into a Gemini
+// generateContent body. A body that cannot be translated is a *RequestError;
+// when ctx ends first, the translation stops with ctx's error.
+func MessagesBodyToGemini(ctx context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, withContext(ctx, MessagesToGemini))
+}

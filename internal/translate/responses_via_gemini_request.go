@@ -285,3 +285,11 @@ func r2gText(ctx context.Context, t *responses.Text, gc *gemini.GenerationConfig
 	}
 	return err
 }
+
+// ResponsesBodyToGemini translates a Responses request body into a Gemini
+// generateContent body. A body that cannot be translated is a
+// *RequestError; when ctx ends first, the translation stops with ctx's
+// error.
+func ResponsesBodyToGemini(ctx context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, withContext(ctx, ResponsesToGemini))
+}
