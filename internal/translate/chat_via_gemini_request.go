@@ -336,7 +336,7 @@ func c2gTools(ctx context.Context, in *openai.ChatRequest, out *gemini.Request, 
 	}
 	var tc *anthropic.ToolChoice
 	if len(choice) > 0 {
-		if tc, err = o2aToolChoice(choice, names); err != nil {
+		if tc, err = c2mToolChoice(choice, names); err != nil {
 			return err
 		}
 	}

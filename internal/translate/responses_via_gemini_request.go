@@ -180,7 +180,7 @@ func r2gInput(in *responses.Request, out *gemini.Request, p *Plan) error {
 						text = append(text, b.Text)
 						continue
 					}
-					ps, err := a2gContentParts(b, fmt.Sprintf("%s.output[%d]", path, k), p)
+					ps, err := m2gContentParts(b, fmt.Sprintf("%s.output[%d]", path, k), p)
 					if err != nil {
 						return err
 					}
@@ -232,7 +232,7 @@ func r2gUserParts(path string, c responses.Content, p *Plan) ([]gemini.Part, err
 		if b == nil {
 			continue
 		}
-		ps, err := a2gContentParts(*b, pp, p)
+		ps, err := m2gContentParts(*b, pp, p)
 		if err != nil {
 			return nil, err
 		}
