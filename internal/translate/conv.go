@@ -9,6 +9,8 @@ import (
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
+// Small conversions between values and bytes, used throughout the package.
+
 func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }
 
 func mustJSON(v any) jsontext.Value {

@@ -13,7 +13,8 @@ import (
 )
 
 // Shared by the Gemini pairs: thought signatures in their clients'
-// carriers, tool names, finish reasons, errors.
+// carriers and call ids, tool names and tool config, data parts, finish
+// reasons, errors.
 
 // sealedGemini is what a client's carrier of a Gemini thought signature
 // holds: the signature exactly as Gemini sent it.
