@@ -14,16 +14,16 @@ import (
 )
 
 // tapStreams are upstream streams of each dialect with a tap, from the
-// translator's golden files (by their pair prefix: a2o is an Anthropic
-// client on an OpenAI upstream, so its upstream.sse is OpenAI's), whole
+// translator's golden files (by their pair prefix: m2c is a Messages
+// client on a Chat Completions upstream, so its upstream.sse is Chat's), whole
 // and cut after their first event, with hideUsage for OpenAI's both ways.
 func tapStreams(tb testing.TB) (names []string, taps []func() Tap, streams [][]byte) {
 	upstreams := []struct {
 		prefixes []string
 		taps     map[string]func() Tap
 	}{
-		{[]string{"o2a", "r2m"}, map[string]func() Tap{"anthropic": func() Tap { return Messages.NewTap(false) }}},
-		{[]string{"a2o", "r2c"}, map[string]func() Tap{"openai": func() Tap { return Chat.NewTap(false) }, "openai-hide-usage": func() Tap { return Chat.NewTap(true) }}},
+		{[]string{"c2m", "r2m"}, map[string]func() Tap{"anthropic": func() Tap { return Messages.NewTap(false) }}},
+		{[]string{"m2c", "r2c"}, map[string]func() Tap{"openai": func() Tap { return Chat.NewTap(false) }, "openai-hide-usage": func() Tap { return Chat.NewTap(true) }}},
 		{[]string{"c2r", "m2r"}, map[string]func() Tap{"responses": func() Tap { return Responses.NewTap(false) }}},
 	}
 	for _, u := range upstreams {

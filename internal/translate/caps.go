@@ -1,12 +1,20 @@
 // Package translate converts requests, responses, streams and errors between
-// the Anthropic Messages API and the OpenAI Chat Completions API.
+// wire protocols: Messages (Anthropic), Chat Completions, Responses and
+// Gemini.
 //
 // It is pure: no network, no storage, no clock beyond what callers pass in.
-// Translators are pairwise (Anthropic client → OpenAI upstream, OpenAI
-// client → Anthropic upstream) rather than through a shared schema, so
-// neither side is squeezed through what the other can say. Every mapping
-// that depends on the target model is driven by Caps, never by matching
-// model names.
+// Translators are pairwise (a client of one protocol on an upstream of
+// another) rather than through a shared schema, so neither side is
+// squeezed through what the other can say. Every mapping that depends on
+// the target model is driven by Caps, never by matching model names.
+//
+// A pair's files are <client>_via_<upstream>_request.go (client body to
+// upstream body), _answer.go (whole upstream answer and errors to the
+// client's) and _stream.go (upstream stream to client stream); what one
+// protocol's readers or writers share is in <protocol>_*.go. Helpers that
+// convert data are prefixed x2y, one letter per protocol (m Messages,
+// c Chat, r Responses, g Gemini): c2m converts Chat data into Messages
+// data, as in a Chat client's request on a Messages upstream.
 package translate
 
 import "github.com/tollgate/tollgate/internal/caps"

@@ -6,91 +6,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
 )
-
-// AnthropicErrorToOpenAI maps an Anthropic upstream error (status and body)
-// to the status and body an OpenAI client gets (TRANSLATION.md §4.2).
-// Upstream credential and billing failures become 502: the client's own
-// key was fine. noRetry means the answer should carry x-should-retry: false.
-func AnthropicErrorToOpenAI(status int, body []byte) (int, []byte, bool) {
-	typ := gjson.GetBytes(body, "error.type").String()
-	msg := errorMessage(body, "error.message")
-	if status == 0 { // an error event inside a stream carries no status
-		status = anthropic.StatusForErrorType(typ)
-	}
-	out, otype, code, noRetry := status, openai.ErrServer, "", false
-	switch {
-	case status == 401 || typ == anthropic.ErrAuthentication:
-		out, code, noRetry = 502, "upstream_auth_failed", true
-		msg = "upstream rejected the gateway's credential: " + msg
-	case status == 402 || typ == anthropic.ErrBilling:
-		out, code, noRetry = 502, "upstream_billing", true
-		msg = "upstream billing error: " + msg
-	case status == 403:
-		otype = openai.ErrPermission
-	case status == 404:
-		otype = openai.ErrInvalidRequest
-		if strings.Contains(msg, "model") {
-			code = "model_not_found"
-		}
-	case status == 413:
-		otype, code = openai.ErrInvalidRequest, "request_too_large"
-	case status == 429:
-		otype, code = openai.ErrRateLimit, "rate_limit_exceeded"
-	case status == 529 || typ == anthropic.ErrOverloaded:
-		out, otype, code = 503, openai.ErrUnavailable, "server_is_overloaded"
-	case status == 504 || typ == anthropic.ErrTimeout:
-		out, code = 504, "timeout"
-	case status >= 500:
-	case status >= 400:
-		otype = openai.ErrInvalidRequest
-		if strings.HasPrefix(msg, "prompt is too long") {
-			code = "context_length_exceeded"
-		}
-	}
-	return out, openai.MarshalError(otype, msg, "", code), noRetry
-}
-
-// OpenAIErrorToAnthropic maps an OpenAI-compatible upstream error to the
-// status and body an Anthropic client gets (TRANSLATION.md §4.3). A zero
-// status (an error chunk inside a stream) is inferred from the body.
-func OpenAIErrorToAnthropic(status int, body []byte) (int, []byte) {
-	e := gjson.GetBytes(body, "error")
-	otype, code := e.Get("type").String(), e.Get("code").String()
-	msg := errorMessage(body, "error.message")
-	if status == 0 {
-		status = openai.StatusForError(otype, code)
-	}
-	out, atype := status, anthropic.ErrAPI
-	switch {
-	case status == 401 || status == 402 || code == "insufficient_quota":
-		out, atype = 502, anthropic.ErrAPI
-		msg = "upstream rejected the gateway's credential or account: " + msg
-	case status == 403:
-		atype = anthropic.ErrPermission
-	case status == 404:
-		atype = anthropic.ErrNotFound
-	case status == 409:
-		atype = "conflict_error"
-	case status == 413:
-		atype = anthropic.ErrRequestTooLarge
-	case status == 429:
-		atype = anthropic.ErrRateLimit
-	case status == 503:
-		out, atype = 529, anthropic.ErrOverloaded
-	case status == 504:
-		atype = anthropic.ErrTimeout
-	case status >= 500:
-	case status >= 400:
-		out, atype = 400, anthropic.ErrInvalidRequest
-		if code == "context_length_exceeded" {
-			msg = promptTooLong(msg)
-		}
-	}
-	return out, anthropic.MarshalError(atype, msg, "")
-}
 
 var contextLengthRE = regexp.MustCompile(`maximum context length is (\d+) tokens.*?(\d+) tokens`)
 
@@ -150,3 +67,19 @@ func OpenAIErrorToOpenAI(status int, body []byte) (int, []byte, bool) {
 	}
 	return status, openai.MarshalError(otype, msg, e.Get("param").String(), code), false
 }
+
+// UpstreamError is an upstream answer that cannot be translated into a
+// valid response (HTTP 502 to the client). Err is the cause, if any.
+type UpstreamError struct {
+	Message string
+	Err     error
+}
+
+func (e *UpstreamError) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *UpstreamError) Unwrap() error { return e.Err }

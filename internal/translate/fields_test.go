@@ -19,7 +19,7 @@ import (
 // fieldCase checks one decision of testdata/fields.md.
 type fieldCase struct {
 	row      string // the table row's first cell
-	o2a      bool   // a Chat Completions request (else a Messages request)
+	c2m      bool   // a Chat Completions request (else a Messages request)
 	caps     Caps
 	req      string
 	decision string            // translated, passed, dropped, refused, ignored
@@ -205,13 +205,13 @@ var fieldCases = []fieldCase{
 		want: map[string]string{"tool_choice": `"required"`, "parallel_tool_calls": `false`}},
 
 	// Chat Completions → Messages.
-	{row: "`system` or `developer` message", o2a: true, req: `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"developer","content":"D"},{"role":"assistant","content":"b"},{"role":"system","content":"S"},{"role":"user","content":"c"}]}`,
+	{row: "`system` or `developer` message", c2m: true, req: `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"developer","content":"D"},{"role":"assistant","content":"b"},{"role":"system","content":"S"},{"role":"user","content":"c"}]}`,
 		decision: "translated", want: map[string]string{"system": `[{"type":"text","text":"D"},{"type":"text","text":"S"}]`, "messages.#.role": `["user","assistant","user"]`}},
-	{row: "later `system` or `developer` message with Caps.SystemMessages", o2a: true, caps: Caps{SystemMessages: true},
+	{row: "later `system` or `developer` message with Caps.SystemMessages", c2m: true, caps: Caps{SystemMessages: true},
 		req:      `{"model":"m","messages":[{"role":"system","content":"top"},{"role":"user","content":"a"},{"role":"developer","content":"D"},{"role":"assistant","content":"b"},{"role":"system","content":"S"},{"role":"user","content":"c"}]}`,
 		decision: "translated", want: map[string]string{"system": `[{"type":"text","text":"top"}]`, "messages.#.role": `["user","system","assistant","user","system"]`,
 			"messages.1.content": `[{"type":"text","text":"D"}]`, "messages.4.content": `[{"type":"text","text":"S"}]`}},
-	{row: "`moderation`, `prompt_cache_options`", o2a: true, req: `{"model":"m","messages":[{"role":"user","content":"a"}],"moderation":{"input":true},"prompt_cache_options":{"mode":"explicit"}}`,
+	{row: "`moderation`, `prompt_cache_options`", c2m: true, req: `{"model":"m","messages":[{"role":"user","content":"a"}],"moderation":{"input":true},"prompt_cache_options":{"mode":"explicit"}}`,
 		decision: "dropped", param: "moderation", absent: []string{"moderation", "prompt_cache_options"}},
 }
 
@@ -220,7 +220,7 @@ func translateCase(t *testing.T, tc fieldCase, policy Policy) ([]byte, *Plan, er
 	var out any
 	var p *Plan
 	var err error
-	if tc.o2a {
+	if tc.c2m {
 		var in openai.ChatRequest
 		if err := jsonx.Unmarshal([]byte(tc.req), &in); err != nil {
 			t.Fatalf("request does not decode: %v", err)

@@ -30,13 +30,13 @@ func seedStreams(f *testing.F, prefix string) {
 // FuzzStreamChatToMessages: whatever an OpenAI-compatible upstream sends,
 // the Anthropic client's stream obeys the grammar and nothing panics.
 func FuzzStreamChatToMessages(f *testing.F) {
-	seedStreams(f, "a2o_")
+	seedStreams(f, "m2c_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
 		p := &Plan{AnswerModel: "m", Stream: true, signer: goldenSigner}
 		if tools {
 			p.toolNames = map[string]string{"f": "long name"}
 		}
-		out := translateStream(t, goldenPairs["a2o"], up, p, int(piece%32)+1)
+		out := translateStream(t, goldenPairs["m2c"], up, p, int(piece%32)+1)
 		if len(out) > 0 && string(out[:5]) != "HTTP " {
 			if err := anthropicGrammar(out); err != nil {
 				t.Fatalf("grammar: %v\nupstream %q\nclient %q", err, up, out)
@@ -48,10 +48,10 @@ func FuzzStreamChatToMessages(f *testing.F) {
 // FuzzStreamMessagesToChat: whatever an Anthropic upstream sends, the
 // OpenAI client's stream obeys the grammar and nothing panics.
 func FuzzStreamMessagesToChat(f *testing.F) {
-	seedStreams(f, "o2a_")
+	seedStreams(f, "c2m_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, usage bool) {
 		p := &Plan{AnswerModel: "m", Stream: true, IncludeUsage: usage, signer: goldenSigner}
-		out := translateStream(t, goldenPairs["o2a"], up, p, int(piece%32)+1)
+		out := translateStream(t, goldenPairs["c2m"], up, p, int(piece%32)+1)
 		if len(out) > 0 && string(out[:5]) != "HTTP " {
 			if err := openAIGrammar(out, usage); err != nil {
 				t.Fatalf("grammar: %v\nupstream %q\nclient %q", err, up, out)
@@ -64,7 +64,7 @@ func FuzzStreamMessagesToChat(f *testing.F) {
 // sends, the Responses client's stream obeys the grammar and nothing panics.
 func FuzzStreamChatToResponses(f *testing.F) {
 	seedStreams(f, "r2c_")
-	seedStreams(f, "a2o_")
+	seedStreams(f, "m2c_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
 		p := &Plan{AnswerModel: "m", Stream: true, signer: goldenSigner, rp: &responsesPlan{req: &responses.Request{Model: "m"}}}
 		if tools {
@@ -83,7 +83,7 @@ func FuzzStreamChatToResponses(f *testing.F) {
 // the Responses client's stream obeys the grammar and nothing panics.
 func FuzzStreamMessagesToResponses(f *testing.F) {
 	seedStreams(f, "r2m_")
-	seedStreams(f, "o2a_")
+	seedStreams(f, "c2m_")
 	f.Fuzz(func(t *testing.T, up []byte, piece uint8, tools bool) {
 		p := &Plan{AnswerModel: "m", Stream: true, signer: goldenSigner, rp: &responsesPlan{req: &responses.Request{Model: "m"}}}
 		if tools {
@@ -195,13 +195,13 @@ func FuzzResponsesToMessages(f *testing.F) {
 // FuzzMessagesToChat fuzzes Anthropic requests for chat upstreams, with
 // default capabilities and those that reshape the conversation.
 func FuzzMessagesToChat(f *testing.F) {
-	fuzzRequests(f, "a2o_", MessagesToChat, nil, Caps{}, Caps{LeadingSystemOnly: true, Reasoning: ReasoningDeepSeek, FileParts: true})
+	fuzzRequests(f, "m2c_", MessagesToChat, nil, Caps{}, Caps{LeadingSystemOnly: true, Reasoning: ReasoningDeepSeek, FileParts: true})
 }
 
 // FuzzChatToMessages fuzzes OpenAI requests for Anthropic upstreams; with
 // system messages kept, their placement follows Anthropic's rules.
 func FuzzChatToMessages(f *testing.F) {
-	fuzzRequests(f, "o2a_", ChatToMessages, func(t *testing.T, c Caps, out *anthropic.MessagesRequest) {
+	fuzzRequests(f, "c2m_", ChatToMessages, func(t *testing.T, c Caps, out *anthropic.MessagesRequest) {
 		if c.SystemMessages {
 			checkSystemPlacement(t, out.Messages)
 		}

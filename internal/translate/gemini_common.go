@@ -3,10 +3,9 @@ package translate
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"strconv"
+	"mime"
+	"path"
 	"strings"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/gemini"
@@ -14,7 +13,8 @@ import (
 )
 
 // Shared by the Gemini pairs: thought signatures in their clients'
-// carriers, tool names, finish reasons, errors.
+// carriers and call ids, tool names and tool config, data parts, finish
+// reasons, errors.
 
 // sealedGemini is what a client's carrier of a Gemini thought signature
 // holds: the signature exactly as Gemini sent it.
@@ -123,37 +123,6 @@ var googleErrorTypes = map[string]struct {
 	"INTERNAL":            {500, anthropic.ErrAPI},
 }
 
-// GeminiErrorToAnthropic translates a Gemini error answer ({"error":
-// {"code", "message", "status"}}, sometimes in a list) into the Anthropic
-// envelope; status 0 is a stream's error event. noRetry is set for the
-// errors no retry can fix.
-func GeminiErrorToAnthropic(status int, body []byte) (int, []byte, bool) {
-	e := gjson.GetBytes(body, "error")
-	if !e.Exists() {
-		e = gjson.GetBytes(body, "0.error")
-	}
-	msg := e.Get("message").String()
-	if msg == "" {
-		msg = strings.TrimSpace(string(body))
-		if msg == "" {
-			msg = "the upstream answered status " + strconv.Itoa(status)
-		}
-	}
-	k, ok := googleErrorTypes[e.Get("status").String()]
-	if !ok {
-		code := status
-		if code == 0 {
-			code = int(e.Get("code").Int())
-		}
-		k.status, k.typ = anthropicStatusType(code)
-	}
-	if status != 0 && k.status < 500 && status >= 500 {
-		k.status = status // a 5xx answer stays one, whatever its body says
-	}
-	noRetry := k.status >= 400 && k.status < 500 && k.status != 429
-	return k.status, anthropic.MarshalError(k.typ, msg, ""), noRetry
-}
-
 // anthropicStatusType is the Anthropic error of an HTTP status.
 func anthropicStatusType(status int) (int, string) {
 	switch {
@@ -175,4 +144,71 @@ func anthropicStatusType(status int) (int, string) {
 		return status, anthropic.ErrInvalidRequest
 	}
 	return 500, anthropic.ErrAPI
+}
+
+// A Chat Completions client keeps no reasoning between turns, but it
+// always sends its tool calls back with their ids, and answers them by
+// id. Gemini's thought signature therefore rides on the id of the call it
+// came on: "<id>~<sealed signature>".
+const callIDSignatureSep = "~"
+
+// callIDWithSignature is the tool call id a Chat client gets for a Gemini
+// function call carrying sig ("" when it carries none).
+func (p *Plan) callIDWithSignature(id, sig string) string {
+	if sig == "" {
+		return id
+	}
+	return id + callIDSignatureSep + p.signer.sealGemini(sig)
+}
+
+// splitCallID undoes callIDWithSignature: the call's own id and the
+// signature it carries ("" when none, or when the seal does not open).
+func (p *Plan) splitCallID(id string) (string, string) {
+	base, sealed, ok := strings.Cut(id, callIDSignatureSep+sealedPrefix)
+	if !ok {
+		return id, ""
+	}
+	sig, _ := p.signer.unsealGemini(sealedPrefix + sealed)
+	return base, sig
+}
+
+// geminiDataPart is an image or file given as a data: URL (inline) or an
+// http(s) URL (by reference).
+func geminiDataPart(url, where string) (gemini.Part, error) {
+	if strings.HasPrefix(url, "data:") {
+		mt, data, ok := parseDataURL(url)
+		if !ok {
+			return gemini.Part{}, badRequest(where, "%s: a data: URL must be base64-encoded, as in data:image/png;base64,…", where)
+		}
+		return gemini.Part{InlineData: &gemini.Blob{MimeType: mt, Data: data}}, nil
+	}
+	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "gs://") {
+		mt := mime.TypeByExtension(path.Ext(strings.SplitN(url, "?", 2)[0]))
+		return gemini.Part{FileData: &gemini.FileData{MimeType: mt, FileURI: url}}, nil
+	}
+	return gemini.Part{}, badRequest(where, "%s: must be a data: URL or an http(s) URL", where)
+}
+
+// geminiToolConfig is the function calling config of a mode; name, when
+// set, is the one function the model must call.
+func (p *Plan) geminiToolConfig(mode, name string) *gemini.ToolConfig {
+	fc := &gemini.FunctionCallingConfig{Mode: mode}
+	if name != "" {
+		fc.AllowedFunctionNames = []string{p.geminiToolName(name)}
+	}
+	return &gemini.ToolConfig{FunctionCallingConfig: fc}
+}
+
+// geminiErrorToOpenAI translates a Gemini error into the OpenAI envelope.
+func geminiErrorToOpenAI(status int, body []byte) (int, []byte) {
+	st, out, _ := GeminiErrorToOpenAI(status, body)
+	return st, out
+}
+
+// geminiCallIDWith is geminiCallID with the prefix of a new id.
+func geminiCallIDWith(id, prefix string) string {
+	if id == "" {
+		return prefix + randomHex(12)
+	}
+	return sanitizeID(id)
 }

@@ -26,9 +26,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the want sections of golden files")
 
-// A golden case is a txtar file in testdata named a2o_*.txtar (Anthropic
-// client, OpenAI upstream) or o2a_*.txtar (OpenAI client, Anthropic
-// upstream), with sections:
+// A golden case is a txtar file in testdata named <pair>_*.txtar, the pair
+// being x2y for a client of protocol x on an upstream of protocol y, one
+// letter per protocol (m Messages, c Chat, r Responses, g Gemini): m2c_*
+// is a Messages client on a Chat Completions upstream. Its sections:
 //
 //	caps.json          optional Caps (Go field names)
 //	request.json       the client's request
@@ -256,7 +257,7 @@ func bytesAnswer(f func([]byte, *Plan, int64) ([]byte, []byte, meter.Usage, erro
 }
 
 var goldenPairs = map[string]goldenPair{
-	"a2o": { // Anthropic client, OpenAI upstream
+	"m2c": { // Messages client, Chat upstream
 		request: decodeRequest(MessagesToChat),
 		response: decodeAnswer(func(c *openai.Completion, p *Plan) (*anthropic.Response, error) {
 			r, _, err := ChatResponseToMessages(c, p)
@@ -265,7 +266,7 @@ var goldenPairs = map[string]goldenPair{
 		stream:  func(p *Plan) stream { return NewChatToMessagesStream(p) },
 		grammar: func(t *testing.T, got []byte, _ *Plan) { checkAnthropicGrammar(t, got) },
 	},
-	"o2a": { // OpenAI client, Anthropic upstream
+	"c2m": { // Chat client, Messages upstream
 		request: decodeRequest(ChatToMessages),
 		response: decodeAnswer(func(r *anthropic.Response, p *Plan) (*openai.Completion, error) {
 			c, _ := MessagesResponseToChat(r, p, goldenCreated)
@@ -274,7 +275,7 @@ var goldenPairs = map[string]goldenPair{
 		stream:  func(p *Plan) stream { return NewMessagesToChatStream(p, goldenCreated) },
 		grammar: func(t *testing.T, got []byte, p *Plan) { checkOpenAIGrammar(t, got, p.IncludeUsage) },
 	},
-	"r2c": { // Responses client, OpenAI upstream
+	"r2c": { // Responses client, Chat upstream
 		request: decodeRequest(ResponsesToChat),
 		response: decodeAnswer(func(c *openai.Completion, p *Plan) (*responses.Response, error) {
 			r, _, err := ChatResponseToResponses(c, p, goldenCreated)
@@ -283,19 +284,19 @@ var goldenPairs = map[string]goldenPair{
 		stream:  func(p *Plan) stream { return NewChatToResponsesStream(p, goldenCreated) },
 		grammar: func(t *testing.T, got []byte, _ *Plan) { checkResponsesGrammar(t, got) },
 	},
-	"c2r": { // OpenAI client, Responses upstream
+	"c2r": { // Chat client, Responses upstream
 		request:  decodeRequest(ChatRequestToResponses),
 		response: bytesAnswer(ResponsesAnswerToChat),
 		stream:   func(p *Plan) stream { return NewResponsesToChatStream(p, goldenCreated) },
 		grammar:  func(t *testing.T, got []byte, p *Plan) { checkOpenAIGrammar(t, got, p.IncludeUsage) },
 	},
-	"m2r": { // Anthropic client, Responses upstream
+	"m2r": { // Messages client, Responses upstream
 		request:  decodeRequest(MessagesRequestToResponses),
 		response: bytesAnswer(ResponsesAnswerToMessages),
 		stream:   func(p *Plan) stream { return NewResponsesToMessagesStream(p) },
 		grammar:  func(t *testing.T, got []byte, _ *Plan) { checkAnthropicGrammar(t, got) },
 	},
-	"m2g": { // Anthropic client, Gemini upstream
+	"m2g": { // Messages client, Gemini upstream
 		request: decodeRequest(withContext(context.Background(), MessagesToGemini)),
 		response: decodeAnswer(func(r *gemini.Response, p *Plan) (*anthropic.Response, error) {
 			m, _, err := GeminiToMessages(r, p)
@@ -304,7 +305,7 @@ var goldenPairs = map[string]goldenPair{
 		stream:  func(p *Plan) stream { return NewGeminiToMessagesStream(p) },
 		grammar: func(t *testing.T, got []byte, _ *Plan) { checkAnthropicGrammar(t, got) },
 	},
-	"c2g": { // OpenAI client, Gemini upstream
+	"c2g": { // Chat client, Gemini upstream
 		request:  decodeRequest(withContext(context.Background(), ChatToGemini)),
 		response: bytesAnswer(GeminiAnswerToChat),
 		stream:   func(p *Plan) stream { return NewGeminiToChatStream(p, goldenCreated) },
@@ -316,7 +317,7 @@ var goldenPairs = map[string]goldenPair{
 		stream:   func(p *Plan) stream { return NewGeminiToResponsesStream(p, goldenCreated) },
 		grammar:  func(t *testing.T, got []byte, _ *Plan) { checkResponsesGrammar(t, got) },
 	},
-	"r2m": { // Responses client, Anthropic upstream
+	"r2m": { // Responses client, Messages upstream
 		request: decodeRequest(ResponsesToMessages),
 		response: decodeAnswer(func(r *anthropic.Response, p *Plan) (*responses.Response, error) {
 			out, _ := MessagesResponseToResponses(r, p, goldenCreated)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 )
 
@@ -144,4 +145,28 @@ type sealedReasoning struct {
 	Blocks jsontext.Value `json:"blocks,omitzero"`
 	Text   string         `json:"text,omitempty"`
 	Item   jsontext.Value `json:"item,omitzero"`
+}
+
+// chatID derives a stable chat completion id from a message or response id.
+func chatID(msgID string) string {
+	for _, prefix := range [...]string{"msg_", "resp_"} { // a message's or a response's id
+		if rest, ok := strings.CutPrefix(msgID, prefix); ok && rest != "" {
+			return "chatcmpl-" + rest
+		}
+	}
+	if msgID == "" {
+		return "chatcmpl-" + base62(24)
+	}
+	return "chatcmpl-" + msgID
+}
+
+const base62Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+func base62(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	for i := range b {
+		b[i] = base62Alphabet[int(b[i])%len(base62Alphabet)]
+	}
+	return string(b)
 }

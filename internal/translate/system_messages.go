@@ -56,7 +56,7 @@ func messageMembers(i int, m anthropic.Message, p *Plan) error {
 		path := fmt.Sprintf("messages[%d].%s", i, k)
 		var err error
 		switch k {
-		case "clear_at": // read by a2oSystemMessage
+		case "clear_at": // read by m2cSystemMessage
 		case "output_config":
 			err = p.advisoryAt(path, k, "per-turn settings of a system message cannot be sent to this model's upstream")
 		default:
@@ -69,11 +69,11 @@ func messageMembers(i int, m anthropic.Message, p *Plan) error {
 	return nil
 }
 
-// a2oSystemMessage converts the system entry msgs[i] into a Chat system
+// m2cSystemMessage converts the system entry msgs[i] into a Chat system
 // message, or nil when it has no text or is no longer shown to the model.
 // System entries take text only: Anthropic refuses anything else, and so
 // does tollgate, naming the block.
-func a2oSystemMessage(msgs []anthropic.Message, i int, p *Plan) (*openai.ChatMessage, error) {
+func m2cSystemMessage(msgs []anthropic.Message, i int, p *Plan) (*openai.ChatMessage, error) {
 	m := msgs[i]
 	var texts []string
 	for j, b := range m.Content.Blocks {

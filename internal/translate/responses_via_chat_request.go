@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -406,4 +407,10 @@ func r2cTools(in *responses.Request, out *openai.ChatRequest, p *Plan) error {
 		out.ToolChoice = mustJSON(c.mode)
 	}
 	return nil
+}
+
+// ResponsesBodyToChat translates a Responses request body into a Chat
+// Completions body. A body that cannot be translated is a *RequestError.
+func ResponsesBodyToChat(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, ResponsesToChat)
 }

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,24 +21,24 @@ func MessagesToChat(in *anthropic.MessagesRequest, upstreamModel string, caps Ca
 	p := &Plan{AnswerModel: upstreamModel, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
 	out := &openai.ChatRequest{Model: upstreamModel, Stream: in.Stream}
 
-	if err := a2oTopLevel(in, out, p); err != nil {
+	if err := m2cTopLevel(in, out, p); err != nil {
 		return nil, nil, err
 	}
-	msgs, err := a2oMessages(in, p)
+	msgs, err := m2cMessages(in, p)
 	if err != nil {
 		return nil, nil, err
 	}
 	out.Messages = msgs
-	if err := a2oTools(in, out, p); err != nil {
+	if err := m2cTools(in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := a2oThinking(in, out, p); err != nil {
+	if err := m2cThinking(in, out, p); err != nil {
 		return nil, nil, err
 	}
 	return out, p, nil
 }
 
-func a2oTopLevel(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
+func m2cTopLevel(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
 	if err := positiveBound("max_tokens", &in.MaxTokens); err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func a2oTopLevel(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan
 		return err
 	}
 	if format := outputFormat(in); len(format) > 0 {
-		rf, err := a2oResponseFormat(format)
+		rf, err := m2cResponseFormat(format)
 		if err != nil {
 			return err
 		}
@@ -134,9 +135,9 @@ func outputFormat(in *anthropic.MessagesRequest) jsontext.Value {
 	return in.OutputFormat
 }
 
-// a2oResponseFormat maps output_config.format {type: json_schema, schema}
+// m2cResponseFormat maps output_config.format {type: json_schema, schema}
 // to response_format.
-func a2oResponseFormat(format jsontext.Value) (jsontext.Value, error) {
+func m2cResponseFormat(format jsontext.Value) (jsontext.Value, error) {
 	var f struct {
 		Type   string         `json:"type"`
 		Schema jsontext.Value `json:"schema"`
@@ -202,8 +203,8 @@ func eachMember(extra jsontext.Value, f func(name string) error) error {
 	return nil
 }
 
-// a2oMessages converts system and messages (§1.3).
-func a2oMessages(in *anthropic.MessagesRequest, p *Plan) ([]openai.ChatMessage, error) {
+// m2cMessages converts system and messages (§1.3).
+func m2cMessages(in *anthropic.MessagesRequest, p *Plan) ([]openai.ChatMessage, error) {
 	var out []openai.ChatMessage
 	if sys := in.System.Blocks; len(sys) > 0 {
 		var texts []string
@@ -243,7 +244,7 @@ func a2oMessages(in *anthropic.MessagesRequest, p *Plan) ([]openai.ChatMessage, 
 		var err error
 		switch m.Role {
 		case "user":
-			out, err = a2oUserMessage(out, i, m.Content.Blocks, held, p)
+			out, err = m2cUserMessage(out, i, m.Content.Blocks, held, p)
 			held = nil
 		case "assistant":
 			out = append(out, held...)
@@ -252,10 +253,10 @@ func a2oMessages(in *anthropic.MessagesRequest, p *Plan) ([]openai.ChatMessage, 
 			if i == first {
 				off = firstBlock
 			}
-			out, err = a2oAssistantMessage(out, i, off, m.Content.Blocks, p)
+			out, err = m2cAssistantMessage(out, i, off, m.Content.Blocks, p)
 		case "system":
 			var sm *openai.ChatMessage
-			sm, err = a2oSystemMessage(in.Messages, i, p)
+			sm, err = m2cSystemMessage(in.Messages, i, p)
 			switch {
 			case sm == nil:
 			case awaitingToolResults(out):
@@ -308,9 +309,9 @@ func textContent(s string) openai.MessageContent {
 	return openai.MessageContent{IsString: true, Text: s}
 }
 
-// a2oUserMessage converts a user turn: its tool results first, then the
+// m2cUserMessage converts a user turn: its tool results first, then the
 // held system messages, then the rest of its content.
-func a2oUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, held []openai.ChatMessage, p *Plan) ([]openai.ChatMessage, error) {
+func m2cUserMessage(out []openai.ChatMessage, i int, blocks []anthropic.Block, held []openai.ChatMessage, p *Plan) ([]openai.ChatMessage, error) {
 	// Tool results first: OpenAI needs tool messages right after the
 	// assistant message that made the calls.
 	var carried []openai.Part // images from tool results, sent in one user message after them
@@ -542,9 +543,9 @@ func searchResultText(b anthropic.Block) string {
 	return strings.Join(parts, "\n\n")
 }
 
-// a2oAssistantMessage converts an assistant turn whose blocks start at
+// m2cAssistantMessage converts an assistant turn whose blocks start at
 // index off of messages[i].content.
-func a2oAssistantMessage(out []openai.ChatMessage, i, off int, blocks []anthropic.Block, p *Plan) ([]openai.ChatMessage, error) {
+func m2cAssistantMessage(out []openai.ChatMessage, i, off int, blocks []anthropic.Block, p *Plan) ([]openai.ChatMessage, error) {
 	var text strings.Builder
 	var reasoning strings.Builder
 	m := openai.ChatMessage{Role: "assistant"}
@@ -569,7 +570,7 @@ func a2oAssistantMessage(out []openai.ChatMessage, i, off int, blocks []anthropi
 			reasoning.WriteString(b.Thinking)
 		case "compaction":
 			// The summary that stands for the conversation before it
-			// (a2oMessages left that out).
+			// (m2cMessages left that out).
 			if b.Content != nil {
 				for _, c := range b.Content.Blocks {
 					text.WriteString(c.Text)
@@ -619,8 +620,8 @@ func a2oAssistantMessage(out []openai.ChatMessage, i, off int, blocks []anthropi
 	return append(out, m), nil
 }
 
-// a2oTools converts tools and tool_choice (§1.5).
-func a2oTools(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
+// m2cTools converts tools and tool_choice (§1.5).
+func m2cTools(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
 	var unsent []string // names of tools the upstream does not get
 	for i, t := range in.Tools {
 		path := fmt.Sprintf("tools[%d]", i)
@@ -696,9 +697,9 @@ func a2oTools(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) e
 	return nil
 }
 
-// a2oThinking maps thinking and output_config.effort to the upstream's
+// m2cThinking maps thinking and output_config.effort to the upstream's
 // reasoning dialect (§1.8.2).
-func a2oThinking(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
+func m2cThinking(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
 	effort := ""
 	if in.OutputConfig != nil {
 		effort = in.OutputConfig.Effort
@@ -756,7 +757,7 @@ func chatEffort(out *openai.ChatRequest, effort, param string, p *Plan) error {
 }
 
 // budgetEffort buckets a thinking budget into an effort level; the buckets
-// invert the budgets chosen for reasoning_effort (chat_to_messages.go).
+// invert the budgets chosen for reasoning_effort (chat_via_messages_request.go).
 func budgetEffort(budget int64) string {
 	switch {
 	case budget <= 1024:
@@ -768,4 +769,10 @@ func budgetEffort(budget int64) string {
 	default:
 		return "xhigh"
 	}
+}
+
+// MessagesBodyToChat translates a Messages request body into a Chat
+// Completions body. A body that cannot be translated is a *RequestError.
+func MessagesBodyToChat(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, MessagesToChat)
 }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"mime"
-	"path"
 	"slices"
 	"strings"
 
@@ -17,32 +15,6 @@ import (
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
-
-// A Chat Completions client keeps no reasoning between turns, but it
-// always sends its tool calls back with their ids, and answers them by
-// id. Gemini's thought signature therefore rides on the id of the call it
-// came on: "<id>~<sealed signature>".
-const callIDSignatureSep = "~"
-
-// callIDWithSignature is the tool call id a Chat client gets for a Gemini
-// function call carrying sig ("" when it carries none).
-func (p *Plan) callIDWithSignature(id, sig string) string {
-	if sig == "" {
-		return id
-	}
-	return id + callIDSignatureSep + p.signer.sealGemini(sig)
-}
-
-// splitCallID undoes callIDWithSignature: the call's own id and the
-// signature it carries ("" when none, or when the seal does not open).
-func (p *Plan) splitCallID(id string) (string, string) {
-	base, sealed, ok := strings.Cut(id, callIDSignatureSep+sealedPrefix)
-	if !ok {
-		return id, ""
-	}
-	sig, _ := p.signer.unsealGemini(sealedPrefix + sealed)
-	return base, sig
-}
 
 // ChatToGemini translates a Chat Completions request into a Gemini
 // generateContent request. It stops with ctx's error when ctx ends.
@@ -298,23 +270,6 @@ func c2gUserParts(c openai.MessageContent, mp string, p *Plan) ([]gemini.Part, e
 	return out, nil
 }
 
-// geminiDataPart is an image or file given as a data: URL (inline) or an
-// http(s) URL (by reference).
-func geminiDataPart(url, where string) (gemini.Part, error) {
-	if strings.HasPrefix(url, "data:") {
-		mt, data, ok := parseDataURL(url)
-		if !ok {
-			return gemini.Part{}, badRequest(where, "%s: a data: URL must be base64-encoded, as in data:image/png;base64,…", where)
-		}
-		return gemini.Part{InlineData: &gemini.Blob{MimeType: mt, Data: data}}, nil
-	}
-	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "gs://") {
-		mt := mime.TypeByExtension(path.Ext(strings.SplitN(url, "?", 2)[0]))
-		return gemini.Part{FileData: &gemini.FileData{MimeType: mt, FileURI: url}}, nil
-	}
-	return gemini.Part{}, badRequest(where, "%s: must be a data: URL or an http(s) URL", where)
-}
-
 // c2gModelParts converts an assistant message; each tool call gives back
 // the signature its id carries, and a message of calls none of which
 // carries one (made by another model) is marked to skip Gemini's check.
@@ -381,7 +336,7 @@ func c2gTools(ctx context.Context, in *openai.ChatRequest, out *gemini.Request, 
 	}
 	var tc *anthropic.ToolChoice
 	if len(choice) > 0 {
-		if tc, err = o2aToolChoice(choice, names); err != nil {
+		if tc, err = c2mToolChoice(choice, names); err != nil {
 			return err
 		}
 	}
@@ -423,16 +378,6 @@ func c2gTools(ctx context.Context, in *openai.ChatRequest, out *gemini.Request, 
 	return nil
 }
 
-// geminiToolConfig is the function calling config of a mode; name, when
-// set, is the one function the model must call.
-func (p *Plan) geminiToolConfig(mode, name string) *gemini.ToolConfig {
-	fc := &gemini.FunctionCallingConfig{Mode: mode}
-	if name != "" {
-		fc.AllowedFunctionNames = []string{p.geminiToolName(name)}
-	}
-	return &gemini.ToolConfig{FunctionCallingConfig: fc}
-}
-
 // c2gResponseFormat maps response_format to a JSON response (with its
 // schema converted).
 func c2gResponseFormat(ctx context.Context, in *openai.ChatRequest, gc *gemini.GenerationConfig, p *Plan) error {
@@ -466,4 +411,12 @@ func c2gResponseFormat(ctx context.Context, in *openai.ChatRequest, gc *gemini.G
 		return badRequest("response_format.type", "response_format.type: unknown value %q", rf.Type)
 	}
 	return nil
+}
+
+// ChatBodyToGemini translates a Chat Completions request body into a
+// Gemini generateContent body. A body that cannot be translated is a
+// *RequestError; when ctx ends first, the translation stops with ctx's
+// error.
+func ChatBodyToGemini(ctx context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, withContext(ctx, ChatToGemini))
 }

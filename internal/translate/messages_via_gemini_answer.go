@@ -1,7 +1,11 @@
 package translate
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/gemini"
@@ -95,14 +99,6 @@ func GeminiToMessages(r *gemini.Response, p *Plan) (*anthropic.Response, meter.U
 // (Gemini 3 sends one) made safe, or a new one.
 func geminiCallID(id string) string { return geminiCallIDWith(id, "toolu_") }
 
-// geminiCallIDWith is geminiCallID with the prefix of a new id.
-func geminiCallIDWith(id, prefix string) string {
-	if id == "" {
-		return prefix + randomHex(12)
-	}
-	return sanitizeID(id)
-}
-
 // GeminiAnswerToMessages translates a whole Gemini answer, and when the
 // client asked for a stream, into the events of one.
 func GeminiAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byte, u meter.Usage, err error) {
@@ -119,4 +115,35 @@ func GeminiAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byte, 
 	}
 	out, err = jsonx.Marshal(m)
 	return out, nil, u, err
+}
+
+// GeminiErrorToAnthropic translates a Gemini error answer ({"error":
+// {"code", "message", "status"}}, sometimes in a list) into the Anthropic
+// envelope; status 0 is a stream's error event. noRetry is set for the
+// errors no retry can fix.
+func GeminiErrorToAnthropic(status int, body []byte) (int, []byte, bool) {
+	e := gjson.GetBytes(body, "error")
+	if !e.Exists() {
+		e = gjson.GetBytes(body, "0.error")
+	}
+	msg := e.Get("message").String()
+	if msg == "" {
+		msg = strings.TrimSpace(string(body))
+		if msg == "" {
+			msg = "the upstream answered status " + strconv.Itoa(status)
+		}
+	}
+	k, ok := googleErrorTypes[e.Get("status").String()]
+	if !ok {
+		code := status
+		if code == 0 {
+			code = int(e.Get("code").Int())
+		}
+		k.status, k.typ = anthropicStatusType(code)
+	}
+	if status != 0 && k.status < 500 && status >= 500 {
+		k.status = status // a 5xx answer stays one, whatever its body says
+	}
+	noRetry := k.status >= 400 && k.status < 500 && k.status != 429
+	return k.status, anthropic.MarshalError(k.typ, msg, ""), noRetry
 }

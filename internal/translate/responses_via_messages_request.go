@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -415,4 +416,10 @@ func webSearchTool(t responses.Tool) anthropic.Tool {
 		at.Extra = mustJSON(extra)
 	}
 	return at
+}
+
+// ResponsesBodyToMessages translates a Responses request body into a
+// Messages body. A body that cannot be translated is a *RequestError.
+func ResponsesBodyToMessages(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, ResponsesToMessages)
 }

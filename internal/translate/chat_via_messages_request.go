@@ -2,6 +2,7 @@ package translate
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -37,26 +38,26 @@ func ChatToMessages(in *openai.ChatRequest, upstreamModel string, caps Caps, pol
 	p.IncludeUsage = in.StreamOptions != nil && in.StreamOptions.IncludeUsage
 	out := &anthropic.MessagesRequest{Model: upstreamModel, Stream: in.Stream}
 
-	if err := o2aTopLevel(in, out, p); err != nil {
+	if err := c2mTopLevel(in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := o2aMessages(in, out, p); err != nil {
+	if err := c2mMessages(in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := o2aTools(in, out, p); err != nil {
+	if err := c2mTools(in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := o2aResponseFormat(in, out, p); err != nil {
+	if err := c2mResponseFormat(in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := o2aThinking(in, out, p); err != nil {
+	if err := c2mThinking(in, out, p); err != nil {
 		return nil, nil, err
 	}
 	declareReferencedTools(out)
 	return out, p, nil
 }
 
-func o2aTopLevel(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+func c2mTopLevel(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
 	if in.N != nil && *in.N > 1 {
 		if err := p.contract("n", "tollgate cannot produce more than 1 choice with an Anthropic upstream"); err != nil {
 			return err
@@ -183,11 +184,11 @@ func hashID(id string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// o2aMessages hoists system/developer messages into system and converts
+// c2mMessages hoists system/developer messages into system and converts
 // the conversation (§1.4). On models that take mid-conversation system
 // messages, those after the first turn stay in the conversation instead
 // (placeSystemMessages).
-func o2aMessages(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+func c2mMessages(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
 	var sys []anthropic.Block
 	var msgs []anthropic.Message
 	var later []laterSystem // kept where they stand (Caps.SystemMessages)
@@ -208,13 +209,13 @@ func o2aMessages(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 				sys = append(sys, blocks...)
 			}
 		case "user":
-			blocks, err := o2aUserBlocks(m.Content, path, p)
+			blocks, err := c2mUserBlocks(m.Content, path, p)
 			if err != nil {
 				return err
 			}
 			msgs = appendBlocks(msgs, "user", blocks)
 		case "assistant":
-			blocks, err := o2aAssistantBlocks(m, path, &fnCalls, p)
+			blocks, err := c2mAssistantBlocks(m, path, &fnCalls, p)
 			if err != nil {
 				return err
 			}
@@ -328,7 +329,7 @@ func textParts(c openai.MessageContent) []openai.Part {
 	return out
 }
 
-func o2aUserBlocks(c openai.MessageContent, path string, p *Plan) ([]anthropic.Block, error) {
+func c2mUserBlocks(c openai.MessageContent, path string, p *Plan) ([]anthropic.Block, error) {
 	if c.IsString {
 		if c.Text == "" {
 			return nil, nil
@@ -417,7 +418,7 @@ func parseDataURL(s string) (mediaType, data string, ok bool) {
 	return mediaType, data, ok
 }
 
-func o2aAssistantBlocks(m openai.ChatMessage, path string, fnCalls *int, p *Plan) ([]anthropic.Block, error) {
+func c2mAssistantBlocks(m openai.ChatMessage, path string, fnCalls *int, p *Plan) ([]anthropic.Block, error) {
 	var out []anthropic.Block
 	// Thinking first. Only signed thinking can go back to Anthropic, and
 	// never a tollgate-made signature.
@@ -498,8 +499,8 @@ func chatFunctionTools(in *openai.ChatRequest, p *Plan, where string) ([]openai.
 	return out, nil
 }
 
-// o2aTools converts tools, tool_choice and parallel_tool_calls (§1.5).
-func o2aTools(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+// c2mTools converts tools, tool_choice and parallel_tool_calls (§1.5).
+func c2mTools(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
 	defs, err := chatFunctionTools(in, p, "used with an Anthropic model")
 	if err != nil {
 		return err
@@ -522,7 +523,7 @@ func o2aTools(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) e
 	var tc *anthropic.ToolChoice
 	if len(choice) > 0 {
 		var err error
-		if tc, err = o2aToolChoice(choice, out); err != nil {
+		if tc, err = c2mToolChoice(choice, out); err != nil {
 			return err
 		}
 	}
@@ -558,7 +559,7 @@ func inputSchema(params jsontext.Value) jsontext.Value {
 	return params
 }
 
-func o2aToolChoice(choice jsontext.Value, out *anthropic.MessagesRequest) (*anthropic.ToolChoice, error) {
+func c2mToolChoice(choice jsontext.Value, out *anthropic.MessagesRequest) (*anthropic.ToolChoice, error) {
 	if choice.Kind() == '"' {
 		var s string
 		jsonx.Unmarshal(choice, &s)
@@ -609,9 +610,9 @@ func o2aToolChoice(choice jsontext.Value, out *anthropic.MessagesRequest) (*anth
 	return nil, badRequest("tool_choice", "tool_choice: unsupported value %s", choice)
 }
 
-// o2aResponseFormat maps response_format to output_config.format, or
+// c2mResponseFormat maps response_format to output_config.format, or
 // emulates it with a forced tool on models without it (§1.9).
-func o2aResponseFormat(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+func c2mResponseFormat(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
 	if len(in.ResponseFormat) == 0 {
 		return nil
 	}
@@ -663,9 +664,9 @@ var reasoningBudgets = map[string]int64{
 	"minimal": 1024, "low": 1024, "medium": 8192, "high": 24576, "xhigh": 32768, "max": 32768,
 }
 
-// o2aThinking maps reasoning_effort (or a raw thinking extension) to
+// c2mThinking maps reasoning_effort (or a raw thinking extension) to
 // Anthropic thinking (§1.8.1).
-func o2aThinking(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
+func c2mThinking(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan) error {
 	if len(in.Thinking) > 0 && string(in.Thinking) != "null" {
 		var t anthropic.Thinking
 		if err := jsonx.Unmarshal(in.Thinking, &t); err != nil {
@@ -751,4 +752,10 @@ func declareReferencedTools(out *anthropic.MessagesRequest) {
 	if !hadTools && len(out.Tools) > 0 && out.ToolChoice == nil {
 		out.ToolChoice = &anthropic.ToolChoice{Type: "none"}
 	}
+}
+
+// ChatBodyToMessages translates a Chat Completions request body into a
+// Messages body. A body that cannot be translated is a *RequestError.
+func ChatBodyToMessages(_ context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, ChatToMessages)
 }

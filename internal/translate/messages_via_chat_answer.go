@@ -1,33 +1,17 @@
 package translate
 
 import (
-	"crypto/rand"
 	"fmt"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/tidwall/gjson"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
-
-// UpstreamError is an upstream answer that cannot be translated into a
-// valid response (HTTP 502 to the client). Err is the cause, if any.
-type UpstreamError struct {
-	Message string
-	Err     error
-}
-
-func (e *UpstreamError) Error() string {
-	if e.Err != nil {
-		return e.Message + ": " + e.Err.Error()
-	}
-	return e.Message
-}
-
-func (e *UpstreamError) Unwrap() error { return e.Err }
 
 // ChatResponseToMessages translates an OpenAI-compatible upstream's
 // completion into a Messages response for an Anthropic client (§2.1).
@@ -134,90 +118,67 @@ func parseArguments(args string) (jsontext.Value, bool) {
 	return v, true
 }
 
-// MessagesResponseToChat translates an Anthropic upstream's Messages
-// response into a completion for an OpenAI client (§2.2).
-func MessagesResponseToChat(r *anthropic.Response, p *Plan, created int64) (*openai.Completion, meter.Usage) {
-	var u meter.Usage
-	anthropic.MergeUsage(&u, string(r.Usage))
-	var text, reasoning strings.Builder
-	m := openai.ChatMessage{Role: "assistant"}
-	for _, b := range r.Content {
-		switch b.Type {
-		case "text":
-			text.WriteString(b.Text) // every text block, in order
-		case "thinking":
-			reasoning.WriteString(b.Thinking)
-			if p.Caps.ExposeThinkingBlocks {
-				m.ThinkingBlocks = append(m.ThinkingBlocks, openai.ThinkingBlock{Type: "thinking", Thinking: b.Thinking, Signature: b.Signature})
-			}
-		case "redacted_thinking":
-			if p.Caps.ExposeThinkingBlocks {
-				m.ThinkingBlocks = append(m.ThinkingBlocks, openai.ThinkingBlock{Type: "redacted_thinking", Data: b.Data})
-			}
-		case "tool_use":
-			input := compactInput(b.Input)
-			if p.JSONTool && b.Name == jsonToolName {
-				text.Write(input) // the forced tool's input is the structured answer
-				continue
-			}
-			m.ToolCalls = append(m.ToolCalls, openai.ToolCall{
-				ID: b.ID, Type: "function",
-				Function: openai.FunctionCall{Name: p.clientToolName(b.Name), Arguments: string(input)},
-			})
-		}
-		// server_tool_use and server tool results were executed upstream:
-		// they are not calls for the client to run.
+// OpenAIErrorToAnthropic maps an OpenAI-compatible upstream error to the
+// status and body an Anthropic client gets (TRANSLATION.md §4.3). A zero
+// status (an error chunk inside a stream) is inferred from the body.
+func OpenAIErrorToAnthropic(status int, body []byte) (int, []byte) {
+	e := gjson.GetBytes(body, "error")
+	otype, code := e.Get("type").String(), e.Get("code").String()
+	msg := errorMessage(body, "error.message")
+	if status == 0 {
+		status = openai.StatusForError(otype, code)
 	}
-	if text.Len() > 0 {
-		m.Content = textContent(text.String())
-	} else {
-		m.Content = openai.MessageContent{Null: true}
-	}
-	m.ReasoningContent = reasoning.String()
-	stop := ""
-	if r.StopReason != nil {
-		stop = *r.StopReason
-	}
-	finish := finishReason(stop, p.JSONTool)
-	usage, _ := jsonx.Marshal(openAIUsage(u))
-	return &openai.Completion{
-		ID: chatID(r.ID), Object: "chat.completion", Created: created, Model: p.AnswerModel,
-		Choices: []openai.Choice{{Index: 0, Message: m, Logprobs: jsontext.Value("null"), FinishReason: &finish}},
-		Usage:   usage,
-	}, u
-}
-
-// compactInput is a tool_use block's input as compact JSON ({} when
-// absent), a copy of it.
-func compactInput(in jsontext.Value) jsontext.Value {
-	v := in.Clone()
-	if len(v) == 0 {
-		return jsontext.Value("{}")
-	}
-	v.Compact()
-	return v
-}
-
-// chatID derives a stable chat completion id from a message or response id.
-func chatID(msgID string) string {
-	for _, prefix := range [...]string{"msg_", "resp_"} { // a message's or a response's id
-		if rest, ok := strings.CutPrefix(msgID, prefix); ok && rest != "" {
-			return "chatcmpl-" + rest
+	out, atype := status, anthropic.ErrAPI
+	switch {
+	case status == 401 || status == 402 || code == "insufficient_quota":
+		out, atype = 502, anthropic.ErrAPI
+		msg = "upstream rejected the gateway's credential or account: " + msg
+	case status == 403:
+		atype = anthropic.ErrPermission
+	case status == 404:
+		atype = anthropic.ErrNotFound
+	case status == 409:
+		atype = "conflict_error"
+	case status == 413:
+		atype = anthropic.ErrRequestTooLarge
+	case status == 429:
+		atype = anthropic.ErrRateLimit
+	case status == 503:
+		out, atype = 529, anthropic.ErrOverloaded
+	case status == 504:
+		atype = anthropic.ErrTimeout
+	case status >= 500:
+	case status >= 400:
+		out, atype = 400, anthropic.ErrInvalidRequest
+		if code == "context_length_exceeded" {
+			msg = promptTooLong(msg)
 		}
 	}
-	if msgID == "" {
-		return "chatcmpl-" + base62(24)
-	}
-	return "chatcmpl-" + msgID
+	return out, anthropic.MarshalError(atype, msg, "")
 }
 
-const base62Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-func base62(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	for i := range b {
-		b[i] = base62Alphabet[int(b[i])%len(base62Alphabet)]
+// ChatAnswerToMessages translates a whole Chat Completions answer into a
+// Messages answer, and when the client asked for a stream, into the events
+// of one. An answer that cannot be translated is an *UpstreamError.
+func ChatAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byte, u meter.Usage, err error) {
+	var c openai.Completion
+	if err := jsonx.Unmarshal(body, &c); err != nil {
+		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid chat completion", Err: err}
 	}
-	return string(b)
+	msg, u, err := ChatResponseToMessages(&c, p)
+	if err != nil {
+		return nil, nil, u, err
+	}
+	if p.Stream {
+		return nil, MessagesStream(msg), u, nil
+	}
+	out, err = jsonx.Marshal(msg)
+	return out, nil, u, err
+}
+
+// OpenAIErrorToAnthropicRetry is OpenAIErrorToAnthropic with whether the
+// client should not retry: an upstream that refused the gateway's account.
+func OpenAIErrorToAnthropicRetry(status int, body []byte) (int, []byte, bool) {
+	out, b := OpenAIErrorToAnthropic(status, body)
+	return out, b, out == 502
 }

@@ -180,7 +180,7 @@ func r2gInput(in *responses.Request, out *gemini.Request, p *Plan) error {
 						text = append(text, b.Text)
 						continue
 					}
-					ps, err := a2gContentParts(b, fmt.Sprintf("%s.output[%d]", path, k), p)
+					ps, err := m2gContentParts(b, fmt.Sprintf("%s.output[%d]", path, k), p)
 					if err != nil {
 						return err
 					}
@@ -232,7 +232,7 @@ func r2gUserParts(path string, c responses.Content, p *Plan) ([]gemini.Part, err
 		if b == nil {
 			continue
 		}
-		ps, err := a2gContentParts(*b, pp, p)
+		ps, err := m2gContentParts(*b, pp, p)
 		if err != nil {
 			return nil, err
 		}
@@ -284,4 +284,12 @@ func r2gText(ctx context.Context, t *responses.Text, gc *gemini.GenerationConfig
 		gc.ResponseSchema, err = geminiSchema(ctx, schema, "text.format.schema", "text.format.schema", p)
 	}
 	return err
+}
+
+// ResponsesBodyToGemini translates a Responses request body into a Gemini
+// generateContent body. A body that cannot be translated is a
+// *RequestError; when ctx ends first, the translation stops with ctx's
+// error.
+func ResponsesBodyToGemini(ctx context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, withContext(ctx, ResponsesToGemini))
 }

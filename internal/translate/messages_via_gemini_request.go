@@ -22,23 +22,23 @@ func MessagesToGemini(ctx context.Context, in *anthropic.MessagesRequest, upstre
 	p := &Plan{AnswerModel: upstreamModel, Stream: in.Stream, Caps: caps, policy: policy, signer: signer}
 	out := &gemini.Request{}
 	gc := &gemini.GenerationConfig{}
-	if err := a2gTopLevel(ctx, in, gc, p); err != nil {
+	if err := m2gTopLevel(ctx, in, gc, p); err != nil {
 		return nil, nil, err
 	}
-	if err := a2gMessages(in, out, p); err != nil {
+	if err := m2gMessages(in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := a2gTools(ctx, in, out, p); err != nil {
+	if err := m2gTools(ctx, in, out, p); err != nil {
 		return nil, nil, err
 	}
-	if err := a2gThinking(in, gc, p); err != nil {
+	if err := m2gThinking(in, gc, p); err != nil {
 		return nil, nil, err
 	}
 	out.GenerationConfig = gc
 	return out, p, nil
 }
 
-func a2gTopLevel(ctx context.Context, in *anthropic.MessagesRequest, gc *gemini.GenerationConfig, p *Plan) error {
+func m2gTopLevel(ctx context.Context, in *anthropic.MessagesRequest, gc *gemini.GenerationConfig, p *Plan) error {
 	if err := positiveBound("max_tokens", &in.MaxTokens); err != nil {
 		return err
 	}
@@ -70,15 +70,15 @@ func a2gTopLevel(ctx context.Context, in *anthropic.MessagesRequest, gc *gemini.
 		return err
 	}
 	if format := outputFormat(in); len(format) > 0 {
-		if err := a2gResponseFormat(ctx, format, gc, p); err != nil {
+		if err := m2gResponseFormat(ctx, format, gc, p); err != nil {
 			return err
 		}
 	}
 	return unknownMembers(in.Extra, "", p)
 }
 
-// a2gResponseFormat asks Gemini for JSON that follows the schema.
-func a2gResponseFormat(ctx context.Context, format jsontext.Value, gc *gemini.GenerationConfig, p *Plan) error {
+// m2gResponseFormat asks Gemini for JSON that follows the schema.
+func m2gResponseFormat(ctx context.Context, format jsontext.Value, gc *gemini.GenerationConfig, p *Plan) error {
 	var f struct {
 		Type   string         `json:"type"`
 		Schema jsontext.Value `json:"schema"`
@@ -94,10 +94,10 @@ func a2gResponseFormat(ctx context.Context, format jsontext.Value, gc *gemini.Ge
 	return nil
 }
 
-// a2gMessages converts system and messages. System messages inside the
+// m2gMessages converts system and messages. System messages inside the
 // conversation (Claude Code sends them) join systemInstruction, in order:
 // Gemini has instructions for the whole conversation only.
-func a2gMessages(in *anthropic.MessagesRequest, out *gemini.Request, p *Plan) error {
+func m2gMessages(in *anthropic.MessagesRequest, out *gemini.Request, p *Plan) error {
 	var sys []gemini.Part
 	addSystem := func(blocks []anthropic.Block, where string) error {
 		for _, b := range blocks {
@@ -154,10 +154,10 @@ func a2gMessages(in *anthropic.MessagesRequest, out *gemini.Request, p *Plan) er
 			continue
 		case "user":
 			c.Role = gemini.RoleUser
-			c.Parts, err = a2gUserParts(blocks, where, callNames, p)
+			c.Parts, err = m2gUserParts(blocks, where, callNames, p)
 		case "assistant":
 			c.Role = gemini.RoleModel
-			c.Parts, err = a2gModelParts(blocks, where, p)
+			c.Parts, err = m2gModelParts(blocks, where, p)
 		default:
 			err = badRequest(where+".role", "%s.role: must be user, assistant or system, got %q", where, m.Role)
 		}
@@ -182,7 +182,7 @@ func a2gMessages(in *anthropic.MessagesRequest, out *gemini.Request, p *Plan) er
 	return nil
 }
 
-func a2gUserParts(blocks []anthropic.Block, where string, callNames map[string]string, p *Plan) ([]gemini.Part, error) {
+func m2gUserParts(blocks []anthropic.Block, where string, callNames map[string]string, p *Plan) ([]gemini.Part, error) {
 	var parts, after []gemini.Part // after: images of tool results, which follow the responses
 	for j, b := range blocks {
 		bp := fmt.Sprintf("%s.content[%d]", where, j)
@@ -192,7 +192,7 @@ func a2gUserParts(blocks []anthropic.Block, where string, callNames map[string]s
 			}
 		}
 		if b.Type != "tool_result" {
-			ps, err := a2gContentParts(b, bp, p)
+			ps, err := m2gContentParts(b, bp, p)
 			if err != nil {
 				return nil, err
 			}
@@ -213,7 +213,7 @@ func a2gUserParts(blocks []anthropic.Block, where string, callNames map[string]s
 				case "text":
 					text = append(text, cb.Text)
 				default:
-					ps, err := a2gContentParts(cb, fmt.Sprintf("%s.content[%d]", bp, k), p)
+					ps, err := m2gContentParts(cb, fmt.Sprintf("%s.content[%d]", bp, k), p)
 					if err != nil {
 						return nil, err
 					}
@@ -231,9 +231,9 @@ func a2gUserParts(blocks []anthropic.Block, where string, callNames map[string]s
 	return append(parts, after...), nil
 }
 
-// a2gContentParts converts a block of user content: text, images,
+// m2gContentParts converts a block of user content: text, images,
 // documents, search results.
-func a2gContentParts(b anthropic.Block, bp string, p *Plan) ([]gemini.Part, error) {
+func m2gContentParts(b anthropic.Block, bp string, p *Plan) ([]gemini.Part, error) {
 	switch b.Type {
 	case "text":
 		if b.Text == "" {
@@ -264,7 +264,7 @@ func a2gContentParts(b anthropic.Block, bp string, p *Plan) ([]gemini.Part, erro
 			var out []gemini.Part
 			if s.Content != nil {
 				for k, cb := range s.Content.Blocks {
-					ps, err := a2gContentParts(cb, fmt.Sprintf("%s.source.content[%d]", bp, k), p)
+					ps, err := m2gContentParts(cb, fmt.Sprintf("%s.source.content[%d]", bp, k), p)
 					if err != nil {
 						return nil, err
 					}
@@ -280,12 +280,12 @@ func a2gContentParts(b anthropic.Block, bp string, p *Plan) ([]gemini.Part, erro
 	return nil, badRequest(bp+".type", "%s: a %s block cannot be sent to Gemini", bp, b.Type)
 }
 
-// a2gModelParts converts an assistant turn. A thinking block whose
+// m2gModelParts converts an assistant turn. A thinking block whose
 // signature carries a Gemini thought signature gives it to the part that
 // follows (where Gemini put it); other thinking cannot be used by Gemini
 // and is left out. A turn of function calls none of which has a
 // signature (made with another model) is marked to skip Gemini's check.
-func a2gModelParts(blocks []anthropic.Block, where string, p *Plan) ([]gemini.Part, error) {
+func m2gModelParts(blocks []anthropic.Block, where string, p *Plan) ([]gemini.Part, error) {
 	var parts []gemini.Part
 	pending := ""
 	firstCall, signedCall := -1, false
@@ -328,7 +328,7 @@ func a2gModelParts(blocks []anthropic.Block, where string, p *Plan) ([]gemini.Pa
 	return parts, nil
 }
 
-func a2gTools(ctx context.Context, in *anthropic.MessagesRequest, out *gemini.Request, p *Plan) error {
+func m2gTools(ctx context.Context, in *anthropic.MessagesRequest, out *gemini.Request, p *Plan) error {
 	var decls []gemini.FunctionDeclaration
 	var unsent []string
 	for i, t := range in.Tools {
@@ -425,10 +425,10 @@ func emptyObjectSchema(s jsontext.Value) bool {
 	return v.Type == "object" && len(v.Properties) == 0
 }
 
-// a2gThinking maps thinking and effort to Gemini's thinkingConfig: a
+// m2gThinking maps thinking and effort to Gemini's thinkingConfig: a
 // budget for enabled thinking, the model's own choice for adaptive, a
 // level for effort; thoughts come back when thinking was asked for.
-func a2gThinking(in *anthropic.MessagesRequest, gc *gemini.GenerationConfig, p *Plan) error {
+func m2gThinking(in *anthropic.MessagesRequest, gc *gemini.GenerationConfig, p *Plan) error {
 	tc := &gemini.ThinkingConfig{}
 	if t := in.Thinking; t != nil {
 		if err := unknownMembers(t.Extra, "thinking.", p); err != nil {
@@ -472,4 +472,11 @@ func a2gThinking(in *anthropic.MessagesRequest, gc *gemini.GenerationConfig, p *
 		gc.ThinkingConfig = tc
 	}
 	return nil
+}
+
+// MessagesBodyToGemini translates a Messages request body into a Gemini
+// generateContent body. A body that cannot be translated is a *RequestError;
+// when ctx ends first, the translation stops with ctx's error.
+func MessagesBodyToGemini(ctx context.Context, body []byte, t Target) ([]byte, *Plan, error) {
+	return bodyToBody(body, t, withContext(ctx, MessagesToGemini))
 }

@@ -13,21 +13,6 @@ import (
 	"github.com/tollgate/tollgate/internal/sse"
 )
 
-// maxContentBlocks bounds the block indexes an upstream may use.
-const maxContentBlocks = 1000
-
-// upstreamBlock is what an Anthropic content block becomes for the client.
-type upstreamBlock uint8
-
-const (
-	ublockIgnored  upstreamBlock = iota // server tools and their results, unknown types
-	ublockText                          // text → delta.content
-	ublockThinking                      // thinking → delta.reasoning_content
-	ublockTool                          // tool_use → delta.tool_calls
-	ublockJSON                          // the structured-output tool → delta.content
-	ublockSearch                        // a web search the upstream ran → a web_search_call item
-)
-
 // MessagesToChatStream turns an Anthropic upstream's event stream into
 // Chat Completions chunks (TRANSLATION.md §3.3): one id on every chunk, the
 // role once, tool-call indexes dense per message whatever blocks come
@@ -60,18 +45,6 @@ func (s *MessagesToChatStream) Usage() meter.Usage { return s.usage }
 // event; if so it returns the status and OpenAI error body to answer with.
 func (s *MessagesToChatStream) StartError(ev []byte) (int, []byte, bool) {
 	return anthropicStartError(&s.f, ev)
-}
-
-// anthropicStartError reports whether ev, an Anthropic stream's first
-// event (parsed into f), is an error event, with the status and OpenAI
-// error body to answer with.
-func anthropicStartError(f *sse.Fields, ev []byte) (int, []byte, bool) {
-	f.Parse(ev)
-	if string(f.Name) != "error" {
-		return 0, nil, false
-	}
-	status, body, _ := AnthropicErrorToOpenAI(0, f.Data)
-	return status, body, true
 }
 
 // Feed takes one complete upstream SSE event and returns the client bytes

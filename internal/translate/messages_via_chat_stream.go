@@ -3,7 +3,6 @@ package translate
 import (
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tidwall/gjson"
@@ -14,46 +13,6 @@ import (
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
 )
-
-// streamState is where a translated stream is in its grammar.
-type streamState uint8
-
-const (
-	stateBefore    streamState = iota // nothing sent yet
-	stateStreaming                    // the opening event is out
-	stateDone                         // closed normally
-	stateFailed                       // closed with an error event
-)
-
-// blockKind is the kind of the open Anthropic content block.
-type blockKind uint8
-
-const (
-	blockNone blockKind = iota
-	blockText
-	blockThinking
-)
-
-type toolState uint8
-
-const (
-	toolNew     toolState = iota // announced, no block started yet (name may still grow)
-	toolLive                     // its block is open and streaming
-	toolPending                  // waiting for the live tool to finish; arguments buffered
-	toolClosed
-)
-
-type toolSlot struct {
-	key   int
-	id    string
-	name  string
-	args  []byte // arguments so far, to know when the JSON is complete
-	state toolState
-}
-
-// maxToolCalls bounds the tool calls of one stream (a hostile upstream
-// could otherwise grow state without limit).
-const maxToolCalls = 128
 
 // ChatToMessagesStream turns an OpenAI-compatible upstream's chunk stream
 // into Anthropic Messages events (TRANSLATION.md §3.2). The events it is fed
@@ -354,34 +313,3 @@ func (s *ChatToMessagesStream) finalize() {
 	s.closeTools()
 	s.end(s.p, stopReason(s.finish, s.toolsEmitted && !s.p.JSONTool, s.refused), s.usage, s.gotUse)
 }
-
-type messageStart struct {
-	Type    string             `json:"type"`
-	Message anthropic.Response `json:"message"`
-}
-
-type messageDelta struct {
-	Type  string          `json:"type"`
-	Delta stopDelta       `json:"delta"`
-	Usage anthropic.Usage `json:"usage"`
-}
-
-type stopDelta struct {
-	StopReason   string  `json:"stop_reason"`
-	StopSequence *string `json:"stop_sequence"`
-}
-
-func mustJSON(v any) jsontext.Value {
-	b, err := jsonx.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-// isErrorChunk reports whether a data payload is an error object.
-func isErrorChunk(data []byte) bool {
-	return len(data) > 0 && strings.Contains(unsafeString(data), `"error"`) && gjson.Get(unsafeString(data), "error").IsObject()
-}
-
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

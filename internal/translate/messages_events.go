@@ -103,3 +103,19 @@ func (e *anthropicEvents) fail(body []byte) {
 	e.out = sse.AppendEvent(e.out, "error", body)
 	e.state = stateFailed
 }
+
+type messageStart struct {
+	Type    string             `json:"type"`
+	Message anthropic.Response `json:"message"`
+}
+
+type messageDelta struct {
+	Type  string          `json:"type"`
+	Delta stopDelta       `json:"delta"`
+	Usage anthropic.Usage `json:"usage"`
+}
+
+type stopDelta struct {
+	StopReason   string  `json:"stop_reason"`
+	StopSequence *string `json:"stop_sequence"`
+}
