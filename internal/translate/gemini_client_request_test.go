@@ -1,0 +1,182 @@
+package translate
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/tools/txtar"
+
+	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/jsonx"
+)
+
+// geminiRequestPairs are the request translators of Gemini clients, by
+// the prefix of their golden files.
+var geminiRequestPairs = map[string]func(context.Context, []byte, Target) ([]byte, *Plan, error){
+	"g2m": GeminiBodyToMessages,
+}
+
+// TestGeminiRequestGolden runs the golden files of Gemini clients'
+// requests: testdata/gemini_requests/<pair>_*.txtar, with sections
+//
+//	caps.json          optional Caps (Go field names)
+//	target.json        optional {"Stream": true, "Policy": 1}
+//	request.json       the client's request
+//	want_upstream.json the translated request, or
+//	want_error         the expected RequestError's message
+//	want_headers       the dropped and adjusted parameters, when any
+func TestGeminiRequestGolden(t *testing.T) {
+	files, _ := filepath.Glob("testdata/gemini_requests/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no golden files")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			t.Parallel()
+			runGeminiRequestGolden(t, file)
+		})
+	}
+}
+
+func runGeminiRequestGolden(t *testing.T, file string) {
+	a, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix, _, _ := strings.Cut(filepath.Base(file), "_")
+	translate, ok := geminiRequestPairs[prefix]
+	if !ok {
+		t.Fatalf("unknown pair prefix %q", prefix)
+	}
+	target := Target{Model: "upstream-model", Signer: goldenSigner}
+	if c, ok := section(a, "caps.json"); ok {
+		if err := jsonx.Unmarshal(c, &target.Caps); err != nil {
+			t.Fatalf("caps.json: %v", err)
+		}
+	}
+	if c, ok := section(a, "target.json"); ok {
+		var opts struct {
+			Stream bool
+			Policy Policy
+		}
+		if err := jsonx.Unmarshal(c, &opts); err != nil {
+			t.Fatalf("target.json: %v", err)
+		}
+		target.Stream, target.Policy = opts.Stream, opts.Policy
+	}
+	body, ok := section(a, "request.json")
+	if !ok {
+		t.Fatal("no request.json")
+	}
+	got, plan, err := translate(t.Context(), body, target)
+	changed := false
+	check := func(name string, got []byte) {
+		t.Helper()
+		want, ok := section(a, name)
+		if *update {
+			if !ok || !bytes.Equal(want, got) {
+				setSection(a, name, got)
+				changed = true
+			}
+			return
+		}
+		if !ok {
+			t.Errorf("missing section %s; got:\n%s", name, got)
+			return
+		}
+		if !bytes.Equal(want, got) {
+			t.Errorf("%s differs:\n--- got\n%s--- want\n%s", name, got, want)
+		}
+	}
+	if err != nil {
+		re, ok := err.(*RequestError)
+		if !ok {
+			t.Fatalf("error %T: %v", err, err)
+		}
+		if !strings.HasPrefix(re.Message, re.Param) {
+			t.Errorf("the message %q does not start with the param %q", re.Message, re.Param)
+		}
+		check("want_error", []byte(re.Message+"\n"))
+	} else {
+		check("want_upstream.json", pretty(t, got))
+		if _, ok := section(a, "want_headers"); ok || len(plan.dropped)+len(plan.adjusted) > 0 {
+			var h bytes.Buffer
+			if len(plan.dropped) > 0 {
+				h.WriteString("tollgate-dropped-params: " + strings.Join(plan.dropped, ",") + "\n")
+			}
+			if len(plan.adjusted) > 0 {
+				h.WriteString("tollgate-adjusted-params: " + strings.Join(plan.adjusted, ",") + "\n")
+			}
+			check("want_headers", h.Bytes())
+		}
+	}
+	if changed {
+		if err := os.WriteFile(file, txtar.Format(a), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fuzzGeminiRequests fuzzes a Gemini client's request translator: any
+// body translates, under each policy and with and without a stream, or
+// is refused with a RequestError; what it produces is JSON that check
+// accepts.
+func fuzzGeminiRequests(f *testing.F, prefix string, caps Caps, check func(t *testing.T, out []byte)) {
+	files, _ := filepath.Glob("testdata/gemini_requests/" + prefix + "_*.txtar")
+	for _, file := range files {
+		a, _ := txtar.ParseFile(file)
+		if r, ok := section(a, "request.json"); ok {
+			f.Add(r)
+		}
+	}
+	translate := geminiRequestPairs[prefix]
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, policy := range []Policy{PolicyDefault, PolicyLenient} {
+			out, _, err := translate(context.Background(), body, Target{Model: "u", Caps: caps, Policy: policy, Signer: goldenSigner, Stream: policy == PolicyLenient})
+			if err != nil {
+				if _, ok := err.(*RequestError); !ok {
+					t.Fatalf("non-request error %T: %v", err, err)
+				}
+				continue
+			}
+			if !jsontext.Value(out).IsValid() {
+				t.Fatalf("translated request is not JSON: %s", out)
+			}
+			if check != nil {
+				check(t, out)
+			}
+		}
+	})
+}
+
+// FuzzGeminiBodyToMessages: every tool_result answers a tool_use of the
+// assistant message just before it.
+func FuzzGeminiBodyToMessages(f *testing.F) {
+	fuzzGeminiRequests(f, "g2m", Caps{WebSearch: true}, func(t *testing.T, out []byte) {
+		var req anthropic.MessagesRequest
+		if err := jsonx.Unmarshal(out, &req); err != nil {
+			t.Fatal(err)
+		}
+		var calls []string
+		for i, m := range req.Messages {
+			var uses []string
+			for _, b := range m.Content.Blocks {
+				switch b.Type {
+				case "tool_use":
+					uses = append(uses, b.ID)
+				case "tool_result":
+					if !slices.Contains(calls, b.ToolUseID) {
+						t.Fatalf("messages[%d]: tool_result %q answers no call of the message before", i, b.ToolUseID)
+					}
+				}
+			}
+			calls = uses
+		}
+	})
+}
