@@ -361,6 +361,8 @@ func (p *Plan) geminiTurns(contents []gemini.Content, upstream string) ([]gTurn,
 					args = jsontext.Value("{}")
 				case args.Kind() != '{':
 					return nil, badRequest(path+".functionCall.args", "%s.functionCall.args: must be an object", path)
+				default:
+					args = compactInput(args)
 				}
 				id := fc.ID
 				if id == "" {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
@@ -20,6 +21,7 @@ import (
 // the prefix of their golden files.
 var geminiRequestPairs = map[string]func(context.Context, []byte, Target) ([]byte, *Plan, error){
 	"g2m": GeminiBodyToMessages,
+	"g2c": GeminiBodyToChat,
 }
 
 // TestGeminiRequestGolden runs the golden files of Gemini clients'
@@ -177,6 +179,36 @@ func FuzzGeminiBodyToMessages(f *testing.F) {
 				}
 			}
 			calls = uses
+		}
+	})
+}
+
+// FuzzGeminiBodyToChat: every tool message answers a tool call of the
+// assistant message before it, and no assistant message is empty.
+func FuzzGeminiBodyToChat(f *testing.F) {
+	fuzzGeminiRequests(f, "g2c", Caps{Reasoning: ReasoningDeepSeek, FileParts: true}, func(t *testing.T, out []byte) {
+		var req openai.ChatRequest
+		if err := jsonx.Unmarshal(out, &req); err != nil {
+			t.Fatal(err)
+		}
+		var calls []string
+		for i, m := range req.Messages {
+			switch m.Role {
+			case "assistant":
+				calls = calls[:0]
+				for _, tc := range m.ToolCalls {
+					calls = append(calls, tc.ID)
+				}
+				if m.Content.Null && len(m.ToolCalls) == 0 && m.ReasoningContent == "" {
+					t.Fatalf("messages[%d]: an empty assistant message", i)
+				}
+			case "tool":
+				if !slices.Contains(calls, m.ToolCallID) {
+					t.Fatalf("messages[%d]: tool message %q answers no call of the assistant message before", i, m.ToolCallID)
+				}
+			default:
+				calls = calls[:0]
+			}
 		}
 	})
 }
