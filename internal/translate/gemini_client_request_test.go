@@ -14,6 +14,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
@@ -22,6 +23,7 @@ import (
 var geminiRequestPairs = map[string]func(context.Context, []byte, Target) ([]byte, *Plan, error){
 	"g2m": GeminiBodyToMessages,
 	"g2c": GeminiBodyToChat,
+	"g2r": GeminiBodyToResponses,
 }
 
 // TestGeminiRequestGolden runs the golden files of Gemini clients'
@@ -208,6 +210,28 @@ func FuzzGeminiBodyToChat(f *testing.F) {
 				}
 			default:
 				calls = calls[:0]
+			}
+		}
+	})
+}
+
+// FuzzGeminiBodyToResponses: every function_call_output answers a
+// function_call before it.
+func FuzzGeminiBodyToResponses(f *testing.F) {
+	fuzzGeminiRequests(f, "g2r", Caps{WebSearch: true}, func(t *testing.T, out []byte) {
+		var req responses.Request
+		if err := jsonx.Unmarshal(out, &req); err != nil {
+			t.Fatal(err)
+		}
+		var calls []string
+		for i, it := range req.Input.Items {
+			switch it.Type {
+			case "function_call":
+				calls = append(calls, it.CallID)
+			case "function_call_output":
+				if !slices.Contains(calls, it.CallID) {
+					t.Fatalf("input[%d]: output %q answers no call before it", i, it.CallID)
+				}
 			}
 		}
 	})
