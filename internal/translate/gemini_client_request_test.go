@@ -236,3 +236,94 @@ func FuzzGeminiBodyToResponses(f *testing.F) {
 		}
 	})
 }
+
+// Calls without ids get the same ids on every turn of a conversation
+// (the upstream's prompt cache holds the prefix), and responses without
+// ids, or with ids of the client's own making, pair with the calls by
+// order and name.
+func TestGeminiCallIDs(t *testing.T) {
+	turn1 := `{"role":"user","parts":[{"text":"go"}]},
+		{"role":"model","parts":[{"functionCall":{"name":"a","args":{"n":1}}},{"functionCall":{"name":"b"}},{"functionCall":{"name":"a","args":{"n":2}}}]},
+		{"role":"user","parts":[{"functionResponse":{"name":"b","response":{"output":"B"}}},{"functionResponse":{"id":"a-17-0.1","name":"a","response":{"output":"A1"}}},{"functionResponse":{"name":"a","response":{"output":"A2"}}}]}`
+	turn2 := turn1 + `,{"role":"model","parts":[{"text":"and"},{"functionCall":{"id":"x","name":"a"}}]},
+		{"role":"user","parts":[{"functionResponse":{"id":"x","name":"a","response":{"result":"A3"}}}]}`
+	ids := func(contents string) []string {
+		t.Helper()
+		out, _, err := GeminiBodyToResponses(t.Context(), []byte(`{"contents":[`+contents+`]}`), Target{Model: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req responses.Request
+		if err := jsonx.Unmarshal(out, &req); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, it := range req.Input.Items {
+			switch it.Type {
+			case "function_call":
+				got = append(got, it.Name+"="+it.CallID)
+			case "function_call_output":
+				got = append(got, it.Output.Text+"→"+it.CallID)
+			}
+		}
+		return got
+	}
+	first := ids(turn1)
+	want := []string{"a=call_1_0", "b=call_1_1", "a=call_1_2", "B→call_1_1", "A1→call_1_0", "A2→call_1_2"}
+	if !slices.Equal(first, want) {
+		t.Fatalf("got  %q\nwant %q", first, want)
+	}
+	second := ids(turn2)
+	if !slices.Equal(second[:len(first)], first) || !slices.Equal(second[len(first):], []string{"a=x", "A3→x"}) {
+		t.Errorf("next turn: got %q", second)
+	}
+}
+
+// Thought parts are never sent as text; a signature sealed with another
+// key, or Google's own, is ignored; includeThoughts is what the answer
+// side reads.
+func TestGeminiThoughts(t *testing.T) {
+	other := NewSigner([]byte("another-key"))
+	blocks := `[{"type":"thinking","thinking":"mine","signature":"sig"}]`
+	body := `{"contents":[{"role":"user","parts":[{"text":"q"}]},
+		{"role":"model","parts":[{"text":"secret thought","thought":true},{"text":"answer","thoughtSignature":"` + other.seal([]byte(`{"blocks":`+blocks+`}`)) + `"}]},
+		{"role":"user","parts":[{"text":"more"}]}],
+		"generationConfig":{"thinkingConfig":{"includeThoughts":true,"thinkingBudget":2048}}}`
+	out, p, err := GeminiBodyToMessages(t.Context(), []byte(body), Target{Model: "m", Signer: goldenSigner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.geminiThoughts {
+		t.Error("includeThoughts was not kept in the plan")
+	}
+	if strings.Contains(string(out), "secret thought") || strings.Contains(string(out), `"mine"`) {
+		t.Errorf("thought text or a foreign signature's blocks were sent: %s", out)
+	}
+	if !strings.Contains(string(out), `"thinking":{"type":"enabled","budget_tokens":2048}`) {
+		t.Errorf("thinking budget not sent: %s", out)
+	}
+	// The same seal made with the gateway's key restores the blocks.
+	body = strings.Replace(body, other.seal([]byte(`{"blocks":`+blocks+`}`)), goldenSigner.seal([]byte(`{"blocks":`+blocks+`}`)), 1)
+	out, _, err = GeminiBodyToMessages(t.Context(), []byte(body), Target{Model: "m", Signer: goldenSigner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `{"type":"thinking","thinking":"mine","signature":"sig"},{"type":"text","text":"answer"}`) {
+		t.Errorf("sealed blocks not restored before the part: %s", out)
+	}
+}
+
+func BenchmarkGeminiBodyToMessages(b *testing.B) {
+	a, err := txtar.ParseFile("testdata/gemini_requests/g2m_gemini_cli_round_trip_ids.txtar")
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := section(a, "request.json")
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := GeminiBodyToMessages(context.Background(), body, Target{Model: "m", Signer: goldenSigner, Stream: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

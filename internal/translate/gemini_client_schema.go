@@ -59,7 +59,11 @@ func (p *Plan) jsonSchemaOf(ctx context.Context, schema jsontext.Value, path str
 	}
 	p.schemaSize += len(schema)
 	c := &gsConv{ctx: ctx, limit: schemaGrowthAllowance + schemaGrowthFactor*p.schemaSize - p.schemaGrown}
-	out, err := c.node(nil, gjson.ParseBytes(schema), &schemaPath{seg: path}, 0)
+	at := &schemaPath{seg: path}
+	out, err := c.node(nil, gjson.ParseBytes(schema), at, 0)
+	if err == nil && len(out) > c.limit {
+		err = c.tooLarge(at)
+	}
 	if err != nil {
 		return nil, err
 	}
