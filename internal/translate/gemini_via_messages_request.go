@@ -248,6 +248,12 @@ func g2mThinking(t gThinking, out *anthropic.MessagesRequest, p *Plan) error {
 	if t.dynamic {
 		effort = "medium"
 	}
+	if unsignedToolLoop(out.Messages) && p.Caps.Thinking != ThinkingNone {
+		// Claude refuses thinking when the turn it continues used tools
+		// without its thinking (the history came from another model, or
+		// the client lost the signature): this request goes without.
+		return p.advisory(t.param, "the model turn these function responses answer carries no thinking of this model, which it needs to think")
+	}
 	if err := anthropicEffort(effort, t.param, out, p); err != nil {
 		return err
 	}
@@ -271,4 +277,18 @@ func g2mThinking(t gThinking, out *anthropic.MessagesRequest, p *Plan) error {
 		}
 	}
 	return nil
+}
+
+// unsignedToolLoop reports whether the conversation ends in tool results
+// answering an assistant message that does not start with thinking.
+func unsignedToolLoop(msgs []anthropic.Message) bool {
+	n := len(msgs)
+	if n < 2 || msgs[n-1].Role != "user" || msgs[n-2].Role != "assistant" {
+		return false
+	}
+	user, asst := msgs[n-1].Content.Blocks, msgs[n-2].Content.Blocks
+	if len(user) == 0 || user[0].Type != "tool_result" || len(asst) == 0 {
+		return false
+	}
+	return asst[0].Type != "thinking" && asst[0].Type != "redacted_thinking"
 }
