@@ -61,6 +61,7 @@ type gItem struct {
 	id, name string
 	args     jsontext.Value // gCall: a JSON object
 	isError  bool           // gResult: the function reported an error
+	media    []gItem        // gResult: media the function returned
 	sealed   sealedReasoning
 }
 
@@ -381,12 +382,17 @@ func (p *Plan) geminiTurns(contents []gemini.Content, upstream string) ([]gTurn,
 					return nil, err
 				}
 				if err := eachMember(fr.Extra, func(k string) error {
-					if k == "parts" {
-						return p.contract(rpath+".parts", "the parts of a function response are not translated for "+upstream)
-					}
 					return p.advisoryAt(rpath+"."+k, "functionResponse."+k, "not translated for "+upstream)
 				}); err != nil {
 					return nil, err
+				}
+				var media []gItem
+				for k := range fr.Parts {
+					mp := &fr.Parts[k]
+					if mp.InlineData == nil && mp.FileData == nil {
+						continue
+					}
+					media = append(media, gItem{kind: gMedia, path: fmt.Sprintf("%s.parts[%d]", rpath, k), part: mp})
 				}
 				k := slices.IndexFunc(pending, func(c call) bool { return !c.answered && fr.ID != "" && c.id == fr.ID })
 				if k < 0 {
@@ -397,7 +403,7 @@ func (p *Plan) geminiTurns(contents []gemini.Content, upstream string) ([]gTurn,
 				}
 				pending[k].answered = true
 				text, isErr := functionResultText(fr.Response)
-				t.items = append(t.items, gItem{kind: gResult, path: path, id: pending[k].id, name: pending[k].name, text: text, isError: isErr})
+				t.items = append(t.items, gItem{kind: gResult, path: path, id: pending[k].id, name: pending[k].name, text: text, isError: isErr, media: media})
 			case part.Thought:
 				// Thought summaries are the model's own view of its
 				// thinking, never answer text; what the upstream needs

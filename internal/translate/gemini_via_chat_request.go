@@ -113,6 +113,17 @@ func g2cTurns(turns []gTurn, out *openai.ChatRequest, p *Plan) error {
 					text = "Error: " + text // Chat Completions has no error flag
 				}
 				out.Messages = append(out.Messages, openai.ChatMessage{Role: "tool", ToolCallID: it.id, Content: textContent(text)})
+				// Tool messages carry text only: the media the function
+				// returned follow in the user message after them.
+				for _, m := range it.media {
+					part, err := g2cMedia(m, p)
+					if err != nil {
+						return err
+					}
+					if part != nil {
+						parts = append(parts, *part)
+					}
+				}
 			case gText:
 				parts = append(parts, openai.Part{Type: "text", Text: it.text})
 			case gMedia:

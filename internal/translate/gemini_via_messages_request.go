@@ -127,7 +127,19 @@ func g2mTurns(turns []gTurn, out *anthropic.MessagesRequest, p *Plan) error {
 			case gResult:
 				res := anthropic.Block{Type: "tool_result", ToolUseID: sanitizeID(it.id), IsError: it.isError}
 				if it.text != "" {
-					res.Content = &anthropic.Content{Blocks: []anthropic.Block{{Type: "text", Text: it.text}}, FromString: true}
+					res.Content = &anthropic.Content{Blocks: []anthropic.Block{{Type: "text", Text: it.text}}, FromString: len(it.media) == 0}
+				}
+				for _, m := range it.media {
+					b, err := g2mMedia(m, p)
+					if err != nil {
+						return err
+					}
+					if b != nil {
+						if res.Content == nil {
+							res.Content = &anthropic.Content{}
+						}
+						res.Content.Blocks = append(res.Content.Blocks, *b)
+					}
 				}
 				blocks = append(blocks, res)
 			case gReasoning:

@@ -120,7 +120,23 @@ func g2rTurns(turns []gTurn, out *responses.Request, p *Plan) error {
 				if it.isError && !strings.HasPrefix(text, "Error") {
 					text = "Error: " + text // the Responses API has no error flag
 				}
-				items = append(items, responses.Item{Type: "function_call_output", CallID: it.id, Output: responses.Content{IsString: true, Text: text}})
+				output := responses.Content{IsString: true, Text: text}
+				if len(it.media) > 0 {
+					output = responses.Content{}
+					if text != "" {
+						output.Parts = append(output.Parts, responses.Part{Type: "input_text", Text: text})
+					}
+					for _, m := range it.media {
+						part, err := g2rMedia(m, p)
+						if err != nil {
+							return err
+						}
+						if part != nil {
+							output.Parts = append(output.Parts, *part)
+						}
+					}
+				}
+				items = append(items, responses.Item{Type: "function_call_output", CallID: it.id, Output: output})
 			case gReasoning:
 				var ri responses.Item
 				if len(it.sealed.Item) > 0 && jsonx.Unmarshal(it.sealed.Item, &ri) == nil && ri.Type == "reasoning" {

@@ -72,8 +72,11 @@ type FunctionResponse struct {
 	ID       string         `json:"id,omitempty"`
 	Name     string         `json:"name"`
 	Response jsontext.Value `json:"response"`
+	// Parts are media the function returned (inlineData or fileData;
+	// Gemini 3 models).
+	Parts []Part `json:"parts,omitempty"`
 
-	Extra jsontext.Value `json:",embed"` // parts, willContinue, scheduling
+	Extra jsontext.Value `json:",embed"` // willContinue, scheduling
 }
 
 // Tool is a set of function declarations (or a built-in tool, in Extra).
