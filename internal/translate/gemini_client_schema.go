@@ -76,14 +76,8 @@ func (c *gsConv) tooLarge(path *schemaPath) error {
 }
 
 func (c *gsConv) node(b []byte, s gjson.Result, path *schemaPath, depth int) ([]byte, error) {
-	if depth > maxSchemaDepth {
-		return nil, badRequest(path.String(), "%s: the schema nests deeper than %d levels", path, maxSchemaDepth)
-	}
-	if len(b) > c.limit {
-		return nil, c.tooLarge(path)
-	}
-	if err := c.ctx.Err(); err != nil {
-		return nil, err // the client is gone: nobody waits for the answer
+	if err := schemaStep(c.ctx, path, depth, len(b), c.limit, c.tooLarge); err != nil {
+		return nil, err
 	}
 	switch {
 	case s.Type == gjson.True || s.Type == gjson.False:

@@ -154,44 +154,19 @@ func g2cTurns(turns []gTurn, out *openai.ChatRequest, p *Plan) error {
 // want it back. Consecutive model turns make one message.
 func g2cAssistant(msgs []openai.ChatMessage, t gTurn, p *Plan) []openai.ChatMessage {
 	var text, reasoning strings.Builder
-	m := openai.ChatMessage{Role: "assistant"}
+	var calls []openai.ToolCall
 	for _, it := range t.items {
 		switch it.kind {
 		case gText:
 			text.WriteString(it.text)
 		case gCall:
-			m.ToolCalls = append(m.ToolCalls, openai.ToolCall{ID: it.id, Type: "function",
+			calls = append(calls, openai.ToolCall{ID: it.id, Type: "function",
 				Function: openai.FunctionCall{Name: p.upstreamToolName(it.name), Arguments: string(it.args)}})
 		case gReasoning:
 			reasoning.WriteString(sealedText(it.sealed))
 		}
 	}
-	if text.Len() > 0 {
-		m.Content = textContent(text.String())
-	} else {
-		m.Content = openai.MessageContent{Null: true} // never "": it would come back as an empty text block
-	}
-	if reasoning.Len() > 0 && p.Caps.Reasoning == ReasoningDeepSeek {
-		// DeepSeek's thinking mode refuses tool-call turns without their reasoning.
-		m.ReasoningContent = reasoning.String()
-	}
-	if text.Len() == 0 && len(m.ToolCalls) == 0 && m.ReasoningContent == "" {
-		return msgs
-	}
-	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
-		prev := &msgs[n-1]
-		if !m.Content.Null {
-			if prev.Content.Null {
-				prev.Content = m.Content
-			} else {
-				prev.Content.Text += m.Content.Text
-			}
-		}
-		prev.ToolCalls = append(prev.ToolCalls, m.ToolCalls...)
-		prev.ReasoningContent += m.ReasoningContent
-		return msgs
-	}
-	return append(msgs, m)
+	return appendAssistant(msgs, text.String(), reasoning.String(), calls, p)
 }
 
 // sealedText is the reasoning text sealed reasoning holds: its text, or
