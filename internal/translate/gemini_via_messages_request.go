@@ -156,6 +156,9 @@ func g2mTurns(turns []gTurn, out *anthropic.MessagesRequest, p *Plan) error {
 		}
 		msgs = appendBlocks(msgs, role, blocks)
 	}
+	if len(msgs) == 0 {
+		return badRequest("contents", "contents: at least one turn with content is required")
+	}
 	msgs, err := tidyMessages(msgs)
 	if err != nil {
 		return badRequest("contents", "contents: %s", strings.TrimPrefix(err.Error(), "messages: "))
