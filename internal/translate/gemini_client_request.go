@@ -73,10 +73,7 @@ type gFunc struct {
 
 // gServer is a tool Gemini runs itself (googleSearch, codeExecution,
 // urlContext…): path is tools[i].name.
-type gServer struct {
-	name, path string
-	config     jsontext.Value
-}
+type gServer struct{ name, path string }
 
 // gChoice is functionCallingConfig: mode auto, any or none, and the
 // functions calls are limited to (all when empty).
@@ -114,6 +111,31 @@ func newGeminiPlan(t Target) *Plan {
 	return &Plan{AnswerModel: t.Model, Stream: t.Stream, Caps: t.Caps, policy: t.Policy, signer: t.Signer}
 }
 
+// geminiNames are the Gemini names of the members that translators
+// shared with other clients report in their upstream's terms.
+var geminiNames = map[string]string{
+	"temperature": "generationConfig.temperature", "top_p": "generationConfig.topP", "top_k": "generationConfig.topK",
+	"max_tokens": "generationConfig.maxOutputTokens",
+}
+
+// reportGeminiNames names the dropped and adjusted members as the
+// client knows them.
+func (p *Plan) reportGeminiNames() {
+	rename := func(list []string) []string {
+		var out []string
+		for _, n := range list {
+			if g, ok := geminiNames[n]; ok {
+				n = g
+			}
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	p.dropped, p.adjusted = rename(p.dropped), rename(p.adjusted)
+}
+
 // geminiBodyTo decodes a Gemini client's body and translates it with f.
 func geminiBodyTo[Out any](ctx context.Context, body []byte, t Target, f func(context.Context, *gemini.Request, Target) (Out, *Plan, error)) ([]byte, *Plan, error) {
 	in := new(gemini.Request)
@@ -125,6 +147,7 @@ func geminiBodyTo[Out any](ctx context.Context, body []byte, t Target, f func(co
 	if err != nil {
 		return nil, nil, err
 	}
+	p.reportGeminiNames()
 	cacheHints(out, t.Cache, p)
 	b, err := jsonx.Marshal(out)
 	return b, p, err
@@ -504,7 +527,7 @@ func (p *Plan) geminiTools(ctx context.Context, tools []gemini.Tool) ([]gFunc, [
 		var m map[string]jsontext.Value
 		if len(t.Extra) > 0 && jsonx.Unmarshal(t.Extra, &m) == nil {
 			for _, name := range slices.Sorted(maps.Keys(m)) {
-				server = append(server, gServer{name: name, path: tp + "." + name, config: m[name]})
+				server = append(server, gServer{name: name, path: tp + "." + name})
 			}
 		}
 	}
