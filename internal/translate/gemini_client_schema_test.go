@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 func TestJSONSchemaOf(t *testing.T) {
@@ -97,4 +99,29 @@ func BenchmarkJSONSchemaOfWide(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzJSONSchemaOf: any JSON converts to JSON, or is refused with a
+// RequestError naming where.
+func FuzzJSONSchemaOf(f *testing.F) {
+	for _, s := range []string{`{"type":"OBJECT","properties":{"a":{"type":"STRING","nullable":true}},"propertyOrdering":["a"]}`,
+		`{"anyOf":[{"type":"INTEGER","format":"enum","enum":["1"]}],"nullable":true,"example":1}`, `true`, `{"items":[{}],"$defs":{"x":{"not":{}}}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		if !jsontext.Value(schema).IsValid() {
+			return
+		}
+		out, err := (&Plan{}).jsonSchemaOf(context.Background(), schema, "parameters")
+		if err != nil {
+			var re *RequestError
+			if !errors.As(err, &re) || !strings.HasPrefix(re.Param, "parameters") {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		if !jsontext.Value(out).IsValid() {
+			t.Fatalf("not JSON: %s", out)
+		}
+	})
 }
