@@ -37,9 +37,11 @@ type Caps struct {
 	// models[].prompt_cache). 0 means 1024, the smallest Anthropic
 	// documents; Anthropic's prompt-caching page lists each model's.
 	CacheMinTokens int64 `yaml:"cache_min_tokens"`
-	// WebSearch: the upstream runs Anthropic's web search server tool
-	// (web_search_20250305). A Responses client's web_search tool is then
-	// offered as it, and its searches come back as web_search_call items.
+	// WebSearch: the upstream runs a hosted web search: Anthropic's web
+	// search server tool (web_search_20250305), or on a Responses
+	// upstream the web_search tool. A Responses client's web_search tool,
+	// or a Gemini client's googleSearch, is then offered as it; a
+	// Responses client's searches come back as web_search_call items.
 	WebSearch bool `yaml:"web_search"`
 
 	// OpenAI-compatible upstreams.

@@ -71,6 +71,19 @@ const (
 	schemaGrowthAllowance = 256 << 10
 )
 
+// schemaStep refuses to convert the node at path of a schema: nested
+// past maxSchemaDepth, or once the output (size bytes so far) passed its
+// limit; and stops when ctx ends.
+func schemaStep(ctx context.Context, path *schemaPath, depth, size, limit int, tooLarge func(*schemaPath) error) error {
+	if depth > maxSchemaDepth {
+		return badRequest(path.String(), "%s: the schema nests deeper than %d levels", path, maxSchemaDepth)
+	}
+	if size > limit {
+		return tooLarge(path)
+	}
+	return ctx.Err() // the client is gone: nobody waits for the answer
+}
+
 // schemaPath is where a node of a schema is. It is made into a string
 // only for a refusal: a string built at every node would cost each node
 // its depth.
@@ -135,14 +148,8 @@ func (c *schemaConv) tooLarge(path *schemaPath) error {
 // node converts the schema s at path; over are members that win over
 // its own (see ref).
 func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int, over []member) ([]byte, error) {
-	if depth > maxSchemaDepth {
-		return nil, badRequest(path.String(), "%s: the schema nests deeper than %d levels", path, maxSchemaDepth)
-	}
-	if len(b) > c.limit {
-		return nil, c.tooLarge(path)
-	}
-	if err := c.ctx.Err(); err != nil {
-		return nil, err // the client is gone: nobody waits for the answer
+	if err := schemaStep(c.ctx, path, depth, len(b), c.limit, c.tooLarge); err != nil {
+		return nil, err
 	}
 	switch {
 	case s.Type == gjson.True: // anything

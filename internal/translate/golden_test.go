@@ -101,6 +101,44 @@ func setSection(a *txtar.Archive, name string, data []byte) {
 	a.Files = append(a.Files, txtar.File{Name: name, Data: data})
 }
 
+// checkSection compares got with the section name of a golden file, or
+// with -update writes it there (and sets changed).
+func checkSection(t *testing.T, a *txtar.Archive, name string, got []byte, changed *bool) {
+	t.Helper()
+	want, ok := section(a, name)
+	if *update {
+		if !ok || !bytes.Equal(want, got) {
+			setSection(a, name, got)
+			*changed = true
+		}
+		return
+	}
+	if !ok {
+		t.Errorf("missing section %s; got:\n%s", name, got)
+		return
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s differs:\n--- got\n%s--- want\n%s", name, got, want)
+	}
+}
+
+// checkHeaders checks the want_headers section: the parameters the plan
+// dropped and adjusted, when it has any or the section is there.
+func checkHeaders(t *testing.T, a *txtar.Archive, plan *Plan, changed *bool) {
+	t.Helper()
+	if _, ok := section(a, "want_headers"); !ok && len(plan.dropped)+len(plan.adjusted) == 0 {
+		return
+	}
+	var h bytes.Buffer
+	if len(plan.dropped) > 0 {
+		h.WriteString("tollgate-dropped-params: " + strings.Join(plan.dropped, ",") + "\n")
+	}
+	if len(plan.adjusted) > 0 {
+		h.WriteString("tollgate-adjusted-params: " + strings.Join(plan.adjusted, ",") + "\n")
+	}
+	checkSection(t, a, "want_headers", h.Bytes(), changed)
+}
+
 // pretty re-indents JSON for readable golden files and stable diffs.
 func pretty(t *testing.T, b []byte) []byte {
 	t.Helper()
@@ -139,21 +177,7 @@ func runGolden(t *testing.T, file string) {
 	changed := false
 	check := func(name string, got []byte) {
 		t.Helper()
-		want, ok := section(a, name)
-		if *update {
-			if !ok || !bytes.Equal(want, got) {
-				setSection(a, name, got)
-				changed = true
-			}
-			return
-		}
-		if !ok {
-			t.Errorf("missing section %s; got:\n%s", name, got)
-			return
-		}
-		if !bytes.Equal(want, got) {
-			t.Errorf("%s differs:\n--- got\n%s--- want\n%s", name, got, want)
-		}
+		checkSection(t, a, name, got, &changed)
 	}
 	if err != nil {
 		check("want_error", []byte(err.Error()+"\n"))
@@ -163,16 +187,7 @@ func runGolden(t *testing.T, file string) {
 			t.Fatal(merr)
 		}
 		check("want_upstream.json", normalize(pretty(t, b)))
-		if _, ok := section(a, "want_headers"); ok || len(plan.dropped)+len(plan.adjusted) > 0 {
-			var h bytes.Buffer
-			if len(plan.dropped) > 0 {
-				h.WriteString("tollgate-dropped-params: " + strings.Join(plan.dropped, ",") + "\n")
-			}
-			if len(plan.adjusted) > 0 {
-				h.WriteString("tollgate-adjusted-params: " + strings.Join(plan.adjusted, ",") + "\n")
-			}
-			check("want_headers", h.Bytes())
-		}
+		checkHeaders(t, a, plan, &changed)
 	}
 	if up, ok := section(a, "upstream.json"); ok && plan != nil {
 		check("want_response.json", normalize(pretty(t, pair.response(t, up, plan))))

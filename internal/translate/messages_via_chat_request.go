@@ -592,17 +592,26 @@ func m2cAssistantMessage(out []openai.ChatMessage, i, off int, blocks []anthropi
 			}
 		}
 	}
-	if text.Len() > 0 {
-		m.Content = textContent(text.String())
+	return appendAssistant(out, text.String(), reasoning.String(), m.ToolCalls, p), nil
+}
+
+// appendAssistant adds an assistant message of text (null when there is
+// none), tool calls, and reasoning for the upstreams that want it back;
+// merged into a directly preceding assistant message (after that
+// message's own), and left out when it has nothing.
+func appendAssistant(out []openai.ChatMessage, text, reasoning string, calls []openai.ToolCall, p *Plan) []openai.ChatMessage {
+	m := openai.ChatMessage{Role: "assistant", ToolCalls: calls}
+	if text != "" {
+		m.Content = textContent(text)
 	} else {
 		m.Content = openai.MessageContent{Null: true} // never "": it would come back as an empty text block
 	}
-	if reasoning.Len() > 0 && p.Caps.Reasoning == ReasoningDeepSeek {
+	if reasoning != "" && p.Caps.Reasoning == ReasoningDeepSeek {
 		// DeepSeek's thinking mode refuses tool-call turns without their reasoning.
-		m.ReasoningContent = reasoning.String()
+		m.ReasoningContent = reasoning
 	}
-	if text.Len() == 0 && len(m.ToolCalls) == 0 && m.ReasoningContent == "" {
-		return out, nil
+	if text == "" && len(m.ToolCalls) == 0 && m.ReasoningContent == "" {
+		return out
 	}
 	if n := len(out); n > 0 && out[n-1].Role == "assistant" {
 		prev := &out[n-1]
@@ -615,9 +624,9 @@ func m2cAssistantMessage(out []openai.ChatMessage, i, off int, blocks []anthropi
 		}
 		prev.ToolCalls = append(prev.ToolCalls, m.ToolCalls...)
 		prev.ReasoningContent += m.ReasoningContent
-		return out, nil
+		return out
 	}
-	return append(out, m), nil
+	return append(out, m)
 }
 
 // m2cTools converts tools and tool_choice (§1.5).

@@ -22,6 +22,8 @@ type Request struct {
 	SafetySettings    jsontext.Value    `json:"safetySettings,omitzero"`
 	CachedContent     string            `json:"cachedContent,omitempty"`
 	Labels            map[string]string `json:"labels,omitempty"` // Vertex AI only
+
+	Extra jsontext.Value `json:",embed"`
 }
 
 // Content is one turn: role "user" or "model" (none in systemInstruction).
@@ -70,6 +72,11 @@ type FunctionResponse struct {
 	ID       string         `json:"id,omitempty"`
 	Name     string         `json:"name"`
 	Response jsontext.Value `json:"response"`
+	// Parts are media the function returned (inlineData or fileData;
+	// Gemini 3 models).
+	Parts []Part `json:"parts,omitempty"`
+
+	Extra jsontext.Value `json:",embed"` // willContinue, scheduling
 }
 
 // Tool is a set of function declarations (or a built-in tool, in Extra).
@@ -80,20 +87,27 @@ type Tool struct {
 }
 
 // FunctionDeclaration declares a function; Parameters is Gemini's subset
-// of OpenAPI's schema.
+// of OpenAPI's schema, ParametersJSONSchema the alternative in JSON
+// Schema (one or the other).
 type FunctionDeclaration struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	Parameters  jsontext.Value `json:"parameters,omitzero"`
+	Name                 string         `json:"name"`
+	Description          string         `json:"description,omitempty"`
+	Parameters           jsontext.Value `json:"parameters,omitzero"`
+	ParametersJSONSchema jsontext.Value `json:"parametersJsonSchema,omitzero"`
+
+	Extra jsontext.Value `json:",embed"` // response, responseJsonSchema, behavior
 }
 
 // ToolConfig configures function calling.
 type ToolConfig struct {
 	FunctionCallingConfig *FunctionCallingConfig `json:"functionCallingConfig,omitempty"`
+
+	Extra jsontext.Value `json:",embed"` // retrievalConfig
 }
 
 // FunctionCallingConfig: mode AUTO, ANY (must call one of
-// AllowedFunctionNames, or any), NONE.
+// AllowedFunctionNames, or any), NONE, VALIDATED (calls, when made, are
+// of AllowedFunctionNames).
 type FunctionCallingConfig struct {
 	Mode                 string   `json:"mode,omitempty"`
 	AllowedFunctionNames []string `json:"allowedFunctionNames,omitempty"`
@@ -101,18 +115,26 @@ type FunctionCallingConfig struct {
 
 // GenerationConfig bounds and shapes generation.
 type GenerationConfig struct {
-	Temperature      *float64        `json:"temperature,omitempty"`
-	TopP             *float64        `json:"topP,omitempty"`
-	TopK             *int64          `json:"topK,omitempty"`
-	MaxOutputTokens  int64           `json:"maxOutputTokens,omitzero"`
-	StopSequences    []string        `json:"stopSequences,omitempty"`
-	CandidateCount   int64           `json:"candidateCount,omitzero"`
-	PresencePenalty  *float64        `json:"presencePenalty,omitempty"`
-	FrequencyPenalty *float64        `json:"frequencyPenalty,omitempty"`
-	Seed             *int64          `json:"seed,omitempty"`
-	ResponseMimeType string          `json:"responseMimeType,omitempty"`
-	ResponseSchema   jsontext.Value  `json:"responseSchema,omitzero"`
-	ThinkingConfig   *ThinkingConfig `json:"thinkingConfig,omitempty"`
+	Temperature      *float64       `json:"temperature,omitempty"`
+	TopP             *float64       `json:"topP,omitempty"`
+	TopK             *int64         `json:"topK,omitempty"`
+	MaxOutputTokens  int64          `json:"maxOutputTokens,omitzero"`
+	StopSequences    []string       `json:"stopSequences,omitempty"`
+	CandidateCount   int64          `json:"candidateCount,omitzero"`
+	PresencePenalty  *float64       `json:"presencePenalty,omitempty"`
+	FrequencyPenalty *float64       `json:"frequencyPenalty,omitempty"`
+	Seed             *int64         `json:"seed,omitempty"`
+	ResponseMimeType string         `json:"responseMimeType,omitempty"`
+	ResponseSchema   jsontext.Value `json:"responseSchema,omitzero"`
+	// ResponseJSONSchema is the alternative to ResponseSchema in JSON
+	// Schema (one or the other).
+	ResponseJSONSchema jsontext.Value  `json:"responseJsonSchema,omitzero"`
+	ResponseModalities []string        `json:"responseModalities,omitempty"`
+	ResponseLogprobs   bool            `json:"responseLogprobs,omitzero"`
+	Logprobs           *int64          `json:"logprobs,omitempty"`
+	ThinkingConfig     *ThinkingConfig `json:"thinkingConfig,omitempty"`
+
+	Extra jsontext.Value `json:",embed"` // speechConfig, mediaResolution…
 }
 
 // IsZero reports whether no member is set: a request without one sends
