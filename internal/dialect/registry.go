@@ -43,6 +43,15 @@ var builtinPairs = map[[2]*Dialect]*Translator{
 	{Messages, Gemini}: {Request: translate.MessagesBodyToGemini, Response: translate.GeminiAnswerToMessages,
 		Stream: func(p *translate.Plan, _ int64) Tap { return translate.NewGeminiToMessagesStream(p) },
 		Error:  translate.GeminiErrorToAnthropic},
+	{Gemini, Messages}: {Request: translate.GeminiBodyToMessages, Response: translate.MessagesAnswerToGemini,
+		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewMessagesToGeminiStream(p, created) },
+		Error:  translate.AnthropicErrorToGemini},
+	{Gemini, Chat}: {Request: translate.GeminiBodyToChat, Response: translate.ChatAnswerToGemini,
+		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewChatToGeminiStream(p, created) },
+		Error:  translate.OpenAIErrorToGemini},
+	{Gemini, Responses}: {Request: translate.GeminiBodyToResponses, Response: translate.ResponsesAnswerToGemini,
+		Stream: func(p *translate.Plan, created int64) Tap { return translate.NewResponsesToGeminiStream(p, created) },
+		Error:  translate.OpenAIErrorToGemini},
 }
 
 // Default answers requests to shared routes that no dialect claims.
