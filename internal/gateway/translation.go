@@ -73,14 +73,15 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 	switch {
 	case isEventStream(resp.Header):
 		resp.Header = http.Header{"Content-Type": {"text/event-stream"}}
-		tap := g.storing(c, &scrubbingTap{Tap: tr.Stream(plan, clock.Now().Unix()), log: g.log, id: x.id})
+		tap := c.streaming(&scrubbingTap{Tap: tr.Stream(plan, clock.Now().Unix()), log: g.log, id: x.id})
+		defer c.streamEnded()
 		if ping := x.dialect.Ping; ping != nil {
 			// The client expects keep-alive events the upstream may not send.
 			tap = &pingingTap{tap, ping}
 		}
 		// As on the pass-through lane: the translated request has left and
-		// the plan holds copies, so only a stored Responses answer needs
-		// the client's body at the end (and the estimate, until the
+		// the plan holds copies, so only an answer the dialect's hook
+		// reads needs the client's body at the end (and the estimate, until the
 		// upstream reports the prompt's usage).
 		x.bodyFreeOnStart = !c.keepsAnswer()
 		return g.relayStream(w, c.r, x, resp, tap)
@@ -95,7 +96,7 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 // as a wait for a retry does.
 func (g *Gateway) translateRequest(c *call, t *route.Target, tr *dialect.Translator, body []byte) ([]byte, *translate.Plan, error) {
 	ctx := c.r.Context()
-	b, plan, err := tr.Request(ctx, body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer, Cache: c.translatedCache()})
+	b, plan, err := tr.Request(ctx, body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer, Cache: c.translatedCache(), Continues: c.continues})
 	if err != nil {
 		var re *translate.RequestError
 		if errors.As(err, &re) {
@@ -171,7 +172,7 @@ func (g *Gateway) translatedBody(c *call, resp *http.Response, plan *translate.P
 		return err
 	}
 	if plan.Stream {
-		g.keepResponse(c, terminalResponse(stream))
+		stream = c.answered(stream, true)
 		// The upstream answered a stream request with one object: the
 		// client still gets the stream it asked for.
 		h := w.Header()
@@ -185,8 +186,7 @@ func (g *Gateway) translatedBody(c *call, resp *http.Response, plan *translate.P
 		}
 		return nil
 	}
-	g.keepResponse(c, out)
-	return g.writeBody(w, x, http.StatusOK, out)
+	return g.writeBody(w, x, http.StatusOK, c.answered(out, false))
 }
 
 func (g *Gateway) upstreamFailureAfterStatus(x *exchange, err error) error {
