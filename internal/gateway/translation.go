@@ -40,6 +40,13 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 		}
 		return g.countTokensEstimate(c)
 	}
+	if c.op != dialect.Generate {
+		// An operation no translator speaks (a compaction): only a target
+		// of the client's own protocol serves it.
+		return &Error{Status: http.StatusNotImplemented, Kind: dialect.NotImplemented, Param: "model",
+			Message: fmt.Sprintf("%s is served only by upstreams that speak the %s protocol, and model %q is served by a %s upstream; compact the conversation on the client (ask the model for a summary) instead",
+				dialect.Clip(c.r.URL.Path), x.dialect, c.m.Name, up)}
+	}
 	if tr == nil {
 		return &Error{Status: http.StatusNotImplemented, Kind: dialect.NotImplemented, Param: "model",
 			Message: fmt.Sprintf("model %q is served by a %s upstream, and this gateway cannot translate %s requests into %s ones", c.m.Name, up, x.dialect, up)}

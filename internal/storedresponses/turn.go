@@ -173,11 +173,12 @@ func (st *turn) Stream(tap dialect.Tap) dialect.Tap {
 // Ended keeps the response a pass-through stream began when the stream
 // ended without its terminal event (the upstream failed, or the client
 // left): the upstream stored it as it began, so it is recorded as the
-// key's, and no other key's request may name it.
+// key's, and no other key's request may name it. A translated stream's
+// upstream stored nothing, and a response it never finished is not kept.
 func (st *turn) Ended() {
 	t := st.tap
 	st.tap = nil
-	if t != nil && t.keep != nil && !t.done && t.started != nil {
+	if t != nil && t.keep != nil && !t.done && t.started != nil && st.upstreamStored {
 		t.done = true
 		st.keep(t.started)
 	}
