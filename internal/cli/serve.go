@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -291,6 +292,10 @@ type Options struct {
 	// by ReloadFile and POST /admin/reload; "" (the built-in
 	// configuration) has nothing to reload.
 	ConfigFile string
+	// Lifecycles attach request-lifecycle hooks to dialects, in place of
+	// the built-in one of the same dialect (the Responses API's stored
+	// responses).
+	Lifecycles map[*dialect.Dialect]dialect.Lifecycle
 }
 
 // Server is what Build makes.
@@ -331,12 +336,14 @@ func Build(cfg *config.Config, o Options) (*Server, error) {
 // API's stored responses, in the database when there is one (without
 // one, previous_response_id is refused but where a provider forwards
 // unknown ids).
-func lifecycles(cfg *config.Config, db *store.Store, logger *slog.Logger) map[*dialect.Dialect]dialect.Lifecycle {
+func lifecycles(cfg *config.Config, db *store.Store, logger *slog.Logger, more map[*dialect.Dialect]dialect.Lifecycle) map[*dialect.Dialect]dialect.Lifecycle {
 	o := storedresponses.Options{Retention: cfg.Database.ResponseRetention, Logger: logger}
 	if db != nil {
 		o.Store = db // not a nil *store.Store in a non-nil interface
 	}
-	return map[*dialect.Dialect]dialect.Lifecycle{dialect.Responses: storedresponses.New(o)}
+	hooks := map[*dialect.Dialect]dialect.Lifecycle{dialect.Responses: storedresponses.New(o)}
+	maps.Copy(hooks, more)
+	return hooks
 }
 
 // newAuthenticator checks the master key and db's virtual keys, and
@@ -385,7 +392,7 @@ func build(cfg *config.Config, o Options) (*Server, error) {
 		NoOverheadHeader: cfg.Server.OverheadHeader != nil && !*cfg.Server.OverheadHeader,
 		// Derived from the master key so that replicas sharing it agree.
 		Signer:     translate.NewSigner(signingKey(o.MasterKey)),
-		Lifecycles: lifecycles(cfg, db, logger),
+		Lifecycles: lifecycles(cfg, db, logger, o.Lifecycles),
 		ConsoleURL: consoleURL(db),
 	})
 	lv.install(gen)
