@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/gateway"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/ledger"
@@ -29,6 +31,7 @@ import (
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/storedresponses"
 	"github.com/tollgate/tollgate/internal/translate"
 )
 
@@ -289,6 +292,10 @@ type Options struct {
 	// by ReloadFile and POST /admin/reload; "" (the built-in
 	// configuration) has nothing to reload.
 	ConfigFile string
+	// Lifecycles attach request-lifecycle hooks to dialects, in place of
+	// the built-in one of the same dialect (the Responses API's stored
+	// responses).
+	Lifecycles map[*dialect.Dialect]dialect.Lifecycle
 }
 
 // Server is what Build makes.
@@ -325,13 +332,18 @@ func Build(cfg *config.Config, o Options) (*Server, error) {
 	return build(cfg, o)
 }
 
-// responseStore is where Responses API responses are kept: the database,
-// when there is one.
-func responseStore(db *store.Store) gateway.ResponseStore {
-	if db == nil {
-		return nil // not a nil *store.Store in a non-nil interface
+// lifecycles are the dialects' request-lifecycle hooks: the Responses
+// API's stored responses, in the database when there is one (without
+// one, previous_response_id is refused but where a provider forwards
+// unknown ids).
+func lifecycles(cfg *config.Config, db *store.Store, logger *slog.Logger, more map[*dialect.Dialect]dialect.Lifecycle) map[*dialect.Dialect]dialect.Lifecycle {
+	o := storedresponses.Options{Retention: cfg.Database.ResponseRetention, Logger: logger}
+	if db != nil {
+		o.Store = db // not a nil *store.Store in a non-nil interface
 	}
-	return db
+	hooks := map[*dialect.Dialect]dialect.Lifecycle{dialect.Responses: storedresponses.New(o)}
+	maps.Copy(hooks, more)
+	return hooks
 }
 
 // newAuthenticator checks the master key and db's virtual keys, and
@@ -379,10 +391,9 @@ func build(cfg *config.Config, o Options) (*Server, error) {
 		NoTargetHeader:   cfg.Server.TargetHeader != nil && !*cfg.Server.TargetHeader,
 		NoOverheadHeader: cfg.Server.OverheadHeader != nil && !*cfg.Server.OverheadHeader,
 		// Derived from the master key so that replicas sharing it agree.
-		Signer:            translate.NewSigner(signingKey(o.MasterKey)),
-		Responses:         responseStore(db),
-		ResponseRetention: cfg.Database.ResponseRetention,
-		ConsoleURL:        consoleURL(db),
+		Signer:     translate.NewSigner(signingKey(o.MasterKey)),
+		Lifecycles: lifecycles(cfg, db, logger, o.Lifecycles),
+		ConsoleURL: consoleURL(db),
 	})
 	lv.install(gen)
 	closeAll := sync.OnceFunc(func() {

@@ -125,6 +125,10 @@ const (
 	Generate Op = iota + 1
 	// CountTokens counts a request's input tokens without generating.
 	CountTokens
+	// Compact asks the upstream to compact a conversation into fewer
+	// items (the Responses API's /v1/responses/compact). No translator
+	// speaks it: only an upstream of the client's own protocol serves it.
+	Compact
 )
 
 // Endpoint is one route a dialect's clients call: POST Path.

@@ -25,6 +25,7 @@ var Responses = &Dialect{
 	Endpoints: []Endpoint{
 		{Path: "/v1/responses", Op: Generate},
 		{Path: "/v1/responses/input_tokens", Op: CountTokens},
+		{Path: "/v1/responses/compact", Op: Compact},
 	},
 	Fields: Fields{Conversation: "input", ConversationString: true, MaxOutput: []string{"max_output_tokens"},
 		Keep: []string{"prompt_cache_key", "user", "tools", "instructions"}},

@@ -19,26 +19,22 @@ import (
 // routingKey is the request's conversation, within its tenant (the key's
 // Tenant): two tenants sending the same prompt, or naming the same
 // prompt_cache_key or user, are ranked apart and get different derived
-// keys. A Responses request that continues a stored response takes the
-// key stored with it (the key of the conversation's first request, which
-// its owner's tenant scoped), unless the client names one
+// keys. A request that continues a stored conversation takes the key its
+// dialect's hook stored with it (the key of the conversation's first
+// request, which its owner's tenant scoped), unless the client names one
 // (prompt_cache_key); one stored without a key is read from the whole
-// conversation.
+// conversation, as the hook expanded it.
 func (c *call) routingKey() affinity.Key {
 	d := c.x.dialect
 	if d.Affinity == nil {
 		return 0
 	}
-	st := c.state
-	if st == nil || st.expanded == nil {
-		k, named := d.Affinity(&c.s)
-		c.namedKey = named
-		return k.Within(c.x.key.Tenant())
-	}
-	k, named := d.Affinity(&st.expandedScan)
+	k, named := d.Affinity(&c.s)
 	c.namedKey = named
-	if !named && st.prev.Affinity != 0 {
-		return affinity.Key(st.prev.Affinity)
+	if c.turn != nil && !named {
+		if stored := c.turn.Affinity(); stored != 0 {
+			return stored
+		}
 	}
 	return k.Within(c.x.key.Tenant())
 }

@@ -170,10 +170,8 @@ func (g *Gateway) attempt(c *call, p *route.Picker, t *route.Target, began time.
 	}()
 	x.provider, x.upstreamModel, x.prices = t.Provider.Name(), t.Model, t.Prices
 	speaks := provider.Speaks(t.Provider, x.dialect)
-	if c.state != nil {
-		if err := c.state.stateBody(c, t, speaks); err != nil {
-			return err
-		}
+	if err := c.attemptBody(t, speaks); err != nil {
+		return err
 	}
 	if speaks {
 		x.upDialect = x.dialect

@@ -10,7 +10,6 @@
 package gateway
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,10 +63,11 @@ type Options struct {
 	Metrics *metrics.Requests
 	// Tracer, when set, receives a span per request.
 	Tracer trace.Tracer
-	// Responses, when set, keeps the responses of Responses API clients
-	// for ResponseRetention (30 days when 0).
-	Responses         ResponseStore
-	ResponseRetention time.Duration
+	// Lifecycles are the request-lifecycle hooks of the dialects that
+	// have one (stored state their requests continue, and the routes
+	// that read it), attached here because they need what exists only at
+	// run time.
+	Lifecycles map[*dialect.Dialect]dialect.Lifecycle
 	// ConsoleURL, when set, is where a browser that opens / is sent.
 	ConsoleURL string
 }
@@ -97,10 +97,8 @@ type Gateway struct {
 	tracer                       trace.Tracer
 	started                      time.Time
 
-	responses ResponseStore // stored responses; nil without a database
-	retention time.Duration
-	lastPurge atomic.Int64 // when expired responses were last deleted (unix ns)
-	console   string       // Options.ConsoleURL
+	hooks   map[*dialect.Dialect]dialect.Lifecycle // Options.Lifecycles
+	console string                                 // Options.ConsoleURL
 }
 
 // New returns a Gateway.
@@ -116,7 +114,7 @@ func New(o Options) *Gateway {
 	}
 	g := &Gateway{buffered: &bufferBudget{limit: o.MaxBufferedBytes}, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, signer: o.Signer,
 		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, tracer: o.Tracer, started: clock.Now(),
-		responses: o.Responses, retention: cmp.Or(o.ResponseRetention, 30*24*time.Hour), console: o.ConsoleURL}
+		hooks: o.Lifecycles, console: o.ConsoleURL}
 	g.gen.Store(newGeneration(o.Routes, o.Limits))
 	return g
 }
@@ -134,9 +132,11 @@ func (g *Gateway) Handler() http.Handler {
 			mux.Handle(ep.Path, g.endpoint(d, http.MethodPost, g.modelEndpoint(ep)))
 		}
 	}
-	// Stored responses (the POST endpoints under /v1/responses/ are more specific).
-	mux.Handle("/v1/responses/{id}", g.endpoint(dialect.Responses, "", g.storedResponse))
-	mux.Handle("/v1/responses/{id}/input_items", g.endpoint(dialect.Responses, "", g.inputItemList))
+	for d, h := range g.hooks {
+		for _, rt := range h.Routes() {
+			mux.Handle(rt.Pattern, g.endpoint(d, "", g.hookRoute(rt)))
+		}
+	}
 	mux.Handle("/v1/models", g.endpoint(nil, http.MethodGet, g.listModels))
 	mux.Handle("/v1/models/{id...}", g.endpoint(nil, http.MethodGet, g.getModel))
 	mux.Handle("/healthz", WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -31,8 +31,12 @@ type call struct {
 	// namedKey: the client named the conversation's cache key
 	// (prompt_cache_key), which is sent upstream as key's.
 	namedKey bool
-	// state is a Responses request's stored state (responses_state.go).
-	state *responsesState
+	// turn is the request's passage through its dialect's hook, if it
+	// has one (lifecycle.go).
+	turn dialect.Turn
+	// continues: the attempt's body holds the conversation of the stored
+	// answer so named, in place of the reference to it.
+	continues string
 }
 
 // modelEndpoint serves an endpoint that names a model: it reads and checks
@@ -49,10 +53,8 @@ func (g *Gateway) modelEndpoint(ep dialect.Endpoint) handlerFunc {
 			f := d.Fields.MaxOutput[0]
 			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: f, Message: f + ": field required"}
 		}
-		if d == dialect.Responses && (ep.Op == dialect.Generate || ep.Op == dialect.CountTokens) {
-			if err := g.prepareResponsesState(&c); err != nil {
-				return err
-			}
+		if err := g.begin(&c); err != nil {
+			return err
 		}
 		var err error
 		if ep.Op == dialect.CountTokens {

@@ -61,11 +61,12 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return g.relayBody(c.w, x, resp, nil) // upstream errors are relayed as they are
 	case c.op != dialect.CountTokens && isEventStream(resp.Header):
-		// A stream kept for a later previous_response_id needs the
-		// request at its end; any other is done with it once it began.
+		// A stream the dialect's hook reads (to keep it for a later
+		// request) needs the request at its end; any other is done with
+		// it once it began.
 		x.bodyFreeOnStart = !c.keepsAnswer()
-		tap := g.storing(c, d.NewTap(hideUsage))
-		defer g.keepUnfinished(c, tap)
+		tap := c.streaming(d.NewTap(hideUsage))
+		defer c.streamEnded()
 		return g.relayStream(c.w, c.r, x, resp, tap)
 	case c.op == dialect.CountTokens:
 		return g.relayBody(c.w, x, resp, nil)
@@ -76,8 +77,9 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	}
 }
 
-// relayKept relays a whole answer that is to be stored: read whole, kept,
-// then written, so that a client continuing at once finds it.
+// relayKept relays a whole answer the dialect's hook reads: read whole,
+// handed to the hook, then written, so that a client continuing at once
+// finds it kept.
 func (g *Gateway) relayKept(c *call, resp *http.Response, usage func(*meter.Usage, []byte)) error {
 	x := c.x
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
@@ -85,7 +87,7 @@ func (g *Gateway) relayKept(c *call, resp *http.Response, usage func(*meter.Usag
 		return &failure{err: g.upstreamFailureAfterStatus(x, err)}
 	}
 	usage(&x.usage, body)
-	g.keepResponse(c, body)
+	body = c.answered(body, false)
 	h := c.w.Header()
 	copyResponseHeader(h, resp.Header, x.limitHeaders)
 	return g.writeBody(c.w, x, resp.StatusCode, body)

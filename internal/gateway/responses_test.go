@@ -122,3 +122,53 @@ models:
 		t.Errorf("estimate: %d %s %v", resp.StatusCode, got, resp.Header)
 	}
 }
+
+// POST /v1/responses/compact goes to a Responses upstream as it is, its
+// answer relayed and its usage recorded; a model served by another
+// protocol answers 501 in the OpenAI envelope without calling its
+// upstream, since no translator speaks compaction.
+func TestResponsesCompact(t *testing.T) {
+	answer := []byte(`{"id":"cmp_1","object":"response.compaction","created_at":1755500000,"output":[{"type":"compaction","encrypted_content":"gAAA"}],` +
+		`"usage":{"input_tokens":900,"input_tokens_details":{"cached_tokens":0},"output_tokens":40,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":940}}`)
+	up := upstreamtest.Static(upstreamtest.Reply{Body: answer})
+	t.Cleanup(up.Close)
+	ant := upstreamtest.Static(upstreamtest.Reply{Body: upstreamtest.File("anthropic_message.json")})
+	t.Cleanup(ant.Close)
+	e := newEnvYAML(t, `
+providers:
+  - { name: oair, type: openai-responses, base_url: "`+up.URL+`/v1", api_key: "`+upstreamKey+`" }
+  - { name: ant, type: anthropic, base_url: "`+ant.URL+`", api_key: k }
+models:
+  - { name: codex, targets: [ { provider: oair, model: gpt-5-codex } ] }
+  - { name: claude, targets: [ { provider: ant, model: claude-x } ] }
+`)
+	body := `{"model":"MODEL","instructions":"Be brief.","input":[{"role":"user","content":"list files"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a.txt"}]}]}`
+	resp := e.do("POST", "/v1/responses/compact", strings.Replace(body, "MODEL", "codex", 1), openAIAuth...)
+	got := readAll(t, resp.Body)
+	resp.Body.Close()
+	u := up.Last()
+	if resp.StatusCode != 200 || !bytes.Equal(got, answer) || u.Path != "/v1/responses/compact" ||
+		string(u.Body) != strings.Replace(body, "MODEL", "gpt-5-codex", 1) || u.Header.Get("Authorization") != "Bearer "+upstreamKey {
+		t.Errorf("pass-through: %d %s; upstream got %s %s", resp.StatusCode, got, u.Path, u.Body)
+	}
+	line := e.logLine(resp.Header.Get("Tollgate-Request-Id"))
+	if line.Get("lane").Str != "passthrough" || line.Get("input_tokens").Int() != 900 || line.Get("output_tokens").Int() != 40 {
+		t.Errorf("log line %s", line.Raw)
+	}
+
+	resp = e.do("POST", "/v1/responses/compact", strings.Replace(body, "MODEL", "claude", 1), openAIAuth...)
+	got = readAll(t, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 501 || gjson.GetBytes(got, "error.param").Str != "model" ||
+		!strings.Contains(gjson.GetBytes(got, "error.message").Str, "/v1/responses/compact is served only by upstreams that speak") ||
+		len(ant.Requests()) != 0 {
+		t.Errorf("another protocol's target: %d %s; its upstream got %d requests", resp.StatusCode, got, len(ant.Requests()))
+	}
+
+	resp = e.do("GET", "/v1/responses/compact", "", openAIAuth...)
+	got = readAll(t, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" || gjson.GetBytes(got, "error.message").Str == "" {
+		t.Errorf("GET: %d %v %s", resp.StatusCode, resp.Header, got)
+	}
+}

@@ -40,6 +40,13 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 		}
 		return g.countTokensEstimate(c)
 	}
+	if c.op != dialect.Generate {
+		// An operation no translator speaks (a compaction): only a target
+		// of the client's own protocol serves it.
+		return &Error{Status: http.StatusNotImplemented, Kind: dialect.NotImplemented, Param: "model",
+			Message: fmt.Sprintf("%s is served only by upstreams that speak the %s protocol, and model %q is served by a %s upstream; compact the conversation on the client (ask the model for a summary) instead",
+				dialect.Clip(c.r.URL.Path), x.dialect, c.m.Name, up)}
+	}
 	if tr == nil {
 		return &Error{Status: http.StatusNotImplemented, Kind: dialect.NotImplemented, Param: "model",
 			Message: fmt.Sprintf("model %q is served by a %s upstream, and this gateway cannot translate %s requests into %s ones", c.m.Name, up, x.dialect, up)}
@@ -73,14 +80,15 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 	switch {
 	case isEventStream(resp.Header):
 		resp.Header = http.Header{"Content-Type": {"text/event-stream"}}
-		tap := g.storing(c, &scrubbingTap{Tap: tr.Stream(plan, clock.Now().Unix()), log: g.log, id: x.id})
+		tap := c.streaming(&scrubbingTap{Tap: tr.Stream(plan, clock.Now().Unix()), log: g.log, id: x.id})
+		defer c.streamEnded()
 		if ping := x.dialect.Ping; ping != nil {
 			// The client expects keep-alive events the upstream may not send.
 			tap = &pingingTap{tap, ping}
 		}
 		// As on the pass-through lane: the translated request has left and
-		// the plan holds copies, so only a stored Responses answer needs
-		// the client's body at the end (and the estimate, until the
+		// the plan holds copies, so only an answer the dialect's hook
+		// reads needs the client's body at the end (and the estimate, until the
 		// upstream reports the prompt's usage).
 		x.bodyFreeOnStart = !c.keepsAnswer()
 		return g.relayStream(w, c.r, x, resp, tap)
@@ -95,7 +103,7 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 // as a wait for a retry does.
 func (g *Gateway) translateRequest(c *call, t *route.Target, tr *dialect.Translator, body []byte) ([]byte, *translate.Plan, error) {
 	ctx := c.r.Context()
-	b, plan, err := tr.Request(ctx, body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer, Cache: c.translatedCache()})
+	b, plan, err := tr.Request(ctx, body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer, Cache: c.translatedCache(), Continues: c.continues})
 	if err != nil {
 		var re *translate.RequestError
 		if errors.As(err, &re) {
@@ -171,7 +179,7 @@ func (g *Gateway) translatedBody(c *call, resp *http.Response, plan *translate.P
 		return err
 	}
 	if plan.Stream {
-		g.keepResponse(c, terminalResponse(stream))
+		stream = c.answered(stream, true)
 		// The upstream answered a stream request with one object: the
 		// client still gets the stream it asked for.
 		h := w.Header()
@@ -185,8 +193,7 @@ func (g *Gateway) translatedBody(c *call, resp *http.Response, plan *translate.P
 		}
 		return nil
 	}
-	g.keepResponse(c, out)
-	return g.writeBody(w, x, http.StatusOK, out)
+	return g.writeBody(w, x, http.StatusOK, c.answered(out, false))
 }
 
 func (g *Gateway) upstreamFailureAfterStatus(x *exchange, err error) error {

@@ -16,6 +16,7 @@ func TestEndpoint(t *testing.T) {
 		"/v1/chat/completions":             "/v1/chat/completions",
 		"/v1/responses":                    "/v1/responses",
 		"/v1/responses/input_tokens":       "/v1/responses/input_tokens",
+		"/v1/responses/compact":            "/v1/responses/compact",
 		"/v1/models":                       "/v1/models",
 		"/v1/models/claude":                "/v1/models/{id}",
 		"/v1/models/org/model":             "/v1/models/{id}",

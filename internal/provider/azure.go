@@ -70,7 +70,11 @@ func newAzure(p config.Provider, d *dialect.Dialect) (Provider, error) {
 		Dialect: d,
 		Auth:    auth,
 		URL: func(base *url.URL, r *Request) (*url.URL, bool) {
-			if r.Op != dialect.Generate {
+			op := op
+			switch {
+			case r.Op == dialect.Compact && d == dialect.Responses:
+				op += "/compact"
+			case r.Op != dialect.Generate:
 				return nil, false
 			}
 			u := *base

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"testing"
@@ -18,14 +19,17 @@ func TestAzureURLs(t *testing.T) {
 	defer srv.Close()
 	for _, tc := range []struct {
 		name, typ, base, version, key, entra string
+		op                                   dialect.Op // Generate when 0
 		wantPath, wantQuery                  string
 		wantHeader, wantValue                string
 	}{
-		{"v1 chat", "azure-openai", "/openai/v1", "", "az-key", "", "/openai/v1/chat/completions", "", "Api-Key", "az-key"},
-		{"v1 preview", "azure-openai", "/openai/v1", "preview", "az-key", "", "/openai/v1/chat/completions", "api-version=preview", "Api-Key", "az-key"},
-		{"deployment chat", "azure-openai", "/openai", "2024-10-21", "az-key", "", "/openai/deployments/gpt 4o/chat/completions", "api-version=2024-10-21", "Api-Key", "az-key"},
-		{"deployment responses", "azure-openai-responses", "/openai", "2025-04-01-preview", "", "entra-token", "/openai/responses", "api-version=2025-04-01-preview", "Authorization", "Bearer entra-token"},
-		{"v1 responses", "azure-openai-responses", "/openai/v1/", "", "az-key", "", "/openai/v1/responses", "", "Api-Key", "az-key"},
+		{"v1 chat", "azure-openai", "/openai/v1", "", "az-key", "", 0, "/openai/v1/chat/completions", "", "Api-Key", "az-key"},
+		{"v1 preview", "azure-openai", "/openai/v1", "preview", "az-key", "", 0, "/openai/v1/chat/completions", "api-version=preview", "Api-Key", "az-key"},
+		{"deployment chat", "azure-openai", "/openai", "2024-10-21", "az-key", "", 0, "/openai/deployments/gpt 4o/chat/completions", "api-version=2024-10-21", "Api-Key", "az-key"},
+		{"deployment responses", "azure-openai-responses", "/openai", "2025-04-01-preview", "", "entra-token", 0, "/openai/responses", "api-version=2025-04-01-preview", "Authorization", "Bearer entra-token"},
+		{"v1 responses", "azure-openai-responses", "/openai/v1/", "", "az-key", "", 0, "/openai/v1/responses", "", "Api-Key", "az-key"},
+		{"v1 compact", "azure-openai-responses", "/openai/v1", "", "az-key", "", dialect.Compact, "/openai/v1/responses/compact", "", "Api-Key", "az-key"},
+		{"deployment compact", "azure-openai-responses", "/openai", "2025-04-01-preview", "az-key", "", dialect.Compact, "/openai/responses/compact", "api-version=2025-04-01-preview", "Api-Key", "az-key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := New(config.Provider{Name: "az", Type: tc.typ, BaseURL: srv.URL + tc.base, APIKey: tc.key,
@@ -34,7 +38,7 @@ func TestAzureURLs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := p.Do(context.Background(), &Request{Op: dialect.Generate, Model: "gpt 4o", Body: Body{[]byte(`{"model":"gpt 4o"}`)},
+			resp, err := p.Do(context.Background(), &Request{Op: cmp.Or(tc.op, dialect.Generate), Model: "gpt 4o", Body: Body{[]byte(`{"model":"gpt 4o"}`)},
 				Header: http.Header{}})
 			if err != nil {
 				t.Fatal(err)

@@ -13,7 +13,7 @@ var responsesType = &Type{
 	New: func(p config.Provider) (Provider, error) {
 		return NewHTTP(p, HTTPSpec{
 			Dialect: dialect.Responses,
-			Paths:   map[dialect.Op]string{dialect.Generate: "/responses", dialect.CountTokens: "/responses/input_tokens"},
+			Paths:   map[dialect.Op]string{dialect.Generate: "/responses", dialect.CountTokens: "/responses/input_tokens", dialect.Compact: "/responses/compact"},
 			Auth:    func(key string) (string, string) { return "Authorization", "Bearer " + key },
 		})
 	},

@@ -25,6 +25,7 @@ const (
 // audit trail, but cost nothing and are no one's usage.
 var inferenceEndpoints = []string{
 	"/v1/messages", "/v1/messages/count_tokens", "/v1/chat/completions", "/v1/responses", "/v1/responses/input_tokens",
+	"/v1/responses/compact",
 }
 
 // IsInferenceEndpoint reports whether records of endpoint are usage.

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,6 +28,10 @@ type rTool struct {
 type responsesPlan struct {
 	req   *responses.Request
 	tools map[string]rTool // upstream function name → the client's tool
+	// continues is the response the request continues, expanded into
+	// its input by the gateway (Target.Continues): the answer names it
+	// as the client did.
+	continues string
 }
 
 // customSchema is the function schema a custom tool (free-text input) is
@@ -118,8 +123,8 @@ func (p *Plan) responseObject(id string, created int64, status string) responses
 		}
 		r.Text = &t
 	}
-	if req.PreviousResponseID != "" {
-		r.PreviousResponseID = &req.PreviousResponseID
+	if id := cmp.Or(p.rp.continues, req.PreviousResponseID); id != "" {
+		r.PreviousResponseID = &id
 	}
 	if u := req.User; u != "" {
 		r.User = &u

@@ -23,6 +23,11 @@ type Target struct {
 	// outside the body (Gemini's URL names the operation); the
 	// translators of the others read the body's stream member.
 	Stream bool
+	// Continues is the id of the stored answer the request continues,
+	// when the gateway expanded that conversation into the body in place
+	// of the reference to it: answers that name the answer they continue
+	// (a Responses response's previous_response_id) name it.
+	Continues string
 }
 
 // withContext gives a translator that takes the request's context the
@@ -46,6 +51,9 @@ func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Po
 		return nil, nil, err
 	}
 	cacheHints(out, t.Cache, p)
+	if p.rp != nil && t.Continues != "" {
+		p.rp.continues = t.Continues
+	}
 	b, err := jsonx.Marshal(out)
 	return b, p, err
 }
