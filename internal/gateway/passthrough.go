@@ -24,8 +24,13 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 		Log: g.log, ID: x.id,
 	}
 	filterBetas(req.Header, d.BetaHeader, t.AllowBetas, c.w.Header())
-	// Only "model" changes: the upstream gets every other byte the client sent.
-	req.Body = provider.Body{c.body[:c.s.ModelStart], t.QuotedModel, c.body[c.s.ModelEnd:]}
+	// Only "model" changes: the upstream gets every other byte the client
+	// sent (all of them when the model is in the URL, which the provider
+	// makes).
+	req.Body = provider.Body{c.body}
+	if c.s.InBody() {
+		req.Body = provider.Body{c.body[:c.s.ModelStart], t.QuotedModel, c.body[c.s.ModelEnd:]}
+	}
 	if x.body != nil {
 		req.Hold = x.body.hold // the transport may read it after the handler ends
 	}
@@ -64,7 +69,7 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 		// A stream kept for a later previous_response_id needs the
 		// request at its end; any other is done with it once it began.
 		x.bodyFreeOnStart = !c.keepsAnswer()
-		tap := g.storing(c, d.NewTap(hideUsage))
+		tap := c.frame(g.storing(c, d.NewTap(hideUsage)))
 		defer g.keepUnfinished(c, tap)
 		return g.relayStream(c.w, c.r, x, resp, tap)
 	case c.op == dialect.CountTokens:

@@ -83,7 +83,7 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 		// the client's body at the end (and the estimate, until the
 		// upstream reports the prompt's usage).
 		x.bodyFreeOnStart = !c.keepsAnswer()
-		return g.relayStream(w, c.r, x, resp, tap)
+		return g.relayStream(w, c.r, x, resp, c.frame(tap))
 	default:
 		return g.translatedBody(c, resp, plan, tr)
 	}
@@ -95,7 +95,8 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 // as a wait for a retry does.
 func (g *Gateway) translateRequest(c *call, t *route.Target, tr *dialect.Translator, body []byte) ([]byte, *translate.Plan, error) {
 	ctx := c.r.Context()
-	b, plan, err := tr.Request(ctx, body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer, Cache: c.translatedCache()})
+	b, plan, err := tr.Request(ctx, body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer, Cache: c.translatedCache(),
+		Stream: c.s.Stream})
 	if err != nil {
 		var re *translate.RequestError
 		if errors.As(err, &re) {
