@@ -112,13 +112,16 @@ func googleError(e Error) []byte {
 }
 
 // geminiTap taps a Gemini stream of server-sent events. Every event is a
-// whole answer; usageMetadata holds running totals (the last wins), and
+// whole answer; usageMetadata holds running totals (the last wins, kept
+// raw and read when asked for: Google repeats it on every event), and
 // the stream is done once a candidate has a finishReason, or an error
 // object ends it.
 type geminiTap struct {
-	f    sse.Fields
-	u    meter.Usage
-	done bool
+	f     sse.Fields
+	u     meter.Usage
+	raw   []byte // the last usageMetadata, unread when fresh
+	fresh bool
+	done  bool
 }
 
 var (
@@ -134,7 +137,7 @@ func (t *geminiTap) Feed(ev []byte) []byte {
 	}
 	if bytes.Contains(d, usageMetadataKey) {
 		if u := gjson.Get(unsafeString(d), "usageMetadata"); u.IsObject() {
-			t.u.SetGemini(u.Raw)
+			t.raw, t.fresh = append(t.raw[:0], u.Raw...), true
 		}
 	}
 	if bytes.Contains(d, finishReasonKey) {
@@ -171,4 +174,10 @@ func (t *geminiTap) Close(eof bool, msg string) ([]byte, bool) {
 	return sse.AppendEvent(nil, "", googleError(Error{Kind: Upstream, Message: msg})), false
 }
 
-func (t *geminiTap) Usage() meter.Usage { return t.u }
+func (t *geminiTap) Usage() meter.Usage {
+	if t.fresh {
+		t.u.SetGemini(unsafeString(t.raw))
+		t.fresh = false
+	}
+	return t.u
+}

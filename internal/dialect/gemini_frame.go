@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
 )
 
@@ -60,3 +61,25 @@ func (t *arrayTap) Close(eof bool, msg string) ([]byte, bool) {
 	}
 	return append(out, ']'), clean
 }
+
+// Reframe turns the whole stream events (a translated answer to a stream
+// request that the upstream answered at once) into the framing frame
+// makes, with its content type.
+func Reframe(frame func(Tap) Tap, events []byte) (out []byte, contentType string) {
+	t := frame(nopTap{})
+	out = append(out, t.Feed(events)...)
+	tail, _ := t.Close(true, "")
+	out = append(out, tail...)
+	if f, ok := t.(Framer); ok {
+		contentType = f.ContentType()
+	}
+	return out, contentType
+}
+
+// nopTap passes events as they are.
+type nopTap struct{}
+
+func (nopTap) Feed(ev []byte) []byte                 { return ev }
+func (nopTap) StartError([]byte) (int, []byte, bool) { return 0, nil, false }
+func (nopTap) Close(bool, string) ([]byte, bool)     { return nil, true }
+func (nopTap) Usage() meter.Usage                    { return meter.Usage{} }

@@ -177,6 +177,11 @@ func (g *Gateway) translatedBody(c *call, resp *http.Response, plan *translate.P
 		// client still gets the stream it asked for.
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream")
+		if c.addr != nil && c.addr.Frame != nil {
+			var ct string
+			stream, ct = dialect.Reframe(c.addr.Frame, stream)
+			h.Set("Content-Type", ct)
+		}
 		h.Set("Cache-Control", "no-cache")
 		x.status, x.firstByte = http.StatusOK, time.Since(x.start)
 		g.answerHeaders(h, x)
