@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
@@ -36,7 +37,10 @@ var Gemini = &Dialect{
 		return r.Header["X-Goog-Api-Key"] != nil || hasQueryKey(r.URL.RawQuery, "key") ||
 			strings.HasPrefix(p, "/v1beta/") || strings.HasPrefix(p, "/v1/models/") && strings.Contains(p, ":")
 	},
-	Fields: Fields{Conversation: "contents"},
+	Fields: Fields{Conversation: "contents", Keep: []string{"systemInstruction", "tools"}},
+	// The conversation's start: its system instruction, tools and first
+	// user turn.
+	Affinity: func(s *Scanned) (affinity.Key, bool) { return promptKey(s, s.Kept(0), s.Kept(1)), false },
 	// x-goog-api-client names the client library; the privileged user id
 	// is a Google account's, for Google's upstreams only (a Gemini
 	// client's request reaches others through a translator, which

@@ -277,3 +277,23 @@ func FuzzGeminiAddress(f *testing.F) {
 		}
 	})
 }
+
+// A conversation keeps its key as it grows: the model, the system
+// instruction, the tools and the first user turn make it.
+func TestGeminiAffinity(t *testing.T) {
+	key := func(body string) uint64 {
+		s, err := Scan([]byte(body), &Gemini.Fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		(&Address{Model: "g"}).Apply(&s)
+		k, _ := Gemini.Affinity(&s)
+		return uint64(k)
+	}
+	first := key(`{"systemInstruction":{"parts":[{"text":"terse"}]},"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+	later := key(`{"systemInstruction":{"parts":[{"text":"terse"}]},"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"yo"}]},{"role":"user","parts":[{"text":"more"}]}]}`)
+	other := key(`{"systemInstruction":{"parts":[{"text":"verbose"}]},"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+	if first != later || first == other || first == 0 {
+		t.Errorf("keys %x %x %x", first, later, other)
+	}
+}

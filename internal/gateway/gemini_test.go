@@ -2,11 +2,16 @@ package gateway_test
 
 import (
 	"bytes"
+	"io"
+	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/cli"
+	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
@@ -394,5 +399,58 @@ models:
 		if k == "" || strings.HasPrefix(k, "X-Ratelimit") {
 			t.Errorf("header %q on a Gemini answer", k)
 		}
+	}
+}
+
+// The zero configuration answers a Gemini client (gemini-* is echo's).
+func TestGeminiZeroConfig(t *testing.T) {
+	built, err := cli.Build(config.Default(), cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(built.Handler)
+	t.Cleanup(func() { gw.Close(); built.Close() })
+	e := &env{t: t, gw: gw, logs: &syncBuffer{}}
+	resp := e.do("POST", "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&key="+masterKey,
+		`{"contents":[{"role":"user","parts":[{"text":"Hello, gateway"}]}]}`)
+	got := readAll(t, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") ||
+		!bytes.Contains(got, []byte(`"finishReason":"STOP"`)) || !bytes.HasPrefix(got, []byte("data: ")) {
+		t.Fatalf("status %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), got)
+	}
+}
+
+// An upstream's own errors reach the client as Google sent them: a 400
+// answer as it is, and a stream that begins with an error object as that
+// error's status and body.
+func TestGeminiUpstreamErrors(t *testing.T) {
+	bad := []byte(`{"error": {"code": 400, "message": "Invalid JSON payload received.", "status": "INVALID_ARGUMENT"}}`)
+	up := upstreamtest.Static(upstreamtest.Reply{Status: 400, Body: bad})
+	e := newGeminiEnv(t, up, nil)
+	resp := e.do("POST", "/v1beta/models/gem:generateContent", `{"contents":[{"parts":[{"text":"hi"}]}]}`, geminiAuth...)
+	got := readAll(t, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !bytes.Equal(got, bad) {
+		t.Errorf("relayed %d %s", resp.StatusCode, got)
+	}
+	quota := `{"error":{"code":403,"message":"quota","status":"PERMISSION_DENIED"}}`
+	up2 := upstreamtest.Static(upstreamtest.Reply{Events: [][]byte{[]byte("data: " + quota + "\r\n\r\n")}})
+	e = newGeminiEnv(t, up2, nil)
+	resp = e.do("POST", "/v1beta/models/gem:streamGenerateContent?alt=sse", `{"contents":[{"parts":[{"text":"hi"}]}]}`, geminiAuth...)
+	got = readAll(t, resp.Body)
+	resp.Body.Close()
+	// A 403 refuses the gateway's credential, not the client's request.
+	if resp.StatusCode != 502 || gjson.GetBytes(got, "error.status").String() != "UNAVAILABLE" {
+		t.Errorf("stream error: %d %s", resp.StatusCode, got)
+	}
+	bad2 := `{"error":{"code":400,"message":"bad part","status":"INVALID_ARGUMENT"}}`
+	up3 := upstreamtest.Static(upstreamtest.Reply{Events: [][]byte{[]byte("data: " + bad2 + "\r\n\r\n")}})
+	e = newGeminiEnv(t, up3, nil)
+	resp = e.do("POST", "/v1beta/models/gem:streamGenerateContent", `{"contents":[{"parts":[{"text":"hi"}]}]}`, geminiAuth...)
+	got = readAll(t, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || string(got) != bad2 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Errorf("stream error: %d %s", resp.StatusCode, got)
 	}
 }
