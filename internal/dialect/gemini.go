@@ -155,13 +155,8 @@ func (t *geminiTap) Feed(ev []byte) []byte {
 }
 
 func (t *geminiTap) StartError(ev []byte) (int, []byte, bool) {
-	t.f.Parse(ev)
-	d := t.f.Data
-	if d == nil || !bytes.Contains(d, errorKey) {
-		return 0, nil, false
-	}
-	e := gjson.Get(unsafeString(d), "error")
-	if !e.IsObject() {
+	d, e, ok := errorEvent(&t.f, ev)
+	if !ok {
 		return 0, nil, false
 	}
 	status := int(e.Get("code").Int())

@@ -434,23 +434,24 @@ func TestGeminiUpstreamErrors(t *testing.T) {
 	if resp.StatusCode != 400 || !bytes.Equal(got, bad) {
 		t.Errorf("relayed %d %s", resp.StatusCode, got)
 	}
-	quota := `{"error":{"code":403,"message":"quota","status":"PERMISSION_DENIED"}}`
-	up2 := upstreamtest.Static(upstreamtest.Reply{Events: [][]byte{[]byte("data: " + quota + "\r\n\r\n")}})
-	e = newGeminiEnv(t, up2, nil)
-	resp = e.do("POST", "/v1beta/models/gem:streamGenerateContent?alt=sse", `{"contents":[{"parts":[{"text":"hi"}]}]}`, geminiAuth...)
-	got = readAll(t, resp.Body)
-	resp.Body.Close()
-	// A 403 refuses the gateway's credential, not the client's request.
-	if resp.StatusCode != 502 || gjson.GetBytes(got, "error.status").String() != "UNAVAILABLE" {
-		t.Errorf("stream error: %d %s", resp.StatusCode, got)
-	}
-	bad2 := `{"error":{"code":400,"message":"bad part","status":"INVALID_ARGUMENT"}}`
-	up3 := upstreamtest.Static(upstreamtest.Reply{Events: [][]byte{[]byte("data: " + bad2 + "\r\n\r\n")}})
-	e = newGeminiEnv(t, up3, nil)
-	resp = e.do("POST", "/v1beta/models/gem:streamGenerateContent", `{"contents":[{"parts":[{"text":"hi"}]}]}`, geminiAuth...)
-	got = readAll(t, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 400 || string(got) != bad2 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		t.Errorf("stream error: %d %s", resp.StatusCode, got)
+	for _, tc := range []struct {
+		event, path string
+		status      int
+		want        string // the body, or the error status in it
+	}{
+		// A 403 refuses the gateway's credential, not the client's request.
+		{`{"error":{"code":403,"message":"quota","status":"PERMISSION_DENIED"}}`, "?alt=sse", 502, "UNAVAILABLE"},
+		{`{"error":{"code":400,"message":"bad part","status":"INVALID_ARGUMENT"}}`, "", 400,
+			`{"error":{"code":400,"message":"bad part","status":"INVALID_ARGUMENT"}}`},
+	} {
+		up := upstreamtest.Static(upstreamtest.Reply{Events: [][]byte{[]byte("data: " + tc.event + "\r\n\r\n")}})
+		e := newGeminiEnv(t, up, nil)
+		resp := e.do("POST", "/v1beta/models/gem:streamGenerateContent"+tc.path, `{"contents":[{"parts":[{"text":"hi"}]}]}`, geminiAuth...)
+		got := readAll(t, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || string(got) != tc.want && gjson.GetBytes(got, "error.status").String() != tc.want ||
+			!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("stream beginning with %s: %d %s", tc.event, resp.StatusCode, got)
+		}
 	}
 }
