@@ -29,8 +29,9 @@ type Dialect struct {
 	// traces: "anthropic", "openai".
 	Name string
 
-	// Endpoints are the routes clients of this protocol call; an
-	// upstream-only protocol has none.
+	// Endpoints are the fixed routes clients of this protocol call; an
+	// upstream-only protocol has none, nor has a URL-addressed one
+	// (Addressed).
 	Endpoints []Endpoint
 	// Claims reports whether a request to a route every dialect shares
 	// (GET /v1/models, an unknown path) wants this dialect's answers.

@@ -69,9 +69,9 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 		// A stream kept for a later previous_response_id needs the
 		// request at its end; any other is done with it once it began.
 		x.bodyFreeOnStart = !c.keepsAnswer()
-		tap := c.frame(g.storing(c, d.NewTap(hideUsage)))
+		tap := g.storing(c, d.NewTap(hideUsage))
 		defer g.keepUnfinished(c, tap)
-		return g.relayStream(c.w, c.r, x, resp, tap)
+		return g.relayStream(c.w, c.r, x, resp, c.frame(tap))
 	case c.op == dialect.CountTokens:
 		return g.relayBody(c.w, x, resp, nil)
 	case c.keepsAnswer():
