@@ -97,29 +97,68 @@ func Reason(err error) string {
 }
 
 // KeyFromRequest returns the key presented in x-api-key or in
-// Authorization: Bearer. Presenting both is an error, even when they agree,
-// and so is presenting either header twice, so there is never doubt about
-// which credential was used.
-func KeyFromRequest(r *http.Request) (string, error) {
-	xkeys := r.Header.Values("X-Api-Key")
-	authzs := r.Header.Values("Authorization")
-	if len(xkeys) > 1 || len(authzs) > 1 {
+// Authorization: Bearer (KeyFrom with the default places).
+func KeyFromRequest(r *http.Request) (string, error) { return KeyFrom(r, Places{}) }
+
+// Places are where a client protocol's requests may carry their key:
+// Authorization: Bearer always, Headers that hold the key as it is (nil:
+// X-Api-Key), and a query parameter (Query, "" none).
+type Places struct {
+	Headers []string
+	Query   string
+}
+
+// defaultKeyHeaders are the key headers of Places without any.
+var defaultKeyHeaders = []string{"X-Api-Key"}
+
+// KeyFrom returns the key presented in one of the places. Presenting
+// more than one, even when they agree, is an error, and so is presenting
+// any of them twice, so there is never doubt about which credential was
+// used.
+func KeyFrom(r *http.Request, p Places) (string, error) {
+	headers := p.Headers
+	if headers == nil {
+		headers = defaultKeyHeaders
+	}
+	var key, from string
+	found := 0
+	for _, h := range headers {
+		vs := r.Header[h]
+		if len(vs) > 1 {
+			return "", ErrDuplicateKey
+		}
+		if len(vs) == 1 && vs[0] != "" {
+			key, from = vs[0], h
+			found++
+		}
+	}
+	authzs := r.Header["Authorization"]
+	if len(authzs) > 1 {
 		return "", ErrDuplicateKey
 	}
-	var xkey, authz string
-	if len(xkeys) == 1 {
-		xkey = xkeys[0]
-	}
+	authz := ""
 	if len(authzs) == 1 {
 		authz = authzs[0]
 	}
+	if authz != "" {
+		found++
+	}
+	if p.Query != "" && r.URL.RawQuery != "" {
+		switch vs := r.URL.Query()[p.Query]; {
+		case len(vs) > 1:
+			return "", ErrDuplicateKey
+		case len(vs) == 1 && vs[0] != "":
+			key, from = vs[0], "?"+p.Query
+			found++
+		}
+	}
 	switch {
-	case xkey != "" && authz != "":
-		return "", ErrBothKeys
-	case xkey != "":
-		return strings.TrimSpace(xkey), nil
+	case found > 1:
+		return "", p.both()
+	case from != "":
+		return strings.TrimSpace(key), nil
 	case authz == "":
-		return "", ErrMissingKey
+		return "", p.missing()
 	}
 	scheme, token, ok := strings.Cut(authz, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
@@ -127,6 +166,44 @@ func KeyFromRequest(r *http.Request) (string, error) {
 	}
 	return strings.TrimSpace(token), nil
 }
+
+// missing is ErrMissingKey, saying where this protocol's key goes.
+func (p Places) missing() error {
+	if p.Headers == nil && p.Query == "" {
+		return ErrMissingKey
+	}
+	var where []string
+	for _, h := range p.Headers {
+		where = append(where, "the "+strings.ToLower(h)+" header")
+	}
+	if p.Query != "" {
+		where = append(where, "the "+p.Query+" query parameter")
+	}
+	where = append(where, "Authorization: Bearer <key>")
+	return &missingError{"missing API key: send it in " + strings.Join(where[:len(where)-1], ", ") + " or as " + where[len(where)-1]}
+}
+
+// both is ErrBothKeys, naming this protocol's places.
+func (p Places) both() error {
+	if p.Headers == nil && p.Query == "" {
+		return ErrBothKeys
+	}
+	return &bothError{}
+}
+
+// missingError is ErrMissingKey in other words.
+type missingError struct{ msg string }
+
+func (e *missingError) Error() string        { return e.msg }
+func (e *missingError) Is(target error) bool { return target == ErrMissingKey }
+
+// bothError is ErrBothKeys in other words.
+type bothError struct{}
+
+func (*bothError) Error() string {
+	return "send the API key once: the request carries it in more than one place (header, query parameter, Authorization)"
+}
+func (*bothError) Is(target error) bool { return target == ErrBothKeys }
 
 // Principal is who a request acts as: the master key, or a virtual key.
 type Principal struct {
@@ -187,7 +264,12 @@ func New(masterKey string, keys *Cache, opts ...Option) *Authenticator {
 // looked up (see Throttle), and every invalid key (ErrInvalidKey: unknown,
 // revoked or expired) counts as a failure of the key and of the address.
 func (a *Authenticator) Check(r *http.Request) (Principal, error) {
-	key, err := KeyFromRequest(r)
+	return a.CheckFrom(r, Places{})
+}
+
+// CheckFrom is Check for a protocol whose keys come in other places.
+func (a *Authenticator) CheckFrom(r *http.Request, p Places) (Principal, error) {
+	key, err := KeyFrom(r, p)
 	if err != nil {
 		return Principal{}, err
 	}

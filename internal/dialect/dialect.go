@@ -29,13 +29,29 @@ type Dialect struct {
 	// traces: "anthropic", "openai".
 	Name string
 
-	// Endpoints are the routes clients of this protocol call; an
-	// upstream-only protocol has none.
+	// Endpoints are the fixed routes clients of this protocol call; an
+	// upstream-only protocol has none, nor has a URL-addressed one
+	// (Addressed).
 	Endpoints []Endpoint
 	// Claims reports whether a request to a route every dialect shares
 	// (GET /v1/models, an unknown path) wants this dialect's answers.
 	// Nil never claims; the Default dialect answers what none claims.
 	Claims func(r *http.Request) bool
+	// Addressed, when set, makes the protocol URL-addressed: its clients
+	// name the model and the operation in the path, under these model
+	// routes ("/v1beta/models"), as {route}/{model}:{method}. The gateway
+	// serves GET {route} and GET {route}/{model} (the model list) and
+	// POSTs under {route}/ through Address.
+	Addressed []string
+	// Address reads the model and the operation of a POST to
+	// {route}/{rest} of a URL-addressed protocol from rest and the
+	// request's query. An error is a *ScanError for the client.
+	Address func(r *http.Request, rest string) (Address, error)
+	// KeyHeaders are the headers that carry a client's key as it is
+	// (canonical form), besides Authorization: Bearer; nil is X-Api-Key.
+	// KeyQuery is a query parameter that may carry it instead ("" none).
+	KeyHeaders []string
+	KeyQuery   string
 	// RequiredHeader, when set, must be on every request to Endpoints
 	// (anthropic-version).
 	RequiredHeader string
@@ -78,6 +94,10 @@ type Dialect struct {
 	// ModelList and Model render GET /v1/models and /v1/models/{id}.
 	ModelList func(ids []string, created time.Time) any
 	Model     func(id string, created time.Time) any
+	// ModelListPage, when set, serves a paged list instead of ModelList:
+	// size and token are the client's page size and page token (both may
+	// be ""). An error is a *ScanError for the client.
+	ModelListPage func(ids []string, size, token string) (any, error)
 
 	// Usage reads the usage of a whole (non-stream) answer.
 	Usage func(u *meter.Usage, body []byte)
@@ -139,6 +159,41 @@ type Endpoint struct {
 	// max_tokens on /v1/messages): Fields.MaxOutput[0] is required.
 	RequireMaxOutput bool
 }
+
+// Address is what the path of a URL-addressed request says.
+type Address struct {
+	Model  string
+	Op     Op
+	Stream bool
+	// Fields, when set, replaces the dialect's Fields for this operation
+	// (a count whose body may hold its conversation elsewhere).
+	Fields *Fields
+	// Frame, when set, wraps the stream's tap: the client asked for the
+	// stream in another framing than the upstream's server-sent events.
+	// The tap it returns is a Framer.
+	Frame func(Tap) Tap
+}
+
+// Framer is a tap that changes the stream's framing, and so its content
+// type.
+type Framer interface {
+	Tap
+	ContentType() string
+}
+
+// Apply makes s say what the path said: the model and the stream flag
+// come from the URL, and no member of the body holds the model (so the
+// pass-through lane sends the body as it is). A nil a leaves s as it is.
+func (a *Address) Apply(s *Scanned) {
+	if a == nil {
+		return
+	}
+	s.Model, s.HasModel, s.ModelStart, s.ModelEnd = []byte(a.Model), true, 0, 0
+	s.Stream = a.Stream
+}
+
+// InBody reports whether the scanned model is a member of the body.
+func (s *Scanned) InBody() bool { return s.ModelEnd > 0 }
 
 // CacheHints are what a pass-through request's cache hints are made of.
 type CacheHints struct {

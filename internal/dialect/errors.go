@@ -1,5 +1,7 @@
 package dialect
 
+import "time"
+
 // Kind classifies an error the gateway answers itself; each dialect
 // renders it in its own envelope.
 type Kind uint8
@@ -38,4 +40,6 @@ type Error struct {
 	Param     string // the request member at fault, if any
 	Code      string // a machine-readable code, if any; else the kind's
 	RequestID string
+	// RetryAfter is when the client may try again; 0 when unknown.
+	RetryAfter time.Duration
 }

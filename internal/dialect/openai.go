@@ -165,13 +165,8 @@ func (t *openAITap) Feed(ev []byte) []byte {
 }
 
 func (t *openAITap) StartError(ev []byte) (int, []byte, bool) {
-	t.f.Parse(ev)
-	d := t.f.Data
-	if d == nil || !bytes.Contains(d, errorKey) {
-		return 0, nil, false
-	}
-	e := gjson.Get(unsafeString(d), "error")
-	if !e.IsObject() {
+	d, e, ok := errorEvent(&t.f, ev)
+	if !ok {
 		return 0, nil, false
 	}
 	return openai.StatusForError(e.Get("type").String(), e.Get("code").String()), bytes.Clone(d), true
@@ -185,6 +180,18 @@ func (t *openAITap) Close(eof bool, msg string) ([]byte, bool) {
 }
 
 func (t *openAITap) Usage() meter.Usage { return t.u }
+
+// errorEvent parses ev into f and returns its data and the error object
+// the data holds, if it holds one (ok).
+func errorEvent(f *sse.Fields, ev []byte) (d []byte, e gjson.Result, ok bool) {
+	f.Parse(ev)
+	d = f.Data
+	if d == nil || !bytes.Contains(d, errorKey) {
+		return nil, gjson.Result{}, false
+	}
+	e = gjson.Get(unsafeString(d), "error")
+	return d, e, e.IsObject()
+}
 
 var (
 	doneData = []byte("[DONE]")

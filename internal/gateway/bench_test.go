@@ -33,6 +33,24 @@ func responsesBody(size int, stream bool) []byte {
 	return []byte(head + strings.Repeat("lorem ipsum ", max(0, size-len(head)-len(tail))/12) + tail)
 }
 
+// geminiBody is a Gemini generate request of about size bytes (the model
+// is in the URL).
+func geminiBody(size int) []byte {
+	head := `{"systemInstruction":{"parts":[{"text":"You are terse."}]},"contents":[{"role":"user","parts":[{"text":"`
+	tail := `"}]}],"generationConfig":{"temperature":0.2,"maxOutputTokens":256}}`
+	return []byte(head + strings.Repeat("lorem ipsum ", max(0, size-len(head)-len(tail))/12) + tail)
+}
+
+// geminiStream is a 50-event Gemini stream, each event with running usage.
+func geminiStream() []byte {
+	var b bytes.Buffer
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&b, "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"word%d \"}],\"role\": \"model\"},\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 20,\"totalTokenCount\": 20},\"modelVersion\": \"gemini-2.5-flash\",\"responseId\": \"r1\"}\r\n\r\n", i)
+	}
+	b.WriteString("data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"\"}],\"role\": \"model\"},\"finishReason\": \"STOP\",\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 20,\"candidatesTokenCount\": 50,\"totalTokenCount\": 70},\"modelVersion\": \"gemini-2.5-flash\",\"responseId\": \"r1\"}\r\n\r\n")
+	return b.Bytes()
+}
+
 // anthropicStream is a 50-delta Messages stream like a real answer.
 func anthropicStream() []byte {
 	var b bytes.Buffer
@@ -92,6 +110,7 @@ func BenchmarkStreamTap(b *testing.B) {
 		{"anthropic-50", anthropicStream(), func() dialect.Tap { return dialect.Messages.NewTap(false) }},
 		{"openai-50", openAIStream(), func() dialect.Tap { return dialect.Chat.NewTap(false) }},
 		{"openai-50-strip", openAIStream(), func() dialect.Tap { return dialect.Chat.NewTap(true) }},
+		{"gemini-50", geminiStream(), func() dialect.Tap { return dialect.Gemini.NewTap(false) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -154,6 +173,8 @@ func (w *nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *nopWriter) WriteHeader(int)             {}
 func (w *nopWriter) Flush()                      {}
 
+var geminiAnswer = []byte(`{"candidates":[{"content":{"parts":[{"text":"Hello there, how can I help?"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":20,"candidatesTokenCount":8,"totalTokenCount":28},"modelVersion":"gemini-2.5-flash","responseId":"r1"}`)
+
 var anthropicMessage = []byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[{"type":"text","text":"Hello there, how can I help?"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":20,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":8}}`)
 
 // BenchmarkHandler is the whole pass-through request in process: auth,
@@ -177,6 +198,10 @@ func BenchmarkHandler(b *testing.B) {
 		{"responses-1KB", responsesBody(1<<10, false), &cannedProvider{"application/json", response, dialect.Responses}, "/v1/responses"},
 		{"responses-translated-1KB", responsesBody(1<<10, false), &cannedProvider{"application/json", anthropicMessage, dialect.Messages}, "/v1/responses"},
 		{"responses-translated-stream-50", responsesBody(1<<10, true), &cannedProvider{"text/event-stream", anthropicStream(), dialect.Messages}, "/v1/responses"},
+		// Gemini requests to a Gemini upstream: the model in the URL.
+		{"gemini-1KB", geminiBody(1 << 10), &cannedProvider{"application/json", geminiAnswer, dialect.Gemini}, "/v1beta/models/bench:generateContent"},
+		{"gemini-stream-50", geminiBody(1 << 10), &cannedProvider{"text/event-stream", geminiStream(), dialect.Gemini}, "/v1beta/models/bench:streamGenerateContent?alt=sse"},
+		{"gemini-array-50", geminiBody(1 << 10), &cannedProvider{"text/event-stream", geminiStream(), dialect.Gemini}, "/v1beta/models/bench:streamGenerateContent"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := benchGateway(b, tc.p)
@@ -199,6 +224,7 @@ func TestStreamTapAllocs(t *testing.T) {
 	}{
 		"anthropic": {anthropicStream(), dialect.Messages.NewTap(false)},
 		"openai":    {openAIStream(), dialect.Chat.NewTap(false)},
+		"gemini":    {geminiStream(), dialect.Gemini.NewTap(false)},
 	} {
 		writeEvents(io.Discard, tc.stream, tc.tap, nil) // warm scratch buffers
 		if n := testing.AllocsPerRun(50, func() { writeEvents(io.Discard, tc.stream, tc.tap, nil) }); n != 0 {

@@ -41,7 +41,8 @@ func writeError(w http.ResponseWriter, d *dialect.Dialect, requestID string, e *
 		h[k] = v
 	}
 	h[d.RequestIDHeader] = []string{requestID}
-	body := d.Error(dialect.Error{Kind: e.Kind, Message: e.Message, Param: e.Param, Code: e.Code, RequestID: requestID})
+	body := d.Error(dialect.Error{Kind: e.Kind, Message: e.Message, Param: e.Param, Code: e.Code, RequestID: requestID,
+		RetryAfter: retryAfter(h)})
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(e.Status)

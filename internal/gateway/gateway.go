@@ -138,7 +138,18 @@ func (g *Gateway) Handler() http.Handler {
 		}
 	}
 	mux.Handle("/v1/models", g.endpoint(nil, http.MethodGet, g.listModels))
-	mux.Handle("/v1/models/{id...}", g.endpoint(nil, http.MethodGet, g.getModel))
+	// A URL-addressed protocol names the model and operation under its
+	// model routes (which may be the shared /v1/models).
+	routes, by := addressedRoutes()
+	for _, rt := range routes {
+		if rt != "/v1/models" {
+			mux.Handle(rt, g.endpoint(nil, http.MethodGet, g.listModels))
+		}
+		mux.Handle(rt+"/{id...}", g.endpoint(nil, "", g.addressed(by[rt])))
+	}
+	if by["/v1/models"] == nil {
+		mux.Handle("/v1/models/{id...}", g.endpoint(nil, http.MethodGet, g.getModel))
+	}
 	mux.Handle("/healthz", WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}` + "\n"))
@@ -254,7 +265,7 @@ func (g *Gateway) finish(r *http.Request, x *exchange) {
 }
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, method string, h handlerFunc) error {
-	if !strings.HasPrefix(r.URL.Path, "/v1/") {
+	if !isAPIPath(r.URL.Path) {
 		return g.notAPI(w, r, x)
 	}
 	if method != "" && r.Method != method {
@@ -263,7 +274,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, met
 		e.Header = http.Header{"Allow": {method}}
 		return e
 	}
-	p, err := g.auth.Check(r)
+	p, err := g.auth.CheckFrom(r, auth.Places{Headers: x.dialect.KeyHeaders, Query: x.dialect.KeyQuery})
 	if err != nil {
 		if ctx := r.Context(); ctx.Err() != nil {
 			// The client left while its key was checked (an HTTP/2 stream

@@ -37,40 +37,48 @@ type call struct {
 	// continues: the attempt's body holds the conversation of the stored
 	// answer so named, in place of the reference to it.
 	continues string
+	// addr is what the path of a URL-addressed request said; nil for others.
+	addr *dialect.Address
 }
 
 // modelEndpoint serves an endpoint that names a model: it reads and checks
 // the request, admits it against the limits, and forwards it.
 func (g *Gateway) modelEndpoint(ep dialect.Endpoint) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, x *exchange) error {
-		var c call
-		if err := g.readRequest(&c, w, r, x); err != nil {
-			return err
-		}
-		c.op = ep.Op
-		d := x.dialect
-		if ep.RequireMaxOutput && !c.s.HasMaxOutput {
-			f := d.Fields.MaxOutput[0]
-			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: f, Message: f + ": field required"}
-		}
-		if err := g.begin(&c); err != nil {
-			return err
-		}
-		var err error
-		if ep.Op == dialect.CountTokens {
-			c.s.Stream = false
-			// Counting is free upstream and local counts take a core, so
-			// neither tokens nor budgets apply; the rate and the parallel
-			// limits do.
-			err = g.admitCount(&c)
-		} else {
-			err = g.admit(&c)
-		}
-		if err != nil {
-			return err
-		}
-		return g.forward(&c)
+		return g.serveModel(w, r, x, ep, nil)
 	}
+}
+
+// serveModel serves one request to endpoint ep; addr is what the path of
+// a URL-addressed request said (nil for others).
+func (g *Gateway) serveModel(w http.ResponseWriter, r *http.Request, x *exchange, ep dialect.Endpoint, addr *dialect.Address) error {
+	c := call{addr: addr}
+	if err := g.readRequest(&c, w, r, x); err != nil {
+		return err
+	}
+	c.op = ep.Op
+	d := x.dialect
+	if ep.RequireMaxOutput && !c.s.HasMaxOutput {
+		f := d.Fields.MaxOutput[0]
+		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: f, Message: f + ": field required"}
+	}
+	if err := g.begin(&c); err != nil {
+		return err
+	}
+	var err error
+	if ep.Op == dialect.CountTokens {
+		c.s.Stream = false
+		// Counting is free upstream and local counts take a core, so
+		// neither tokens nor budgets apply; the rate and the parallel
+		// limits do.
+		err = g.admitCount(&c)
+	} else {
+		err = g.admit(&c)
+	}
+	if err != nil {
+		return err
+	}
+	return g.forward(&c)
 }
 
 // readRequest does the checks every model endpoint shares (the dialect's
@@ -85,7 +93,12 @@ func (g *Gateway) readRequest(c *call, w http.ResponseWriter, r *http.Request, x
 	if err != nil {
 		return err
 	}
-	s, err := dialect.Scan(body, &d.Fields)
+	f := &d.Fields
+	if c.addr != nil && c.addr.Fields != nil {
+		f = c.addr.Fields
+	}
+	s, err := dialect.Scan(body, f)
+	c.addr.Apply(&s) // a URL-addressed request's model and stream are in its path
 	if err != nil {
 		var se *dialect.ScanError
 		if errors.As(err, &se) {
@@ -98,8 +111,11 @@ func (g *Gateway) readRequest(c *call, w http.ResponseWriter, r *http.Request, x
 	}
 	x.model = dialect.Clip(string(s.Model))
 	x.stream = s.Stream
-	switch conv := d.Fields.Conversation; s.Conversation {
+	switch conv := f.Conversation; s.Conversation {
 	case -1:
+		if conv == "" {
+			break // the operation needs none (the upstream or the count checks its body)
+		}
 		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": field required"}
 	case 0:
 		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": at least one message is required"}
@@ -115,7 +131,7 @@ func (g *Gateway) readRequest(c *call, w http.ResponseWriter, r *http.Request, x
 	if err := x.allow(m); err != nil {
 		return err
 	}
-	*c = call{w: w, r: r, x: x, m: m, body: body, s: s}
+	*c = call{w: w, r: r, x: x, m: m, body: body, s: s, addr: c.addr}
 	return nil
 }
 
@@ -213,6 +229,18 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request, x *exchange
 				ids = append(ids, n)
 			}
 		}
+	}
+	if page := x.dialect.ModelListPage; page != nil {
+		q := r.URL.Query()
+		v, err := page(ids, q.Get("pageSize"), q.Get("pageToken"))
+		if err != nil {
+			var se *dialect.ScanError
+			if errors.As(err, &se) {
+				return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: se.Param, Message: se.Msg}
+			}
+			return err
+		}
+		return writeJSON(w, x, v)
 	}
 	return writeJSON(w, x, x.dialect.ModelList(ids, g.started))
 }

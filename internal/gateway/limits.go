@@ -257,6 +257,9 @@ func quotaHeaders(h http.Header, d *dialect.Dialect, st limiter.Status, now time
 			continue
 		}
 		names := [2][3]string{rl.Requests, rl.Tokens}[i]
+		if names[0] == "" {
+			continue // the protocol has no such headers (Gemini)
+		}
 		h[names[0]] = []string{strconv.FormatInt(q.Limit, 10)}
 		h[names[1]] = []string{strconv.FormatInt(q.Remaining, 10)}
 		if !q.Reset.IsZero() {

@@ -24,8 +24,13 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 		Log: g.log, ID: x.id,
 	}
 	filterBetas(req.Header, d.BetaHeader, t.AllowBetas, c.w.Header())
-	// Only "model" changes: the upstream gets every other byte the client sent.
-	req.Body = provider.Body{c.body[:c.s.ModelStart], t.QuotedModel, c.body[c.s.ModelEnd:]}
+	// Only "model" changes: the upstream gets every other byte the client
+	// sent (all of them when the model is in the URL, which the provider
+	// makes).
+	req.Body = provider.Body{c.body}
+	if c.s.InBody() {
+		req.Body = provider.Body{c.body[:c.s.ModelStart], t.QuotedModel, c.body[c.s.ModelEnd:]}
+	}
 	if x.body != nil {
 		req.Hold = x.body.hold // the transport may read it after the handler ends
 	}
@@ -67,7 +72,7 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 		x.bodyFreeOnStart = !c.keepsAnswer()
 		tap := c.streaming(d.NewTap(hideUsage))
 		defer c.streamEnded()
-		return g.relayStream(c.w, c.r, x, resp, tap)
+		return g.relayStream(c.w, c.r, x, resp, c.frame(tap))
 	case c.op == dialect.CountTokens:
 		return g.relayBody(c.w, x, resp, nil)
 	case c.keepsAnswer():

@@ -274,6 +274,9 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 			}
 			h := w.Header()
 			copyResponseHeader(h, resp.Header, x.limitHeaders)
+			if f, ok := tap.(dialect.Framer); ok {
+				h.Set("Content-Type", f.ContentType())
+			}
 			h.Set("Cache-Control", "no-cache")
 			h.Set("X-Accel-Buffering", "no") // tell buffering proxies in front not to hold events
 			x.status, x.firstByte = resp.StatusCode, time.Since(x.start)

@@ -91,7 +91,7 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 		// reads needs the client's body at the end (and the estimate, until the
 		// upstream reports the prompt's usage).
 		x.bodyFreeOnStart = !c.keepsAnswer()
-		return g.relayStream(w, c.r, x, resp, tap)
+		return g.relayStream(w, c.r, x, resp, c.frame(tap))
 	default:
 		return g.translatedBody(c, resp, plan, tr)
 	}
@@ -103,7 +103,8 @@ func (g *Gateway) translated(c *call, t *route.Target) error {
 // as a wait for a retry does.
 func (g *Gateway) translateRequest(c *call, t *route.Target, tr *dialect.Translator, body []byte) ([]byte, *translate.Plan, error) {
 	ctx := c.r.Context()
-	b, plan, err := tr.Request(ctx, body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer, Cache: c.translatedCache(), Continues: c.continues})
+	b, plan, err := tr.Request(ctx, body, translate.Target{Model: t.Model, Caps: c.m.Caps, Policy: c.m.Policy, Signer: g.signer, Cache: c.translatedCache(),
+		Stream: c.s.Stream, Continues: c.continues})
 	if err != nil {
 		var re *translate.RequestError
 		if errors.As(err, &re) {
@@ -184,6 +185,11 @@ func (g *Gateway) translatedBody(c *call, resp *http.Response, plan *translate.P
 		// client still gets the stream it asked for.
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream")
+		if c.addr != nil && c.addr.Frame != nil {
+			var ct string
+			stream, ct = dialect.Reframe(c.addr.Frame, stream)
+			h.Set("Content-Type", ct)
+		}
 		h.Set("Cache-Control", "no-cache")
 		x.status, x.firstByte = http.StatusOK, time.Since(x.start)
 		g.answerHeaders(h, x)

@@ -39,11 +39,21 @@ func Row(r *outcome.Request) store.Request {
 // gateway.Handler; only the inference endpoints' records count as usage
 // (store.IsInferenceEndpoint).
 func Endpoint(path string) string {
-	if store.IsInferenceEndpoint(path) || path == "/v1/models" {
+	if store.IsInferenceEndpoint(path) || path == "/v1/models" || path == "/v1beta/models" {
 		return path
 	}
-	if strings.HasPrefix(path, "/v1/models/") {
-		return "/v1/models/{id}" // the id may hold slashes: "{id...}"
+	for _, models := range [...]string{"/v1/models/", "/v1beta/models/"} {
+		rest, ok := strings.CutPrefix(path, models)
+		if !ok {
+			continue
+		}
+		// A Gemini operation, models/{model}:{method}, else a model.
+		if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+			if op := models + "{model}" + rest[i:]; store.IsInferenceEndpoint(op) {
+				return op
+			}
+		}
+		return models + "{id}" // the id may hold slashes: "{id...}"
 	}
 	if rest, ok := strings.CutPrefix(path, "/v1/responses/"); ok {
 		switch id, sub, more := strings.Cut(rest, "/"); {

@@ -30,6 +30,12 @@ func TestEndpoint(t *testing.T) {
 		"/v1/messages/":          "/v1/messages/",
 		"/v1/embeddings":         "/v1/embeddings",
 		"/":                      "/",
+		"/v1beta/models/gemini-2.5-pro:generateContent": "/v1beta/models/{model}:generateContent",
+		"/v1beta/models/a/b:streamGenerateContent":      "/v1beta/models/{model}:streamGenerateContent",
+		"/v1/models/gemini-2.5-pro:countTokens":         "/v1/models/{model}:countTokens",
+		"/v1beta/models/gemini-2.5-pro:embedContent":    "/v1beta/models/{id}",
+		"/v1beta/models":                "/v1beta/models",
+		"/v1beta/models/gemini-2.5-pro": "/v1beta/models/{id}",
 	} {
 		if got := ledger.Endpoint(path); got != want {
 			t.Errorf("Endpoint(%q) = %q, want %q", path, got, want)
@@ -48,7 +54,17 @@ func TestDialectEndpointsAreUsage(t *testing.T) {
 			}
 		}
 	}
-	for _, e := range []string{"/v1/models", "/v1/models/{id}", "/v1/responses/{id}", "/v1/responses/{id}/input_items", "/v1/embeddings", ""} {
+	// A URL-addressed dialect's operations, under each of its routes.
+	for _, d := range dialect.All() {
+		for _, rt := range d.Addressed {
+			for _, op := range []string{"generateContent", "streamGenerateContent", "countTokens"} {
+				if e := ledger.Endpoint(rt + "/m:" + op); !store.IsInferenceEndpoint(e) {
+					t.Errorf("%s %s: recorded as %q, not usage", d.Name, rt, e)
+				}
+			}
+		}
+	}
+	for _, e := range []string{"/v1/models", "/v1/models/{id}", "/v1beta/models", "/v1beta/models/{id}", "/v1/responses/{id}", "/v1/responses/{id}/input_items", "/v1/embeddings", ""} {
 		if store.IsInferenceEndpoint(e) {
 			t.Errorf("%q counts as usage", e)
 		}

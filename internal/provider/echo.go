@@ -27,7 +27,7 @@ var echoType = &Type{
 }
 
 // Echo is the built-in provider: it answers with the text of the last user
-// message, in the Anthropic or the Chat Completions dialect, whichever it
+// message, in the Anthropic, Chat Completions or Gemini dialect, whichever it
 // was asked in (clients of other dialects are translated to Chat
 // Completions), streamed word by word when the request asks for a stream,
 // with usage estimated from the text (about four bytes a token). It needs
@@ -48,8 +48,11 @@ func (e *Echo) Name() string { return e.name }
 // Dialect implements Provider.
 func (e *Echo) Dialect() *dialect.Dialect { return dialect.Chat }
 
-// Speaks implements Polyglot: echo answers Anthropic requests natively too.
-func (e *Echo) Speaks(d *dialect.Dialect) bool { return d == dialect.Chat || d == dialect.Messages }
+// Speaks implements Polyglot: echo answers Anthropic and Gemini requests
+// natively too.
+func (e *Echo) Speaks(d *dialect.Dialect) bool {
+	return d == dialect.Chat || d == dialect.Messages || d == dialect.Gemini
+}
 
 // Do implements Provider.
 func (e *Echo) Do(ctx context.Context, r *Request) (*http.Response, error) {
@@ -62,6 +65,10 @@ func (e *Echo) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	in := estimateTokens(body)
 	out := estimateTokens([]byte(text))
 	switch {
+	case r.Dialect == dialect.Gemini && r.Op == dialect.CountTokens:
+		return echoGeminiCount(in), nil
+	case r.Dialect == dialect.Gemini:
+		return echoGemini(r, body, in), nil
 	case r.Op == dialect.CountTokens:
 		resp := jsonResponse(fmt.Appendf(nil, `{"input_tokens":%d}`, in))
 		resp.Header.Set("Tollgate-Token-Count", "estimate") // counted from the text's length, as translated counts are

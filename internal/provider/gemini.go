@@ -14,7 +14,8 @@ import (
 
 // geminiType is the Gemini API: models/{model}:generateContent and
 // :streamGenerateContent?alt=sse under base_url's /v1beta, the key in
-// x-goog-api-key. Clients reach it through the translation lane.
+// x-goog-api-key. Gemini clients reach it on the pass-through lane, the
+// others through the translation lane.
 var geminiType = &Type{
 	Name:   "gemini",
 	Config: config.ProviderType{BaseURL: true, DefaultBaseURL: "https://generativelanguage.googleapis.com"},
@@ -79,13 +80,22 @@ func geminiURL(base *url.URL, models string, r *Request) (*url.URL, bool) {
 
 // geminiCountBody is the Gemini API's countTokens body: the whole
 // generate request (system instruction, tools and all) as
-// generateContentRequest, which names its model. Other bodies pass.
+// generateContentRequest, which names its model. A Gemini client's count
+// body that is already so wrapped gets the target's model in it. Other
+// bodies pass.
 func geminiCountBody(r *Request) ([]byte, error) {
 	body := r.Body.Bytes()
 	if r.Op != dialect.CountTokens {
 		return body, nil
 	}
 	model := "models/" + strings.TrimPrefix(r.Model, "models/")
+	if gjson.GetBytes(body, "generateContentRequest").IsObject() {
+		out, err := sjson.SetBytes(body, "generateContentRequest.model", model)
+		if err != nil {
+			return nil, fmt.Errorf("preparing the Gemini countTokens request: %w", err)
+		}
+		return out, nil
+	}
 	inner, err := sjson.SetBytes(body, "model", model)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the Gemini countTokens request: %w", err)
@@ -97,10 +107,22 @@ func geminiCountBody(r *Request) ([]byte, error) {
 }
 
 // vertexGeminiCountBody is Vertex AI's countTokens body: the generate
-// request's members, less toolConfig, which Vertex's count does not take.
+// request's members, less toolConfig, which Vertex's count does not take
+// (a Gemini client's generateContentRequest is unwrapped, less its model,
+// which the URL names).
 func vertexGeminiCountBody(r *Request) ([]byte, error) {
 	body := r.Body.Bytes()
-	if r.Op != dialect.CountTokens || !gjson.GetBytes(body, "toolConfig").Exists() {
+	if r.Op != dialect.CountTokens {
+		return body, nil
+	}
+	if inner := gjson.GetBytes(body, "generateContentRequest"); inner.IsObject() {
+		b, err := sjson.DeleteBytes([]byte(inner.Raw), "model")
+		if err != nil {
+			return nil, fmt.Errorf("preparing the Vertex AI countTokens request: %w", err)
+		}
+		body = b
+	}
+	if !gjson.GetBytes(body, "toolConfig").Exists() {
 		return body, nil
 	}
 	out, err := sjson.DeleteBytes(body, "toolConfig")

@@ -40,19 +40,31 @@ func TestGeminiURLs(t *testing.T) {
 		stream               bool
 		path, query, authKey string
 		body                 string // what the upstream gets
+		in                   string // what the gateway sends; "" is generate
 	}{
-		{api, dialect.Generate, "gemini-2.5-pro", false, "/v1beta/models/gemini-2.5-pro:generateContent", "", "X-Goog-Api-Key", generate},
-		{api, dialect.Generate, "models/gemini-2.5-flash", true, "/v1beta/models/gemini-2.5-flash:streamGenerateContent", "alt=sse", "X-Goog-Api-Key", generate},
+		{api, dialect.Generate, "gemini-2.5-pro", false, "/v1beta/models/gemini-2.5-pro:generateContent", "", "X-Goog-Api-Key", generate, ""},
+		{api, dialect.Generate, "models/gemini-2.5-flash", true, "/v1beta/models/gemini-2.5-flash:streamGenerateContent", "alt=sse", "X-Goog-Api-Key", generate, ""},
 		{api, dialect.CountTokens, "gemini-2.5-pro", false, "/v1beta/models/gemini-2.5-pro:countTokens", "", "X-Goog-Api-Key",
-			`{"generateContentRequest":{"contents":[],"toolConfig":{"functionCallingConfig":{"mode":"ANY"}},"model":"models/gemini-2.5-pro"}}`},
+			`{"generateContentRequest":{"contents":[],"toolConfig":{"functionCallingConfig":{"mode":"ANY"}},"model":"models/gemini-2.5-pro"}}`, ""},
 		{vertex, dialect.CountTokens, "gemini-2.5-pro", false, "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:countTokens", "", "Authorization",
-			`{"contents":[]}`},
-		{vertex, dialect.Generate, "gemini-2.5-pro", true, "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent", "alt=sse", "Authorization", generate},
+			`{"contents":[]}`, ""},
+		{vertex, dialect.Generate, "gemini-2.5-pro", true, "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent", "alt=sse", "Authorization", generate, ""},
+		// A Gemini client's own count body, wrapped, on the pass-through lane.
+		{api, dialect.CountTokens, "gemini-2.5-pro", false, "/v1beta/models/gemini-2.5-pro:countTokens", "", "X-Goog-Api-Key",
+			`{"generateContentRequest":{"model":"models/gemini-2.5-pro","contents":[{"parts":[{"text":"hi"}]}]}}`,
+			`{"generateContentRequest":{"model":"models/client-name","contents":[{"parts":[{"text":"hi"}]}]}}`},
+		{vertex, dialect.CountTokens, "gemini-2.5-pro", false, "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:countTokens", "", "Authorization",
+			`{"contents":[{"parts":[{"text":"hi"}]}]}`,
+			`{"generateContentRequest":{"model":"models/client-name","contents":[{"parts":[{"text":"hi"}]}],"toolConfig":{}}}`},
 	} {
+		in := tc.in
+		if in == "" {
+			in = generate
+		}
 		if tc.p.Dialect() != dialect.Gemini {
 			t.Fatalf("dialect %v", tc.p.Dialect())
 		}
-		resp, err := tc.p.Do(context.Background(), &Request{Op: tc.op, Model: tc.model, Stream: tc.stream, Body: Body{[]byte(generate)}})
+		resp, err := tc.p.Do(context.Background(), &Request{Op: tc.op, Model: tc.model, Stream: tc.stream, Body: Body{[]byte(in)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,6 +26,8 @@ const (
 var inferenceEndpoints = []string{
 	"/v1/messages", "/v1/messages/count_tokens", "/v1/chat/completions", "/v1/responses", "/v1/responses/input_tokens",
 	"/v1/responses/compact",
+	"/v1beta/models/{model}:generateContent", "/v1beta/models/{model}:streamGenerateContent", "/v1beta/models/{model}:countTokens",
+	"/v1/models/{model}:generateContent", "/v1/models/{model}:streamGenerateContent", "/v1/models/{model}:countTokens",
 }
 
 // IsInferenceEndpoint reports whether records of endpoint are usage.

@@ -15,6 +15,8 @@ import (
 //	openai_completion.json   Chat Completions response with cached tokens and extra fields
 //	responses_stream.sse     Responses stream: reasoning summary, text, a function call, cached usage, obfuscation
 //	responses.json           Responses answer: the same output as a whole response
+//	gemini_stream.sse        Gemini stream (alt=sse, CRLF): text, a thought and a signed function call, cached and thought usage
+//	gemini_answer.json       Gemini generateContent answer, pretty-printed as Google serves it, with cached and thought usage
 //
 //go:embed testdata
 var transcripts embed.FS
