@@ -138,18 +138,8 @@ func TestQuickRunTollgate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the gateway and benchmarks it: go test without -short runs it")
 	}
-	cfg, err := parseFlags([]string{"-quick", "-targets", "tollgate,tollgate-limited,tollgate-stateless", "-workloads",
-		"small,stream,bedrock,stream-bedrock,gemini,stream-gemini,stream-responses-gemini", "-c", "4"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var log bytes.Buffer
-	rep, err := run(ctx, cfg, &log)
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
+	rep, log := quickRun(t, "-quick", "-targets", "tollgate,tollgate-limited,tollgate-stateless", "-workloads",
+		"small,stream,bedrock,stream-bedrock,gemini,stream-gemini,stream-responses-gemini", "-c", "4")
 	if len(rep.Results) != 3*7 {
 		t.Fatalf("got %d results, want 21:\n%s", len(rep.Results), log.String())
 	}
@@ -172,18 +162,8 @@ func TestQuickRunTollgateGeminiClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the gateway and benchmarks it: go test without -short runs it")
 	}
-	cfg, err := parseFlags([]string{"-quick", "-targets", "tollgate", "-rounds", "2", "-workloads",
-		"small,stream,gemini-client,stream-gemini-client,gemini-client-translated,stream-gemini-client-translated", "-c", "4"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var log bytes.Buffer
-	rep, err := run(ctx, cfg, &log)
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
+	rep, log := quickRun(t, "-quick", "-targets", "tollgate", "-rounds", "2", "-workloads",
+		"small,stream,gemini-client,stream-gemini-client,gemini-client-translated,stream-gemini-client-translated", "-c", "4")
 	if len(rep.Results) != 6 {
 		t.Fatalf("got %d results, want 6:\n%s", len(rep.Results), log.String())
 	}
@@ -205,6 +185,24 @@ func TestQuickRunTollgateGeminiClients(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("lane ratios %v, want %v", got, want)
 	}
+}
+
+// quickRun runs the benchmark with args, within three minutes, and
+// returns its report and log.
+func quickRun(t *testing.T, args ...string) (*Report, *bytes.Buffer) {
+	t.Helper()
+	cfg, err := parseFlags(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var log bytes.Buffer
+	rep, err := run(ctx, cfg, &log)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	return rep, &log
 }
 
 func TestPercentile(t *testing.T) {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,20 +78,13 @@ func checkGeminiStream(body []byte) (warn string, err error) {
 	var text strings.Builder
 	var parts int
 	var finish string
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data:")
-		if !ok {
-			continue
-		}
-		data = strings.TrimSpace(data)
+	err = eachSSEData(body, func(data string) error {
 		var ev geminiAnswer
 		if err := json.Unmarshal([]byte(data), &ev); err != nil {
-			return "", fmt.Errorf("bad SSE data line %q: %v", truncate(data, 120), err)
+			return fmt.Errorf("bad SSE data line %q: %v", truncate(data, 120), err)
 		}
 		if len(ev.Error) > 0 {
-			return "", fmt.Errorf("stream ended in an error: %s", truncate(string(ev.Error), 200))
+			return fmt.Errorf("stream ended in an error: %s", truncate(string(ev.Error), 200))
 		}
 		if t := ev.text(); t != "" {
 			parts++
@@ -102,8 +93,11 @@ func checkGeminiStream(body []byte) (warn string, err error) {
 		if f := ev.finishReason(); f != "" {
 			finish = f
 		}
-	}
+		return nil
+	})
 	switch {
+	case err != nil:
+		return "", err
 	case parts == 0:
 		return "", errors.New("stream had no text parts")
 	case text.String() != streamedText:

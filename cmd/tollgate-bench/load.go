@@ -559,17 +559,10 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 	}
 	var contentEvents, usageChunks int
 	var terminated bool
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data:")
-		if !ok {
-			continue
-		}
-		data = strings.TrimSpace(data)
+	err = eachSSEData(body, func(data string) error {
 		if data == "[DONE]" {
 			terminated = true
-			continue
+			return nil
 		}
 		var ev struct {
 			Type    string `json:"type"`
@@ -582,7 +575,7 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 			Delta json.RawMessage `json:"delta"` // Anthropic: an object; Responses: a string
 		}
 		if err := json.Unmarshal([]byte(data), &ev); err != nil {
-			return "", fmt.Errorf("bad SSE data line %q: %v", truncate(data, 120), err)
+			return fmt.Errorf("bad SSE data line %q: %v", truncate(data, 120), err)
 		}
 		switch w.API {
 		case apiOpenAI:
@@ -610,6 +603,10 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 				terminated = true
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	if contentEvents != streamContentEvents {
 		return "", fmt.Errorf("stream had %d content events, want %d", contentEvents, streamContentEvents)
@@ -621,6 +618,21 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 		warn = "client saw a usage-only chunk it did not ask for"
 	}
 	return warn, nil
+}
+
+// eachSSEData calls fn with every data line of an SSE stream, trimmed, in
+// order, until fn returns an error.
+func eachSSEData(stream []byte, fn func(data string) error) error {
+	sc := bufio.NewScanner(bytes.NewReader(stream))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
+			if err := fn(strings.TrimSpace(data)); err != nil {
+				return err
+			}
+		}
+	}
+	return sc.Err()
 }
 
 func truncate(s string, n int) string {
