@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -31,6 +32,24 @@ func TestFakeUpstreamGeminiClient(t *testing.T) {
 		if err != nil || total <= 0 || w.Stream != (ttfb > 0) {
 			t.Errorf("%s: do: %v, total %v, ttfb %v", name, err, total, ttfb)
 		}
+	}
+	// Every event carries the usage, as the Gemini API's do.
+	resp, err := http.Post(srv.URL+"/v1beta/models/gemini-bench:streamGenerateContent?alt=sse", "application/json", strings.NewReader(`{"contents":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var events, withUsage int
+	_ = eachSSEData(stream, func(data string) error {
+		events++
+		if strings.Contains(data, `"usageMetadata":{"promptTokenCount":`) {
+			withUsage++
+		}
+		return nil
+	})
+	if events != streamContentEvents+1 || withUsage != events {
+		t.Errorf("%d events, %d with usage; want %d, all", events, withUsage, streamContentEvents+1)
 	}
 	for path, status := range map[string]int{
 		"/v1beta/models/bench-g:generateContent":                    http.StatusNotFound,

@@ -87,7 +87,7 @@ type fakeUpstream struct {
 	responsesEvents   [][]byte // created … output_item.done: all but the terminal event
 	responsesText     string   // the streamed text, as a JSON string
 	bedrockMiddle     [][]byte // anthropicMiddle, message_delta and message_stop as event-stream frames
-	geminiChunks      [][]byte // a Gemini stream's text events, all but the last
+	geminiChunks      [][]byte // a Gemini stream's text events, all but the last, up to their usage
 }
 
 // bedrockFrame is an Anthropic stream event (its data) as Bedrock frames it.
@@ -156,7 +156,7 @@ func newFakeUpstream() *fakeUpstream {
 
 	for i := 0; i < streamContentEvents; i++ {
 		w := benchWords[i%len(benchWords)] + " "
-		u.geminiChunks = append(u.geminiChunks, []byte(`data: {"candidates":[{"content":{"parts":[{"text":`+strconv.Quote(w)+`}],"role":"model"},"index":0}],"modelVersion":"gemini-bench","responseId":"bench1"}`+"\r\n\r\n"))
+		u.geminiChunks = append(u.geminiChunks, []byte(`data: {"candidates":[{"content":{"parts":[{"text":`+strconv.Quote(w)+`}],"role":"model"},"index":0}],`))
 	}
 
 	seq := 0
@@ -348,9 +348,17 @@ func (u *fakeUpstream) serveGemini(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, []byte(`{"candidates":[{"content":{"parts":[{"text":`+answerText+`}],"role":"model"},"finishReason":"STOP","index":0}],`+usage+`,"modelVersion":"gemini-bench","responseId":"bench1"}`))
 		return
 	}
+	// Every event carries the usage so far, as the Gemini API's do: a
+	// gateway reads it from each (the prompt's count comes first).
+	tail := fmt.Appendf(nil, `"usageMetadata":{"promptTokenCount":%d,"totalTokenCount":%d},"modelVersion":"gemini-bench","responseId":"bench1"}`+"\r\n\r\n", promptTokens, promptTokens)
 	sw := startSSE(w)
+	ev := u.bufs.Get().(*bytes.Buffer)
+	defer u.bufs.Put(ev)
 	for _, c := range u.geminiChunks {
-		sw.event(c)
+		ev.Reset()
+		ev.Write(c)
+		ev.Write(tail)
+		sw.event(ev.Bytes())
 	}
 	sw.event([]byte(`data: {"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP","index":0}],` + usage + `,"modelVersion":"gemini-bench","responseId":"bench1"}` + "\r\n\r\n"))
 }
