@@ -36,7 +36,7 @@ func TestQuickRunDirectAndReverseProxy(t *testing.T) {
 		t.Skip("a quick benchmark run: go test without -short runs it")
 	}
 	cfg, err := parseFlags([]string{"-quick", "-targets", "direct,reverseproxy",
-		"-workloads", "small,large,stream,stream-anthropic,responses,stream-responses", "-c", "8"})
+		"-workloads", "small,large,stream,stream-anthropic,responses,stream-responses,gemini-client,stream-gemini-client", "-c", "8"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +49,8 @@ func TestQuickRunDirectAndReverseProxy(t *testing.T) {
 	}
 	t.Log("\n" + log.String())
 
-	if len(rep.Results) != 2*6 {
-		t.Fatalf("got %d results, want 12", len(rep.Results))
+	if len(rep.Results) != 2*8 {
+		t.Fatalf("got %d results, want 16", len(rep.Results))
 	}
 	for _, r := range rep.Results {
 		name := r.Workload + "/" + r.Target
@@ -138,8 +138,60 @@ func TestQuickRunTollgate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the gateway and benchmarks it: go test without -short runs it")
 	}
-	cfg, err := parseFlags([]string{"-quick", "-targets", "tollgate,tollgate-limited,tollgate-stateless", "-workloads",
-		"small,stream,bedrock,stream-bedrock,gemini,stream-gemini,stream-responses-gemini", "-c", "4"})
+	rep, log := quickRun(t, "-quick", "-targets", "tollgate,tollgate-limited,tollgate-stateless", "-workloads",
+		"small,stream,bedrock,stream-bedrock,gemini,stream-gemini,stream-responses-gemini", "-c", "4")
+	if len(rep.Results) != 3*7 {
+		t.Fatalf("got %d results, want 21:\n%s", len(rep.Results), log.String())
+	}
+	for _, r := range rep.Results {
+		if r.Error != "" || r.Errors != 0 || r.ErrorsConc != 0 || r.Requests == 0 || r.CPUPerReqUS <= 0 {
+			t.Errorf("%s/%s: error %q, %d+%d errors (%s), %d requests, CPU/req %v", r.Workload, r.Target, r.Error,
+				r.Errors, r.ErrorsConc, r.FirstError, r.Requests, r.CPUPerReqUS)
+		}
+	}
+}
+
+// TestQuickRunTollgateGeminiClients runs Gemini API clients through the
+// gateway, on both lanes, next to the chat pass-through lane they are
+// measured by, for two rounds: every request is answered, and the lane
+// ratios are reported.
+func TestQuickRunTollgateGeminiClients(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc")
+	}
+	if testing.Short() {
+		t.Skip("builds the gateway and benchmarks it: go test without -short runs it")
+	}
+	rep, log := quickRun(t, "-quick", "-targets", "tollgate", "-rounds", "2", "-workloads",
+		"small,stream,gemini-client,stream-gemini-client,gemini-client-translated,stream-gemini-client-translated", "-c", "4")
+	if len(rep.Results) != 6 {
+		t.Fatalf("got %d results, want 6:\n%s", len(rep.Results), log.String())
+	}
+	for _, r := range rep.Results {
+		if r.Error != "" || r.Errors != 0 || r.ErrorsConc != 0 || r.Requests == 0 || r.CPUPerReqUS <= 0 || len(r.CPURoundsUS) != 2 {
+			t.Errorf("%s/%s: error %q, %d+%d errors (%s), %d requests, CPU/req %v %v", r.Workload, r.Target, r.Error,
+				r.Errors, r.ErrorsConc, r.FirstError, r.Requests, r.CPUPerReqUS, r.CPURoundsUS)
+		}
+	}
+	var got []string
+	for _, lr := range rep.Lanes {
+		got = append(got, lr.Workload+"/"+lr.Versus)
+		if len(lr.Rounds) != 2 || lr.Median <= 0 {
+			t.Errorf("%+v", lr)
+		}
+	}
+	want := []string{"gemini-client/small", "stream-gemini-client/stream", "gemini-client-translated/gemini-client",
+		"stream-gemini-client-translated/stream-gemini-client"}
+	if !slices.Equal(got, want) {
+		t.Errorf("lane ratios %v, want %v", got, want)
+	}
+}
+
+// quickRun runs the benchmark with args, within three minutes, and
+// returns its report and log.
+func quickRun(t *testing.T, args ...string) (*Report, *bytes.Buffer) {
+	t.Helper()
+	cfg, err := parseFlags(args)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,15 +202,7 @@ func TestQuickRunTollgate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}
-	if len(rep.Results) != 3*7 {
-		t.Fatalf("got %d results, want 21:\n%s", len(rep.Results), log.String())
-	}
-	for _, r := range rep.Results {
-		if r.Error != "" || r.Errors != 0 || r.ErrorsConc != 0 || r.Requests == 0 || r.CPUPerReqUS <= 0 {
-			t.Errorf("%s/%s: error %q, %d+%d errors (%s), %d requests, CPU/req %v", r.Workload, r.Target, r.Error,
-				r.Errors, r.ErrorsConc, r.FirstError, r.Requests, r.CPUPerReqUS)
-		}
-	}
+	return rep, &log
 }
 
 func TestPercentile(t *testing.T) {
@@ -205,7 +249,15 @@ func TestWorkloadBodies(t *testing.T) {
 		if d := len(b) - w.BodySize; d < -64 || d > 64 {
 			t.Errorf("%s: body %d bytes, want about %d", w.Name, len(b), w.BodySize)
 		}
-		if jsonTrueField(b, "stream") != w.Stream {
+		stream := jsonTrueField(b, "stream")
+		if w.API == apiGemini {
+			// The Gemini API streams by its URL, and names no model in its body.
+			stream = strings.HasSuffix(w.path("m"), ":streamGenerateContent?alt=sse")
+			if bytes.Contains(b, []byte(`"model"`)) || bytes.Contains(b, []byte(`"stream"`)) {
+				t.Errorf("%s: a Gemini body with a model or stream member: %s", w.Name, b)
+			}
+		}
+		if stream != w.Stream {
 			t.Errorf("%s: stream flag mismatch", w.Name)
 		}
 	}
@@ -248,6 +300,12 @@ func TestMedianRound(t *testing.T) {
 	})
 	if len(got) != 2 || got[0].CPUPerReqUS != 20 || got[1].CPUPerReqUS != 6 {
 		t.Fatalf("medianRound = %+v, want a: 20, b: 6", got)
+	}
+	if !slices.Equal(got[0].CPURoundsUS, []float64{30, 10, 20}) {
+		t.Errorf("a's rounds %v, want 30 10 20 in the order they ran", got[0].CPURoundsUS)
+	}
+	if one := medianRound([][]Result{{r("a", 3)}}); one[0].CPURoundsUS != nil {
+		t.Errorf("one round reports rounds %v", one[0].CPURoundsUS)
 	}
 }
 

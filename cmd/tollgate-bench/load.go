@@ -23,6 +23,9 @@ const (
 	apiOpenAI    = "openai"
 	apiAnthropic = "anthropic"
 	apiResponses = "responses"
+	// apiGemini is the Gemini API's generateContent: the model and whether
+	// to stream are in the URL, the key in x-goog-api-key.
+	apiGemini = "gemini"
 )
 
 // workload is one kind of request sent to every target.
@@ -52,6 +55,11 @@ type workload struct {
 	// and a tool loop, no end-user id, so the gateway keys the
 	// conversation by how it starts.
 	Agent bool
+	// Versus is the workload this one's CPU per request is divided by,
+	// target by target and round by round, when both are in the run: the
+	// same client's pass-through lane for a translated workload, the chat
+	// pass-through lane for another protocol's.
+	Versus string
 	// User is the OpenAI body's user field ("" a fixed one); the fake
 	// upstream reads "held:EVENTS:GAPMS" as a slow stream's shape.
 	User string
@@ -63,20 +71,24 @@ var allWorkloads = []workload{
 	{Name: "stream", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "OpenAI chat, ~1 KB body, stream:true, 50 content events"},
 	{Name: "anthropic", API: apiAnthropic, BodySize: 1 << 10, NFactor: 1, Desc: "Anthropic messages, ~1 KB body, non-streaming"},
 	{Name: "stream-anthropic", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text deltas"},
-	{Name: "large-translated", API: apiOpenAI, BodySize: 100 << 10, NFactor: 0.5, Translated: true, Agent: true, Desc: "OpenAI chat, ~100 KB agent tool loop (tools, system, 40 turns), non-streaming, to a model with an Anthropic upstream: breakpoints placed, conversation keyed"},
+	{Name: "large-translated", API: apiOpenAI, BodySize: 100 << 10, NFactor: 0.5, Translated: true, Agent: true, Versus: "large-translated-nocache", Desc: "OpenAI chat, ~100 KB agent tool loop (tools, system, 40 turns), non-streaming, to a model with an Anthropic upstream: breakpoints placed, conversation keyed"},
 	{Name: "large-translated-nocache", API: apiOpenAI, BodySize: 100 << 10, NFactor: 0.5, Translated: true, Agent: true, NoCache: true, Desc: "large-translated, to the same upstream through a model with prompt_cache off and routing not sticky"},
-	{Name: "small-translated", API: apiOpenAI, BodySize: 1 << 10, NFactor: 1, Translated: true, Desc: "OpenAI chat, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
-	{Name: "stream-translated", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Desc: "OpenAI chat, ~1 KB body, stream:true, 50 events, to a model with an Anthropic upstream (translation lane)"},
-	{Name: "bedrock", API: apiAnthropic, BodySize: 1 << 10, NFactor: 1, Bedrock: true, Desc: "Anthropic messages, ~1 KB body, non-streaming, to Claude on a fake Bedrock (signed with SigV4)"},
-	{Name: "stream-bedrock", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Bedrock: true, Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text deltas, from a fake Bedrock's event-stream frames"},
-	{Name: "gemini", API: apiAnthropic, BodySize: 1 << 10, NFactor: 1, Gemini: true, Desc: "Anthropic messages, ~1 KB body, non-streaming, to a model on a fake Gemini API (translation lane)"},
-	{Name: "stream-gemini", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Gemini: true, Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text parts from a fake Gemini API (translation lane)"},
-	{Name: "responses", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Desc: "OpenAI Responses, ~1 KB body, non-streaming"},
-	{Name: "stream-responses", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 text deltas"},
-	{Name: "responses-translated", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Translated: true, Desc: "OpenAI Responses, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
-	{Name: "stream-responses-translated", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 events, to a model with an Anthropic upstream (translation lane)"},
-	{Name: "responses-gemini", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Gemini: true, Desc: "OpenAI Responses, ~1 KB body, non-streaming, to a model on a fake Gemini API (translation lane)"},
-	{Name: "stream-responses-gemini", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Gemini: true, Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 text parts from a fake Gemini API (translation lane)"},
+	{Name: "small-translated", API: apiOpenAI, BodySize: 1 << 10, NFactor: 1, Translated: true, Versus: "small", Desc: "OpenAI chat, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
+	{Name: "stream-translated", API: apiOpenAI, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Versus: "stream", Desc: "OpenAI chat, ~1 KB body, stream:true, 50 events, to a model with an Anthropic upstream (translation lane)"},
+	{Name: "bedrock", API: apiAnthropic, BodySize: 1 << 10, NFactor: 1, Bedrock: true, Versus: "anthropic", Desc: "Anthropic messages, ~1 KB body, non-streaming, to Claude on a fake Bedrock (signed with SigV4)"},
+	{Name: "stream-bedrock", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Bedrock: true, Versus: "stream-anthropic", Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text deltas, from a fake Bedrock's event-stream frames"},
+	{Name: "gemini", API: apiAnthropic, BodySize: 1 << 10, NFactor: 1, Gemini: true, Versus: "anthropic", Desc: "Anthropic messages, ~1 KB body, non-streaming, to a model on a fake Gemini API (translation lane)"},
+	{Name: "stream-gemini", API: apiAnthropic, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Gemini: true, Versus: "stream-anthropic", Desc: "Anthropic messages, ~1 KB body, stream:true, 50 text parts from a fake Gemini API (translation lane)"},
+	{Name: "responses", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Versus: "small", Desc: "OpenAI Responses, ~1 KB body, non-streaming"},
+	{Name: "stream-responses", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Versus: "stream", Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 text deltas"},
+	{Name: "responses-translated", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Translated: true, Versus: "responses", Desc: "OpenAI Responses, ~1 KB body, non-streaming, to a model with an Anthropic upstream (translation lane)"},
+	{Name: "stream-responses-translated", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Versus: "stream-responses", Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 events, to a model with an Anthropic upstream (translation lane)"},
+	{Name: "responses-gemini", API: apiResponses, BodySize: 1 << 10, NFactor: 1, Gemini: true, Versus: "responses", Desc: "OpenAI Responses, ~1 KB body, non-streaming, to a model on a fake Gemini API (translation lane)"},
+	{Name: "stream-responses-gemini", API: apiResponses, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Gemini: true, Versus: "stream-responses", Desc: "OpenAI Responses, ~1 KB body, stream:true, 50 text parts from a fake Gemini API (translation lane)"},
+	{Name: "gemini-client", API: apiGemini, BodySize: 1 << 10, NFactor: 1, Versus: "small", Desc: "Gemini generateContent, ~1 KB body, to a model on a fake Gemini API (pass-through lane)"},
+	{Name: "stream-gemini-client", API: apiGemini, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Versus: "stream", Desc: "Gemini streamGenerateContent?alt=sse, ~1 KB body, 50 text parts from a fake Gemini API (pass-through lane)"},
+	{Name: "gemini-client-translated", API: apiGemini, BodySize: 1 << 10, NFactor: 1, Translated: true, Versus: "gemini-client", Desc: "Gemini generateContent, ~1 KB body, to a model with an Anthropic upstream (translation lane)"},
+	{Name: "stream-gemini-client-translated", API: apiGemini, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Versus: "stream-gemini-client", Desc: "Gemini streamGenerateContent?alt=sse, ~1 KB body, 50 text deltas from an Anthropic upstream (translation lane)"},
 }
 
 func workloadByName(name string) (workload, bool) {
@@ -88,12 +100,19 @@ func workloadByName(name string) (workload, bool) {
 	return workload{}, false
 }
 
-func (w workload) path() string {
+// path is the request's path (and query) for the given model: only the
+// Gemini API names the model in the URL.
+func (w workload) path(model string) string {
 	switch w.API {
 	case apiAnthropic:
 		return "/v1/messages"
 	case apiResponses:
 		return "/v1/responses"
+	case apiGemini:
+		if w.Stream {
+			return "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
+		}
+		return "/v1beta/models/" + model + ":generateContent"
 	}
 	return "/v1/chat/completions"
 }
@@ -114,8 +133,19 @@ type chatMessage struct {
 	Content string `json:"content"`
 }
 
+// geminiContent is a Gemini API message: a role and its parts.
+type geminiContent struct {
+	Role  string       `json:"role,omitempty"`
+	Parts []geminiPart `json:"parts"`
+}
+
+type geminiPart struct {
+	Text string `json:"text"`
+}
+
 // body renders the request body for the given model name, padded to about
-// BodySize bytes. Only "model" differs between targets.
+// BodySize bytes. Only "model" differs between targets (a Gemini body has
+// none: its model is in the URL).
 func (w workload) body(model string) []byte {
 	const system = "You are a careful assistant for an engineering team. Answer concisely, cite the parts of the input you rely on, and say when you are unsure."
 	render := func(fill int) []byte {
@@ -137,6 +167,16 @@ func (w workload) body(model string) []byte {
 				Stream    bool          `json:"stream,omitempty"`
 				Metadata  *metadata     `json:"metadata,omitempty"`
 			}{model, 256, system, []chatMessage{{"user", fillerText(fill)}}, w.Stream, md}
+		case apiGemini:
+			type generationConfig struct {
+				Temperature     float64 `json:"temperature"`
+				MaxOutputTokens int     `json:"maxOutputTokens"`
+			}
+			v = struct {
+				SystemInstruction geminiContent    `json:"systemInstruction"`
+				Contents          []geminiContent  `json:"contents"`
+				GenerationConfig  generationConfig `json:"generationConfig"`
+			}{geminiContent{Parts: []geminiPart{{system}}}, []geminiContent{{"user", []geminiPart{{fillerText(fill)}}}}, generationConfig{0.7, 256}}
 		case apiResponses:
 			v = struct {
 				Model           string        `json:"model"`
@@ -250,14 +290,21 @@ func newReqSpec(t *target, w workload) *reqSpec {
 	if t.key != "" {
 		key = t.key
 	}
-	if w.API == apiAnthropic {
+	switch w.API {
+	case apiAnthropic:
 		h.Set("x-api-key", key)
 		h.Set("anthropic-version", "2023-06-01")
 		model = upstreamModelAnthr
 		if t.gateway {
 			model = tollgateModelAnthr
 		}
-	} else {
+	case apiGemini:
+		h.Set("x-goog-api-key", key)
+		model = upstreamModelGemini
+		if t.gateway {
+			model = tollgateModelGemini
+		}
+	default:
 		h.Set("Authorization", "Bearer "+key)
 		switch {
 		case w.API == apiResponses && t.gateway:
@@ -276,12 +323,12 @@ func newReqSpec(t *target, w workload) *reqSpec {
 	}
 	if w.Translated && t.gateway {
 		// Another protocol's model: the gateway translates both ways.
-		model = map[string]string{apiOpenAI: tollgateModelAnthr, apiAnthropic: tollgateModelOpenAI, apiResponses: tollgateModelAnthr}[w.API]
+		model = map[string]string{apiOpenAI: tollgateModelAnthr, apiAnthropic: tollgateModelOpenAI, apiResponses: tollgateModelAnthr, apiGemini: tollgateModelAnthr}[w.API]
 		if w.NoCache {
 			model = tollgateModelNoCache
 		}
 	}
-	return &reqSpec{url: t.BaseURL + w.path(), header: h, body: w.body(model), stream: w.Stream, sent: &t.sent}
+	return &reqSpec{url: t.BaseURL + w.path(model), header: h, body: w.body(model), stream: w.Stream, sent: &t.sent}
 }
 
 // newLoadClient returns the HTTP/1.1 keep-alive client used for one target.
@@ -326,6 +373,9 @@ func (s *reqSpec) do(ctx context.Context, client *http.Client, buf []byte) (tota
 		n, rerr := resp.Body.Read(buf)
 		if wantEvent && n > 0 {
 			for _, c := range buf[:n] {
+				if c == '\r' {
+					continue // a Gemini stream ends its lines with CRLF
+				}
 				if c == '\n' && prevNL {
 					ttfb = time.Since(start)
 					wantEvent = false
@@ -465,6 +515,9 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("%s: %s", resp.Status, truncate(string(body), 300))
 	}
+	if w.API == apiGemini && !w.Stream {
+		return "", checkGeminiAnswer(body)
+	}
 	if !w.Stream {
 		var v struct {
 			Object string `json:"object"`
@@ -501,19 +554,15 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		return "", fmt.Errorf("stream answered with Content-Type %q", ct)
 	}
+	if w.API == apiGemini {
+		return checkGeminiStream(body)
+	}
 	var contentEvents, usageChunks int
 	var terminated bool
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data:")
-		if !ok {
-			continue
-		}
-		data = strings.TrimSpace(data)
+	err = eachSSEData(body, func(data string) error {
 		if data == "[DONE]" {
 			terminated = true
-			continue
+			return nil
 		}
 		var ev struct {
 			Type    string `json:"type"`
@@ -526,7 +575,7 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 			Delta json.RawMessage `json:"delta"` // Anthropic: an object; Responses: a string
 		}
 		if err := json.Unmarshal([]byte(data), &ev); err != nil {
-			return "", fmt.Errorf("bad SSE data line %q: %v", truncate(data, 120), err)
+			return fmt.Errorf("bad SSE data line %q: %v", truncate(data, 120), err)
 		}
 		switch w.API {
 		case apiOpenAI:
@@ -554,6 +603,10 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 				terminated = true
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	if contentEvents != streamContentEvents {
 		return "", fmt.Errorf("stream had %d content events, want %d", contentEvents, streamContentEvents)
@@ -565,6 +618,21 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 		warn = "client saw a usage-only chunk it did not ask for"
 	}
 	return warn, nil
+}
+
+// eachSSEData calls fn with every data line of an SSE stream, trimmed, in
+// order, until fn returns an error.
+func eachSSEData(stream []byte, fn func(data string) error) error {
+	sc := bufio.NewScanner(bytes.NewReader(stream))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
+			if err := fn(strings.TrimSpace(data)); err != nil {
+				return err
+			}
+		}
+	}
+	return sc.Err()
 }
 
 func truncate(s string, n int) string {

@@ -51,6 +51,13 @@
 //     Responses requests to the model with an Anthropic upstream.
 //   - responses-gemini, stream-responses-gemini (optional): Responses
 //     requests to the model on the fake upstream's Gemini API endpoints.
+//   - gemini-client, stream-gemini-client (optional): ~1 KB Gemini API
+//     requests (generateContent, streamGenerateContent?alt=sse; the model
+//     in the URL, the key in x-goog-api-key) to a model on the fake
+//     upstream's Gemini endpoints: tollgate's pass-through lane, which
+//     rewrites only the URL's model.
+//   - gemini-client-translated, stream-gemini-client-translated
+//     (optional): the same to the model with an Anthropic upstream.
 //
 // # Measurements, per target and workload
 //
@@ -182,7 +189,7 @@ func main() {
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("tollgate-bench", flag.ContinueOnError)
 	targets := fs.String("targets", strings.Join(defaultTargets, ","), "comma-separated targets: "+strings.Join(knownTargets, ", "))
-	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, anthropic, stream-anthropic, small-translated, stream-translated, bedrock, stream-bedrock, gemini, stream-gemini, responses, stream-responses, responses-translated, stream-responses-translated, responses-gemini, stream-responses-gemini")
+	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, anthropic, stream-anthropic, small-translated, stream-translated, bedrock, stream-bedrock, gemini, stream-gemini, responses, stream-responses, responses-translated, stream-responses-translated, responses-gemini, stream-responses-gemini, gemini-client, stream-gemini-client, gemini-client-translated, stream-gemini-client-translated")
 	n := fs.Int("n", 2000, "timed requests at concurrency 1 for small (large and stream use half)")
 	c := fs.Int("c", 32, "concurrency of the throughput / CPU phase")
 	d := fs.Duration("d", 5*time.Second, "duration of the throughput / CPU phase, per target and workload")
@@ -444,6 +451,7 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 		}
 	}
 	rep.Results = medianRound(rounds)
+	rep.Lanes = laneRatios(cfg.workloads, rounds)
 
 	if len(cfg.held.ns) > 0 {
 		for _, n := range cfg.held.ns {
@@ -478,7 +486,8 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 }
 
 // medianRound keeps, for each result, the round whose CPU per request is
-// the median of the rounds'.
+// the median of the rounds', with every round's CPU per request when there
+// are several.
 func medianRound(rounds [][]Result) []Result {
 	out := slices.Clone(rounds[0])
 	for i := range out {
@@ -488,8 +497,15 @@ func medianRound(rounds [][]Result) []Result {
 				all = append(all, r[i])
 			}
 		}
+		var cpu []float64
+		if len(all) > 1 {
+			for _, r := range all {
+				cpu = append(cpu, r.CPUPerReqUS)
+			}
+		}
 		slices.SortStableFunc(all, func(a, b Result) int { return cmp.Compare(a.CPUPerReqUS, b.CPUPerReqUS) })
 		out[i] = all[len(all)/2]
+		out[i].CPURoundsUS = cpu
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,6 +23,7 @@ type Report struct {
 	Workloads []WorkloadDoc `json:"workloads"`
 	Results   []Result      `json:"results"`
 	Ratios    []Ratio       `json:"ratios"`
+	Lanes     []LaneRatio   `json:"lane_ratios,omitempty"`
 	Held      []HeldResult  `json:"held_streams,omitempty"`
 	Notes     []string      `json:"notes,omitempty"`
 	CPUMethod string        `json:"cpu_method"`
@@ -32,6 +34,7 @@ type Settings struct {
 	Concurrency int     `json:"concurrency"`
 	DurationSec float64 `json:"duration_sec"`
 	Quick       bool    `json:"quick"`
+	Rounds      int     `json:"rounds"`
 	GOMAXPROCS  int     `json:"proxy_gomaxprocs,omitempty"`
 }
 
@@ -77,18 +80,21 @@ type Result struct {
 	TTFBP99US  float64  `json:"ttfb_p99_us,omitempty"`
 
 	// Concurrency c, fixed duration.
-	Concurrency         int     `json:"concurrency"`
-	Requests            int64   `json:"requests"`
-	ErrorsConc          int64   `json:"errors_concurrent"`
-	ElapsedSec          float64 `json:"elapsed_sec"`
-	RPS                 float64 `json:"rps"`
-	ConcP50US           float64 `json:"concurrent_p50_us"`
-	ConcP99US           float64 `json:"concurrent_p99_us"`
-	CPUSec              float64 `json:"proxy_cpu_sec,omitempty"`
-	CPUPerReqUS         float64 `json:"proxy_cpu_per_req_us,omitempty"`
-	CPUMethod           string  `json:"proxy_cpu_method,omitempty"`
-	UpstreamCPUPerReqUS float64 `json:"upstream_cpu_per_req_us"`
-	FirstError          string  `json:"first_error,omitempty"`
+	Concurrency int     `json:"concurrency"`
+	Requests    int64   `json:"requests"`
+	ErrorsConc  int64   `json:"errors_concurrent"`
+	ElapsedSec  float64 `json:"elapsed_sec"`
+	RPS         float64 `json:"rps"`
+	ConcP50US   float64 `json:"concurrent_p50_us"`
+	ConcP99US   float64 `json:"concurrent_p99_us"`
+	CPUSec      float64 `json:"proxy_cpu_sec,omitempty"`
+	CPUPerReqUS float64 `json:"proxy_cpu_per_req_us,omitempty"`
+	CPUMethod   string  `json:"proxy_cpu_method,omitempty"`
+	// CPURoundsUS is CPU/req in every round, in the order they ran, when
+	// there were several; the result is the median one's.
+	CPURoundsUS         []float64 `json:"proxy_cpu_per_req_rounds_us,omitempty"`
+	UpstreamCPUPerReqUS float64   `json:"upstream_cpu_per_req_us"`
+	FirstError          string    `json:"first_error,omitempty"`
 }
 
 // Ratio compares tollgate with a baseline on one workload.
@@ -104,7 +110,7 @@ func newReport(cfg config) *Report {
 		Started:   time.Now().UTC(),
 		GoVersion: runtime.Version(),
 		NumCPU:    runtime.NumCPU(),
-		Settings:  Settings{N: cfg.n, Concurrency: cfg.c, DurationSec: cfg.d.Seconds(), Quick: cfg.quick, GOMAXPROCS: cfg.gomaxprocs},
+		Settings:  Settings{N: cfg.n, Concurrency: cfg.c, DurationSec: cfg.d.Seconds(), Quick: cfg.quick, Rounds: cfg.rounds, GOMAXPROCS: cfg.gomaxprocs},
 		CPUMethod: "sum of /proc/PID/task/*/schedstat run time (ns), falling back to /proc/PID/stat utime+stime " +
 			"when threads exited during the window; divided by requests completed in the concurrent phase",
 	}
@@ -271,6 +277,9 @@ func (r *Report) rows(workload string) [][]string {
 		if res.CPUPerReqUS > 0 {
 			cpu = fmtUS(res.CPUPerReqUS)
 		}
+		if len(res.CPURoundsUS) > 1 {
+			cpu += fmt.Sprintf(" (%s–%s)", fmtUS(slices.Min(res.CPURoundsUS)), fmtUS(slices.Max(res.CPURoundsUS)))
+		}
 		rows = append(rows, []string{
 			res.Target,
 			fmtUS(res.P50US), fmtUS(res.P99US),
@@ -290,6 +299,9 @@ var tableHeader = []string{"target", "p50", "p99", "+p50", "+p99", "ttfb p50", "
 func (r *Report) header() string {
 	s := fmt.Sprintf("%d CPUs, %s; latency: c=1, n=%d for small (half for others); throughput and CPU: c=%d for %gs",
 		r.NumCPU, r.GoVersion, r.Settings.N, r.Settings.Concurrency, r.Settings.DurationSec)
+	if r.Settings.Rounds > 1 {
+		s += fmt.Sprintf("; %d rounds, each result the median round by CPU/req (lowest–highest in brackets)", r.Settings.Rounds)
+	}
 	if r.Settings.GOMAXPROCS > 0 {
 		s += fmt.Sprintf("; Go proxies at GOMAXPROCS=%d", r.Settings.GOMAXPROCS)
 	}
@@ -308,6 +320,7 @@ func writeText(out io.Writer, r *Report) {
 		}
 		tw.Flush()
 	}
+	writeLanesText(out, r.Lanes)
 	writeHeld(out, r.Held)
 	fmt.Fprintln(out, "\nmemory")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -403,6 +416,7 @@ func writeMarkdown(out io.Writer, r *Report) {
 			fmt.Fprintf(out, "| %s |\n", strings.Join(row, " | "))
 		}
 	}
+	writeLanesMarkdown(out, r.Lanes)
 	fmt.Fprintf(out, "\n## memory\n\n| target | idle RSS | peak RSS | log/req |\n| ---: | ---: | ---: | ---: |\n")
 	for _, t := range r.Targets {
 		switch {

@@ -87,7 +87,7 @@ type fakeUpstream struct {
 	responsesEvents   [][]byte // created … output_item.done: all but the terminal event
 	responsesText     string   // the streamed text, as a JSON string
 	bedrockMiddle     [][]byte // anthropicMiddle, message_delta and message_stop as event-stream frames
-	geminiChunks      [][]byte // a Gemini stream's text events, all but the last
+	geminiChunks      [][]byte // a Gemini stream's text events, all but the last, up to their usage
 }
 
 // bedrockFrame is an Anthropic stream event (its data) as Bedrock frames it.
@@ -156,7 +156,7 @@ func newFakeUpstream() *fakeUpstream {
 
 	for i := 0; i < streamContentEvents; i++ {
 		w := benchWords[i%len(benchWords)] + " "
-		u.geminiChunks = append(u.geminiChunks, []byte(`data: {"candidates":[{"content":{"parts":[{"text":`+strconv.Quote(w)+`}],"role":"model"},"index":0}],"modelVersion":"gemini-bench","responseId":"bench1"}`+"\r\n\r\n"))
+		u.geminiChunks = append(u.geminiChunks, []byte(`data: {"candidates":[{"content":{"parts":[{"text":`+strconv.Quote(w)+`}],"role":"model"},"index":0}],`))
 	}
 
 	seq := 0
@@ -312,8 +312,29 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveGemini answers the Gemini API's generateContent and
-// streamGenerateContent (alt=sse: CRLF-separated events).
+// streamGenerateContent (alt=sse: CRLF-separated events), to a translated
+// request and to a Gemini client's own body alike. The model in the URL
+// must be the upstream's, so that a gateway which passes a Gemini
+// client's request on without rewriting it is caught by the answer
+// check rather than measured.
 func (u *fakeUpstream) serveGemini(w http.ResponseWriter, r *http.Request) {
+	model, method, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/v1beta/models/"), ":")
+	switch {
+	case r.Method != http.MethodPost:
+		geminiError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method not allowed")
+		return
+	case model != upstreamModelGemini:
+		geminiError(w, http.StatusNotFound, "NOT_FOUND", "models/"+model+" is not found")
+		return
+	case method != "generateContent" && method != "streamGenerateContent":
+		geminiError(w, http.StatusNotFound, "NOT_FOUND", "no method "+method)
+		return
+	case method == "streamGenerateContent" && r.URL.Query().Get("alt") != "sse":
+		// Without alt=sse the API streams one JSON array, which no
+		// tollgate lane reads.
+		geminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "this fake upstream streams with alt=sse only")
+		return
+	}
 	buf := u.bufs.Get().(*bytes.Buffer)
 	defer u.bufs.Put(buf)
 	buf.Reset()
@@ -323,15 +344,31 @@ func (u *fakeUpstream) serveGemini(w http.ResponseWriter, r *http.Request) {
 	}
 	promptTokens := buf.Len()/4 + 1
 	usage := fmt.Sprintf(`"usageMetadata":{"promptTokenCount":%d,"candidatesTokenCount":%d,"totalTokenCount":%d}`, promptTokens, streamContentEvents, promptTokens+streamContentEvents)
-	if !strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
+	if method == "generateContent" {
 		writeJSON(w, []byte(`{"candidates":[{"content":{"parts":[{"text":`+answerText+`}],"role":"model"},"finishReason":"STOP","index":0}],`+usage+`,"modelVersion":"gemini-bench","responseId":"bench1"}`))
 		return
 	}
+	// Every event carries the usage so far, as the Gemini API's do: a
+	// gateway reads it from each (the prompt's count comes first).
+	tail := fmt.Appendf(nil, `"usageMetadata":{"promptTokenCount":%d,"totalTokenCount":%d},"modelVersion":"gemini-bench","responseId":"bench1"}`+"\r\n\r\n", promptTokens, promptTokens)
 	sw := startSSE(w)
+	ev := u.bufs.Get().(*bytes.Buffer)
+	defer u.bufs.Put(ev)
 	for _, c := range u.geminiChunks {
-		sw.event(c)
+		ev.Reset()
+		ev.Write(c)
+		ev.Write(tail)
+		sw.event(ev.Bytes())
 	}
 	sw.event([]byte(`data: {"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP","index":0}],` + usage + `,"modelVersion":"gemini-bench","responseId":"bench1"}` + "\r\n\r\n"))
+}
+
+// geminiError answers in the Gemini API's error envelope.
+func geminiError(w http.ResponseWriter, status int, code, msg string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"error":{"code":%d,"message":%q,"status":%q}}`, status, msg, code)
 }
 
 func writeJSON(w http.ResponseWriter, body []byte) {
