@@ -39,7 +39,7 @@ const (
 	// thinking and signature are the scripted model's reasoning before
 	// the call: Claude must get the block back, Gemini 3 its signature.
 	thinking  = "The user wants a file."
-	signature = "EqQBCgIYAhIMGeminiCLIsignature0123456789abcdefghijklmnopqr=="
+	signature = "EqQBCgIYAhIMZ2VtaW5pLWNsaS10aGlua2luZy1zaWduYXR1cmUtZm9yLXRvbGxnYXRl"
 )
 
 // defaultModels are the models Gemini CLI 0.61 asks for when it is given

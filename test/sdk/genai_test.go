@@ -31,7 +31,7 @@ const (
 	// on a tool call and what seals it; the signature is base64, as every
 	// provider's is (the SDK decodes a thoughtSignature as bytes).
 	genaiThinking  = "Two cities: two calls."
-	genaiSignature = "EqQBCgIYAhIMGenAISignature0123456789abcdefghijklmnopqrstuvwx=="
+	genaiSignature = "EqQBCgIYAhIMZ2VuYWktc2RrLXRoaW5raW5nLXNpZ25hdHVyZS1mb3ItdG9sbGdhdGUtdGVzdHM="
 	genaiSystem    = "Be brief."
 	// genaiRateLimited in a prompt makes the scripted upstream answer 429.
 	genaiRateLimited = "please-rate-limit-me"
@@ -57,18 +57,17 @@ var genaiUpstreamModel = map[string]string{
 	"gemini": "gemini-3-pro-preview", "messages": "claude-sonnet-4-5", "chat": "gpt-4o", "responses": "gpt-5",
 }
 
-// genaiLanes starts, for each upstream protocol, a scripted upstream and a
-// gateway serving it as the model "scripted" (alias "models-alias").
-func genaiLanes(t *testing.T) []genaiLane {
+// genaiLaneNames are the upstream protocols a Gemini client is tested on.
+var genaiLaneNames = []string{"gemini", "messages", "chat", "responses"}
+
+// startGenaiLane starts a scripted upstream speaking protocol name and a
+// gateway serving it as the model "scripted".
+func startGenaiLane(t *testing.T, name string) genaiLane {
 	t.Helper()
-	var lanes []genaiLane
-	for _, name := range []string{"gemini", "messages", "chat", "responses"} {
-		up := newUpstream(t, genaiScript)
-		yaml := fmt.Sprintf("providers:\n  - "+genaiLaneConfig[name]+"\nmodels:\n  - { name: scripted, targets: [ { provider: up, model: %s } ] }\n",
-			up.URL, upstreamKey, genaiUpstreamModel[name])
-		lanes = append(lanes, genaiLane{name: name, base: gatewaytest.Start(t, yaml, masterKey), up: up})
-	}
-	return lanes
+	up := newUpstream(t, genaiScript)
+	yaml := fmt.Sprintf("providers:\n  - "+genaiLaneConfig[name]+"\nmodels:\n  - { name: scripted, targets: [ { provider: up, model: %s } ] }\n",
+		up.URL, upstreamKey, genaiUpstreamModel[name])
+	return genaiLane{name: name, base: gatewaytest.Start(t, yaml, masterKey), up: up}
 }
 
 // hasToolResult reports whether a request carries a function's result,
@@ -280,9 +279,10 @@ func (l genaiLane) upstreamPath(streamed bool) string {
 // terms, and Gemini the client's bytes unchanged.
 func TestGenAIText(t *testing.T) {
 	t.Parallel()
-	for _, l := range genaiLanes(t) {
+	for _, name := range genaiLaneNames {
 		for _, streamed := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/stream=%v", l.name, streamed), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/stream=%v", name, streamed), func(t *testing.T) {
+				l := startGenaiLane(t, name)
 				c, tr := genaiClient(t, l.base, masterKey, "")
 				cfg := &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText(genaiSystem, genai.RoleUser),
 					Temperature: genai.Ptr[float32](0.25), TopP: genai.Ptr[float32](0.5), MaxOutputTokens: 256}
@@ -354,8 +354,9 @@ func TestGenAIText(t *testing.T) {
 // clients do not).
 func TestGenAIStreamJSONArray(t *testing.T) {
 	t.Parallel()
-	for _, l := range genaiLanes(t) {
-		t.Run(l.name, func(t *testing.T) {
+	for _, name := range genaiLaneNames {
+		t.Run(name, func(t *testing.T) {
+			l := startGenaiLane(t, name)
 			req, _ := http.NewRequestWithContext(callContext(t), "POST", l.base+"/v1beta/models/scripted:streamGenerateContent",
 				strings.NewReader(`{"contents":[{"role":"user","parts":[{"text":"Say hello"}]}]}`))
 			req.Header.Set("x-goog-api-key", masterKey)
@@ -401,9 +402,10 @@ func TestGenAIJSONSchema(t *testing.T) {
 		Properties: map[string]*genai.Schema{"city": {Type: genai.TypeString}, "temp_c": {Type: genai.TypeInteger}}}
 	jsonSchema := map[string]any{"type": "OBJECT", "required": []string{"city", "temp_c"},
 		"properties": map[string]any{"city": map[string]any{"type": "STRING"}, "temp_c": map[string]any{"type": "INTEGER"}}}
-	for _, l := range genaiLanes(t) {
+	for _, name := range genaiLaneNames {
 		for _, kind := range []string{"responseSchema", "responseJsonSchema"} {
-			t.Run(l.name+"/"+kind, func(t *testing.T) {
+			t.Run(name+"/"+kind, func(t *testing.T) {
+				l := startGenaiLane(t, name)
 				c, tr := genaiClient(t, l.base, masterKey, "")
 				cfg := &genai.GenerateContentConfig{ResponseMIMEType: "application/json"}
 				if kind == "responseSchema" {
@@ -465,7 +467,7 @@ var genaiWeatherTool = &genai.Tool{FunctionDeclarations: []*genai.FunctionDeclar
 // reasoning, Gemini its thought signature.
 func TestGenAIToolLoop(t *testing.T) {
 	t.Parallel()
-	for _, l := range genaiLanes(t) {
+	for _, name := range genaiLaneNames {
 		for _, tc := range []struct {
 			cities   []string
 			streamed bool
@@ -477,7 +479,8 @@ func TestGenAIToolLoop(t *testing.T) {
 			{[]string{"Paris", "London"}, false, false},
 			{[]string{"Paris", "London"}, true, false},
 		} {
-			t.Run(fmt.Sprintf("%s/%dcalls/stream=%v/ids=%v", l.name, len(tc.cities), tc.streamed, tc.keepIDs), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%dcalls/stream=%v/ids=%v", name, len(tc.cities), tc.streamed, tc.keepIDs), func(t *testing.T) {
+				l := startGenaiLane(t, name)
 				c, _ := genaiClient(t, l.base, masterKey, "")
 				question := "What is the weather in " + strings.Join(tc.cities, " and ") + "?"
 				cfg := &genai.GenerateContentConfig{Tools: []*genai.Tool{genaiWeatherTool},
@@ -683,8 +686,9 @@ func checkGenaiSecondTurn(t *testing.T, lane string, calls []*genai.FunctionCall
 // has one (Gemini, Claude, Responses), and the gateway's estimate on Chat.
 func TestGenAICountTokens(t *testing.T) {
 	t.Parallel()
-	for _, l := range genaiLanes(t) {
-		t.Run(l.name, func(t *testing.T) {
+	for _, name := range genaiLaneNames {
+		t.Run(name, func(t *testing.T) {
+			l := startGenaiLane(t, name)
 			c, _ := genaiClient(t, l.base, masterKey, "")
 			n, err := c.Models.CountTokens(callContext(t), "scripted", userContent("How many tokens is this prompt?"), nil)
 			if err != nil {
@@ -718,9 +722,10 @@ func TestGenAICountTokens(t *testing.T) {
 // envelope with Google's status names.
 func TestGenAIErrors(t *testing.T) {
 	t.Parallel()
-	for _, l := range genaiLanes(t) {
+	for _, name := range genaiLaneNames {
 		for _, streamed := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/stream=%v", l.name, streamed), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/stream=%v", name, streamed), func(t *testing.T) {
+				l := startGenaiLane(t, name)
 				c, _ := genaiClient(t, l.base, masterKey, "")
 				_, err := genaiGenerate(t, c, streamed, userContent(genaiRateLimited), nil)
 				genaiAPIError(t, err, 429, "RESOURCE_EXHAUSTED")
@@ -750,7 +755,7 @@ func TestGenAIErrors(t *testing.T) {
 // "models/" names.
 func TestGenAIAuthAndModels(t *testing.T) {
 	t.Parallel()
-	l := genaiLanes(t)[1] // any lane: no upstream is involved in auth
+	l := startGenaiLane(t, "gemini") // any lane: the gateway checks keys
 	for _, auth := range []string{"", "query", "bearer"} {
 		t.Run("auth="+auth, func(t *testing.T) {
 			c, _ := genaiClient(t, l.base, masterKey, auth)
