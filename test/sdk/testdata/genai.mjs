@@ -6,6 +6,12 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
+// A failed step ends the script with one line that says which error it was.
+process.on('uncaughtException', (e) => {
+  process.stderr.write(`${e.name} ${e.status ?? ''}: ${e.message}\n${e.stack}\n`);
+  process.exit(1);
+});
+
 const { GoogleGenAI, ApiError } = createRequire(join(process.env.GENAI_JS, 'package.json'))('@google/genai');
 const ai = new GoogleGenAI({ apiKey: process.env.KEY, httpOptions: { baseUrl: process.env.GATEWAY, apiVersion: 'v1beta' } });
 const model = process.env.MODEL;
