@@ -212,11 +212,14 @@ func runCLI(t *testing.T, cli, gateway, model string) (string, gjson.Result) {
 			t.Fatal(err)
 		}
 	}
+	// One attempt per request: the CLI retries an error up to ten times
+	// with backoff, which turns a failing test into minutes of waiting.
 	settings := `{
   "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
   "privacy": {"usageStatisticsEnabled": false},
   "telemetry": {"enabled": false},
-  "general": {"disableAutoUpdate": true, "disableUpdateNag": true, "enableAutoUpdate": false, "enableAutoUpdateNotification": false}
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true, "enableAutoUpdate": false, "enableAutoUpdateNotification": false,
+    "maxAttempts": 1, "retryFetchErrors": false}
 }`
 	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
 		t.Fatal(err)
@@ -240,10 +243,19 @@ func runCLI(t *testing.T, cli, gateway, model string) (string, gjson.Result) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("gemini: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		t.Fatalf("gemini: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), head(stderr.String(), 40))
 	}
 	if !gjson.Valid(stdout.String()) {
 		t.Fatalf("gemini -o json printed no JSON:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	}
 	return work, gjson.Parse(stdout.String())
+}
+
+// head is the first n lines of s: the CLI prints a stack trace per error.
+func head(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines[n] = "[...]"
+	}
+	return strings.Join(lines, "\n")
 }
