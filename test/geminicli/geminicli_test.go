@@ -232,10 +232,11 @@ func runCLI(t *testing.T, cli, gateway, model string) (string, gjson.Result) {
 	}
 	cmd := exec.CommandContext(ctx, cli, args...)
 	cmd.Dir = work
-	env := []string{"HOME=" + home, "GOOGLE_GEMINI_BASE_URL=" + gateway, "GEMINI_API_KEY=" + masterKey, "NO_COLOR=1"}
+	env := []string{"HOME=" + home, "TMPDIR=" + dir, "GOOGLE_GEMINI_BASE_URL=" + gateway, "GEMINI_API_KEY=" + masterKey, "NO_COLOR=1"}
 	for _, e := range os.Environ() {
-		// The machine's own Google settings must not reach the CLI.
-		if name, _, _ := strings.Cut(e, "="); !strings.HasPrefix(name, "GOOGLE_") && !strings.HasPrefix(name, "GEMINI_") && name != "HOME" {
+		// The machine's own Google settings must not reach the CLI; its
+		// error reports go to the test's directory.
+		if name, _, _ := strings.Cut(e, "="); !strings.HasPrefix(name, "GOOGLE_") && !strings.HasPrefix(name, "GEMINI_") && name != "HOME" && name != "TMPDIR" {
 			env = append(env, e)
 		}
 	}
