@@ -61,6 +61,9 @@ type genaiJSResult struct {
 // and a wrong key.
 func TestGenAIJavaScript(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts node once per upstream: go test without -short runs it")
+	}
 	prefix := needTool(t, "TOLLGATE_TEST_GENAI_JS", "the npm prefix @google/genai is installed under")
 	script, err := filepath.Abs("testdata/genai.mjs")
 	if err != nil {
