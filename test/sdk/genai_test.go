@@ -99,7 +99,13 @@ func genaiScript(r upstreamtest.Received) upstreamtest.Reply {
 	case bytes.Contains(r.Body, []byte(genaiRateLimited)):
 		return upstreamtest.ErrorReply(r, 429, "Rate limit reached for requests")
 	case bytes.Contains(r.Body, []byte("JSON please")):
-		return upstreamtest.Turn{Text: []string{`{"city":"Paris",`, `"temp_c":21}`}, Usage: upstreamtest.Usage{Input: 50, Output: 9}}.Reply(r)
+		usage := upstreamtest.Usage{Input: 50, Output: 9}
+		if forced := gjson.GetBytes(r.Body, "tool_choice"); forced.Get("type").Str == "tool" {
+			// Claude asked for JSON through a forced tool answers with
+			// the tool's input.
+			return upstreamtest.Turn{Calls: []upstreamtest.Call{{ID: "toolu_01Json", Name: forced.Get("name").Str, Args: `{"city":"Paris","temp_c":21}`}}, Usage: usage}.Reply(r)
+		}
+		return upstreamtest.Turn{Text: []string{`{"city":"Paris",`, `"temp_c":21}`}, Usage: usage}.Reply(r)
 	case hasToolResult(r):
 		return upstreamtest.Turn{Text: []string{"Paris is warmer ", "than London."}, Usage: upstreamtest.Usage{Input: 300, Cached: 200, Output: 7}}.Reply(r)
 	}
@@ -434,7 +440,15 @@ func TestGenAIJSONSchema(t *testing.T) {
 					}
 					return
 				case "messages":
+					// Structured output, or a forced tool whose input is the answer.
 					got = body.Get("output_config.format")
+					if name := body.Get("tool_choice.name").Str; body.Get("tool_choice.type").Str == "tool" {
+						for _, tool := range body.Get("tools").Array() {
+							if tool.Get("name").Str == name {
+								got = gjson.Parse(`{"type":"json_schema","schema":` + tool.Get("input_schema").Raw + `}`)
+							}
+						}
+					}
 				case "chat":
 					got = body.Get("response_format")
 					if got.Get("type").Str == "json_schema" {
