@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,7 +77,8 @@ func TestGeminiCLI(t *testing.T) {
 			}
 			yaml := "providers:\n  - " + fmt.Sprintf(tc.provider, up.URL, upstreamKey) + "\nmodels:\n"
 			for _, m := range models {
-				yaml += fmt.Sprintf("  - { name: %s, targets: [ { provider: up, model: upstream-model } ] }\n", m)
+				// Each model's upstream name says which one the CLI asked for.
+				yaml += fmt.Sprintf("  - { name: %s, targets: [ { provider: up, model: up-%[1]s } ] }\n", m)
 			}
 			gw := gatewaytest.Start(t, yaml, masterKey)
 			work, out := runCLI(t, cli, gw, tc.model)
@@ -121,30 +123,41 @@ func TestGeminiCLI(t *testing.T) {
 	}
 }
 
-// checkDefaultModels: without -m the CLI asked its classifier (a lite
-// model, a JSON schema with upper-case Gemini types) and then a main
-// model; both were served through the gateway.
+// checkDefaultModels: without -m the CLI asked its classifier (the lite
+// model, with a JSON schema in upper-case Gemini types) and then one of its
+// main models; both were served through the gateway.
 func checkDefaultModels(t *testing.T, out gjson.Result, up *upstreamtest.Server) {
 	t.Helper()
-	var classifier []upstreamtest.Received
+	var asked []string
 	for _, r := range up.Requests() {
-		if isClassifier(r) {
-			classifier = append(classifier, r)
+		body := gjson.ParseBytes(r.Body)
+		if !isClassifier(r) {
+			asked = append(asked, body.Get("model").Str)
+			continue
+		}
+		if m := body.Get("model").Str; m != "up-gemini-3.5-flash-lite" {
+			t.Errorf("the classifier asked %s", m)
+		}
+		// Structured output, or a forced tool whose input is the answer.
+		schema := body.Get("output_config.format.schema")
+		if name := body.Get("tool_choice.name").Str; body.Get("tool_choice.type").Str == "tool" {
+			for _, tool := range body.Get("tools").Array() {
+				if tool.Get("name").Str == name {
+					schema = tool.Get("input_schema")
+				}
+			}
+		}
+		if schema.Get("type").Str != "object" || schema.Get("properties.complexity_score.type").Str != "integer" {
+			t.Errorf("the classifier's schema did not reach Claude as a JSON Schema: %s", r.Body)
 		}
 	}
-	if len(classifier) != 1 {
-		t.Fatalf("upstream got %d classifier requests, want 1", len(classifier))
+	t.Logf("main model requests: %v", asked)
+	for _, m := range asked {
+		if !slices.Contains(defaultModels[:3], strings.TrimPrefix(m, "up-")) {
+			t.Errorf("the CLI asked %s, not one of its main models", m)
+		}
 	}
-	format := gjson.GetBytes(classifier[0].Body, "output_config.format")
-	if format.Get("type").Str != "json_schema" || format.Get("schema.type").Str != "object" ||
-		format.Get("schema.properties.complexity_score.type").Str != "integer" {
-		t.Errorf("classifier's schema did not reach Claude as a JSON Schema: %s", classifier[0].Body)
-	}
-	used := out.Get("stats.models").Map()
-	if _, ok := used["gemini-3.5-flash-lite"]; !ok || len(used) != 2 {
-		t.Errorf("the CLI used models %v, want its classifier and one main model", out.Get("stats.models|@keys"))
-	}
-	for name, m := range used {
+	for name, m := range out.Get("stats.models").Map() {
 		if m.Get("api.totalErrors").Int() != 0 {
 			t.Errorf("model %s: %d errors", name, m.Get("api.totalErrors").Int())
 		}
@@ -183,7 +196,11 @@ func scriptedUpstream(t *testing.T) *upstreamtest.Server {
 		usage := upstreamtest.Usage{Input: 900, Cached: 600, Output: 20}
 		switch {
 		case isClassifier(r):
-			return upstreamtest.Turn{Text: []string{`{"complexity_reasoning":"One shell command.","complexity_score":80}`}, Usage: usage}.Reply(r)
+			rating := `{"complexity_reasoning":"One shell command.","complexity_score":80}`
+			if forced := gjson.GetBytes(r.Body, "tool_choice"); forced.Get("type").Str == "tool" {
+				return upstreamtest.Turn{Calls: []upstreamtest.Call{{ID: "toolu_01Rating", Name: forced.Get("name").Str, Args: rating}}, Usage: usage}.Reply(r)
+			}
+			return upstreamtest.Turn{Text: []string{rating}, Usage: usage}.Reply(r)
 		case answersTool(r):
 			return upstreamtest.Turn{Text: []string{"Wrote ", "out.txt."}, Usage: usage}.Reply(r)
 		}
