@@ -327,7 +327,7 @@ func TestGeminiSignatureCarriesReasoning(t *testing.T) {
 			if len(sigs) != 1 {
 				t.Fatalf("want one signature, got %d:\n%s", len(sigs), got)
 			}
-			payload, ok := goldenSigner.unseal(string(sigs[0][1]))
+			payload, ok := goldenSigner.unsealSignature(string(sigs[0][1]))
 			if !ok || string(payload) != tc.want {
 				t.Errorf("sealed %s (ok %v), want %s", payload, ok, tc.want)
 			}

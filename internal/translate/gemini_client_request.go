@@ -455,7 +455,7 @@ func (p *Plan) unsealReasoning(sig string) (sealedReasoning, bool) {
 	if p.signer == nil {
 		return sr, false
 	}
-	payload, ok := p.signer.unseal(sig)
+	payload, ok := p.signer.unsealSignature(sig)
 	if !ok || jsonx.Unmarshal(payload, &sr) != nil {
 		return sr, false
 	}

@@ -258,7 +258,7 @@ func TestGeminiThoughts(t *testing.T) {
 	other := NewSigner([]byte("another-key"))
 	blocks := `[{"type":"thinking","thinking":"mine","signature":"sig"}]`
 	body := `{"contents":[{"role":"user","parts":[{"text":"q"}]},
-		{"role":"model","parts":[{"text":"secret thought","thought":true},{"text":"answer","thoughtSignature":"` + other.seal([]byte(`{"blocks":`+blocks+`}`)) + `"}]},
+		{"role":"model","parts":[{"text":"secret thought","thought":true},{"text":"answer","thoughtSignature":"` + other.sealSignature([]byte(`{"blocks":`+blocks+`}`)) + `"}]},
 		{"role":"user","parts":[{"text":"more"}]}],
 		"generationConfig":{"thinkingConfig":{"includeThoughts":true,"thinkingBudget":2048}}}`
 	out, p, err := GeminiBodyToMessages(t.Context(), []byte(body), Target{Model: "m", Signer: goldenSigner})
@@ -275,7 +275,7 @@ func TestGeminiThoughts(t *testing.T) {
 		t.Errorf("thinking budget not sent: %s", out)
 	}
 	// The same seal made with the gateway's key restores the blocks.
-	body = strings.Replace(body, other.seal([]byte(`{"blocks":`+blocks+`}`)), goldenSigner.seal([]byte(`{"blocks":`+blocks+`}`)), 1)
+	body = strings.Replace(body, other.sealSignature([]byte(`{"blocks":`+blocks+`}`)), goldenSigner.sealSignature([]byte(`{"blocks":`+blocks+`}`)), 1)
 	out, _, err = GeminiBodyToMessages(t.Context(), []byte(body), Target{Model: "m", Signer: goldenSigner})
 	if err != nil {
 		t.Fatal(err)

@@ -135,7 +135,7 @@ func (w *geminiWriter) takeSig() string {
 	if w.p.signer == nil {
 		return ""
 	}
-	return w.p.signer.seal(mustJSON(r))
+	return w.p.signer.sealSignature(mustJSON(r))
 }
 
 // addSignaturePart writes the waiting reasoning on an empty text part:

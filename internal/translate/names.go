@@ -132,6 +132,35 @@ func (s *Signer) unseal(v string) ([]byte, bool) {
 	return payload, hmac.Equal(sum, m.Sum(nil)[:16])
 }
 
+// signatureMagic starts the bytes of a Gemini thoughtSignature tollgate
+// makes. Google's SDKs take thoughtSignature as base64 bytes (the Go SDK
+// refuses a whole answer whose signature does not decode), so a sealed
+// value goes to Gemini clients as standard base64 of the magic, the MAC
+// and the payload, where Responses clients get seal's text form.
+const signatureMagic = "tgr1"
+
+// sealSignature encodes payload as a Gemini thoughtSignature.
+func (s *Signer) sealSignature(payload []byte) string {
+	m := hmac.New(sha256.New, s.key)
+	m.Write(payload)
+	b := make([]byte, 0, len(signatureMagic)+16+len(payload))
+	b = append(append(append(b, signatureMagic...), m.Sum(nil)[:16]...), payload...)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// unsealSignature returns the payload of a thoughtSignature sealSignature
+// made with this key; Google's own signatures do not open.
+func (s *Signer) unsealSignature(v string) ([]byte, bool) {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || len(b) < len(signatureMagic)+16 || string(b[:len(signatureMagic)]) != signatureMagic {
+		return nil, false
+	}
+	sum, payload := b[len(signatureMagic):len(signatureMagic)+16], b[len(signatureMagic)+16:]
+	m := hmac.New(sha256.New, s.key)
+	m.Write(payload)
+	return payload, hmac.Equal(sum, m.Sum(nil)[:16])
+}
+
 // encodeReasoning seals reasoning text that came as text (reasoning_content).
 func (s *Signer) encodeReasoning(text string) string {
 	return s.seal(mustJSON(sealedReasoning{Text: text}))
