@@ -15,6 +15,7 @@ func TestCacheHints(t *testing.T) {
 	chat := `{"model":"m","messages":[{"role":"system","content":"` + long + `"},{"role":"user","content":"hi"}]%s}`
 	resp := `{"model":"m","instructions":"` + long + `","input":"hi"%s}`
 	msgs := `{"model":"m","max_tokens":5,"system":"` + long + `","messages":[{"role":"user","content":"hi"}]%s}`
+	gem := `{"systemInstruction":{"parts":[{"text":"` + long + `"}]},"contents":[{"role":"user","parts":[{"text":"hi"}]}]%s}`
 	auto := Cache{Breakpoints: true, Options: promptcache.Options{}, Key: "tollgate-k", AddKey: true}
 	client := Cache{Key: "tollgate-k"} // mode client or off: the tenant's key, nothing added
 	cases := []struct {
@@ -42,6 +43,10 @@ func TestCacheHints(t *testing.T) {
 		{"messages to chat: the gateway's key", MessagesBodyToChat, msgs, "", auto, Caps{}, "prompt_cache_key", "tollgate-k", 0, false},
 		{"messages to responses: the gateway's key", MessagesBodyToResponses, msgs, "", auto, Caps{}, "prompt_cache_key", "tollgate-k", 0, false},
 		{"an upstream that refuses the key", MessagesBodyToChat, msgs, "", auto, Caps{NoPromptCacheKey: true}, "prompt_cache_key", "", 0, false},
+		{"gemini to messages", GeminiBodyToMessages, gem, "", auto, Caps{}, "system.0.cache_control.type", "ephemeral", 2, true},
+		{"gemini to messages, mode off", GeminiBodyToMessages, gem, "", Cache{}, Caps{}, "system.0.cache_control", "", 0, false},
+		{"gemini to chat: the gateway's key", GeminiBodyToChat, gem, "", auto, Caps{}, "prompt_cache_key", "tollgate-k", 0, false},
+		{"gemini to responses: the gateway's key", GeminiBodyToResponses, gem, "", auto, Caps{}, "prompt_cache_key", "tollgate-k", 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
