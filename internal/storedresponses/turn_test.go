@@ -31,7 +31,7 @@ var (
 // conversation for any other. A conversation id, which the gateway never
 // makes, goes only where unknown ids are forwarded. Only a request for a
 // response reads its answer.
-func TestTurnReferences(t *testing.T) {
+func TestTurnResponseReferences(t *testing.T) {
 	for name, db := range storetest.Open(t) {
 		t.Run(name, func(t *testing.T) {
 			now := clock.Now()
