@@ -92,17 +92,20 @@ models:
 				continues := func(model, id string) string {
 					return `{"model":"` + model + `","previous_response_id":"` + id + `","input":"and then?"}`
 				}
-				if got := e.call("POST", "/v1/responses", continues("codex", "resp_never_stored"), keyB); forward {
-					if got.status != 200 || gjson.GetBytes(up.Last().Body, "previous_response_id").Str != "resp_never_stored" {
-						t.Errorf("an unknown id with forward_unknown_response_ids: %d %s; upstream got %s", got.status, got.body, up.Last().Body)
+				for _, path := range []string{"/v1/responses", "/v1/responses/compact"} {
+					if got := e.call("POST", path, continues("codex", "resp_never_stored"), keyB); forward {
+						if got.status != 200 || up.Last().Path != path || gjson.GetBytes(up.Last().Body, "previous_response_id").Str != "resp_never_stored" {
+							t.Errorf("%s, an unknown id with forward_unknown_response_ids: %d %s; upstream got %s", path, got.status, got.body, up.Last().Body)
+						}
+					} else if got.status != 404 || gjson.Get(got.body, "error.code").Str != "previous_response_not_found" {
+						t.Errorf("%s, an unknown id: %d %s", path, got.status, got.body)
 					}
-				} else if got.status != 404 || gjson.Get(got.body, "error.code").Str != "previous_response_not_found" {
-					t.Errorf("an unknown id: %d %s", got.status, got.body)
 				}
 				sent := len(up.Requests())
 				for _, tc := range []struct{ method, path, body string }{
 					{"POST", "/v1/responses", continues("MODEL", "ID")},
 					{"POST", "/v1/responses/input_tokens", continues("MODEL", "ID")},
+					{"POST", "/v1/responses/compact", continues("MODEL", "ID")},
 					{"GET", "/v1/responses/ID", ""},
 					{"GET", "/v1/responses/ID/input_items", ""},
 					{"DELETE", "/v1/responses/ID", ""},
@@ -130,12 +133,35 @@ models:
 					gjson.GetBytes(up.Last().Body, "previous_response_id").Str != idA {
 					t.Errorf("key A continuing: %d %s; upstream got %s", got.status, got.body, up.Last().Body)
 				}
+				// And compacts it: the id goes to the upstream that stored it,
+				// and the compacted window is not kept as a response.
+				compacted := e.call("POST", "/v1/responses/compact", continues("codex", idA), keyA)
+				if compacted.status != 200 || up.Last().Path != "/v1/responses/compact" || gjson.GetBytes(up.Last().Body, "previous_response_id").Str != idA {
+					t.Errorf("key A compacting: %d %s; upstream got %s %s", compacted.status, compacted.body, up.Last().Path, up.Last().Body)
+				}
+				if got := e.call("GET", "/v1/responses/"+gjson.Get(compacted.body, "id").Str, "", keyA); got.status != 404 {
+					t.Errorf("the compaction was kept: %d %s", got.status, got.body)
+				}
 				if got := e.call("GET", "/v1/responses/"+idA, "", keyA); got.status != 200 || gjson.Get(got.body, "id").Str != idA {
 					t.Errorf("key A reading: %d %s", got.status, got.body)
 				}
 			})
 		}
 	}
+}
+
+// twoTargets configures two providers on one Responses upstream, models
+// codex-1 and codex-2: a response one stored is not the other's to
+// continue, so the other gets the conversation expanded.
+func twoTargets(up *upstreamtest.Server) string {
+	return `
+providers:
+  - { name: one, type: openai-responses, base_url: "` + up.URL + `/v1", api_key: "` + upstreamKey + `" }
+  - { name: two, type: openai-responses, base_url: "` + up.URL + `/v1", api_key: "` + upstreamKey + `" }
+models:
+  - { name: codex-1, targets: [ { provider: one, model: gpt-5-codex-2025-09-15 } ] }
+  - { name: codex-2, targets: [ { provider: two, model: gpt-5-codex-2025-09-15 } ] }
+`
 }
 
 // A conversation of stored responses stores each turn's items once: 20
@@ -150,14 +176,7 @@ func TestResponsesChainStorage(t *testing.T) {
 			// Two providers on one upstream: the turns alternate between
 			// them, so none continues on the target that stored the
 			// previous one, and each gets the conversation expanded.
-			e := newEnvStore(t, `
-providers:
-  - { name: one, type: openai-responses, base_url: "`+up.URL+`/v1", api_key: "`+upstreamKey+`" }
-  - { name: two, type: openai-responses, base_url: "`+up.URL+`/v1", api_key: "`+upstreamKey+`" }
-models:
-  - { name: codex-1, targets: [ { provider: one, model: gpt-5-codex-2025-09-15 } ] }
-  - { name: codex-2, targets: [ { provider: two, model: gpt-5-codex-2025-09-15 } ] }
-`, db)
+			e := newEnvStore(t, twoTargets(up), db)
 			var conv []string // the conversation's items, raw
 			prev, inputBytes := "", 0
 			for i := range turns {
@@ -286,23 +305,103 @@ models:
 	}
 }
 
+// oneTarget configures model codex on a Responses upstream, its provider
+// forwarding ids the gateway never stored or not.
+func oneTarget(up *upstreamtest.Server, forward bool) string {
+	return `
+providers:
+  - { name: oair, type: openai-responses, base_url: "` + up.URL + `/v1", api_key: "` + upstreamKey + `", forward_unknown_response_ids: ` + fmt.Sprint(forward) + ` }
+models:
+  - { name: codex, targets: [ { provider: oair, model: gpt-5-codex-2025-09-15 } ] }
+`
+}
+
 // Without a database the gateway knows no response: a previous_response_id
 // is refused, not forwarded, unless the provider forwards unknown ids.
 func TestResponsesNoStorePreviousID(t *testing.T) {
 	for _, forward := range []bool{false, true} {
 		up := storingUpstream(t)
-		e := newEnvYAML(t, `
-providers:
-  - { name: oair, type: openai-responses, base_url: "`+up.URL+`/v1", api_key: "`+upstreamKey+`", forward_unknown_response_ids: `+fmt.Sprint(forward)+` }
-models:
-  - { name: codex, targets: [ { provider: oair, model: gpt-5-codex-2025-09-15 } ] }
-`)
+		e := newEnvYAML(t, oneTarget(up, forward))
 		got := e.call("POST", "/v1/responses", `{"model":"codex","previous_response_id":"resp_elsewhere","input":"go on"}`, masterKey)
 		switch {
 		case forward && (got.status != 200 || gjson.GetBytes(up.Last().Body, "previous_response_id").Str != "resp_elsewhere"):
 			t.Errorf("forwarding: %d %s", got.status, got.body)
 		case !forward && (got.status != 400 || !strings.Contains(got.body, "stores no responses") || len(up.Requests()) != 0):
 			t.Errorf("not forwarding: %d %s; the upstream got %d requests", got.status, got.body, len(up.Requests()))
+		}
+	}
+}
+
+// A compaction continuing the key's response on a target that did not
+// store it gets the conversation expanded in place of the id, as a
+// request for a response does; its answer, which is no response, is
+// relayed as it came (naming no response it continues).
+func TestResponsesCompactExpanded(t *testing.T) {
+	for name, db := range storetest.Open(t) {
+		t.Run(name, func(t *testing.T) {
+			compaction := []byte(`{"id":"cmp_1","object":"response.compaction","created_at":1755500000,"output":[{"type":"compaction","encrypted_content":"gAAA"}],` +
+				`"usage":{"input_tokens":90,"output_tokens":4,"total_tokens":94}}`)
+			up := upstreamtest.New(func(r upstreamtest.Received) upstreamtest.Reply {
+				if r.Path == "/v1/responses/compact" {
+					return upstreamtest.Reply{Body: compaction}
+				}
+				return upstreamtest.Reply{Body: upstreamtest.File("responses.json")}
+			})
+			t.Cleanup(up.Close)
+			e := newEnvStore(t, twoTargets(up), db)
+			key := newKey(t, db, "a")
+			first := e.call("POST", "/v1/responses", `{"model":"codex-1","input":[{"role":"user","content":"list files"}]}`, key)
+			id := gjson.Get(first.body, "id").Str
+			if first.status != 200 || id == "" {
+				t.Fatalf("first request: %d %s", first.status, first.body)
+			}
+			got := e.call("POST", "/v1/responses/compact", `{"model":"codex-2","previous_response_id":"`+id+`","input":[{"role":"user","content":"and then?"}]}`, key)
+			sent := up.Last()
+			want := gjson.Get(`[{"role":"user","content":"list files"}]`, "@this").Array()
+			want = append(want, gjson.Get(first.body, "output").Array()...)
+			want = append(want, gjson.Parse(`{"role":"user","content":"and then?"}`))
+			items := gjson.GetBytes(sent.Body, "input").Array()
+			if got.status != 200 || got.body != string(compaction) || sent.Path != "/v1/responses/compact" ||
+				gjson.GetBytes(sent.Body, "previous_response_id").Exists() || len(items) != len(want) {
+				t.Fatalf("compacting on another target: %d %s; upstream got %s %s", got.status, got.body, sent.Path, sent.Body)
+			}
+			for i := range want {
+				if items[i].Get("@ugly").Raw != want[i].Get("@ugly").Raw {
+					t.Errorf("input item %d: %s, want %s", i, items[i].Raw, want[i].Raw)
+				}
+			}
+		})
+	}
+}
+
+// A conversation of OpenAI's Conversations API is the upstream account's:
+// the gateway makes none, so a request naming one is refused with a 400
+// in OpenAI's envelope, the upstream never called, unless the provider
+// forwards ids the gateway never stored.
+func TestResponsesConversationID(t *testing.T) {
+	for _, forward := range []bool{false, true} {
+		up := storingUpstream(t)
+		e := newEnvYAML(t, oneTarget(up, forward))
+		for _, path := range []string{"/v1/responses", "/v1/responses/compact", "/v1/responses/input_tokens"} {
+			for _, conv := range []string{`"conv_operator"`, `{"id":"conv_operator"}`} {
+				sent := len(up.Requests())
+				got := e.call("POST", path, `{"model":"codex","conversation":`+conv+`,"input":"go on"}`, masterKey)
+				if forward {
+					if got.status != 200 || up.Last().Path != path || gjson.GetBytes(up.Last().Body, "conversation").Raw != conv {
+						t.Errorf("forwarding %s to %s: %d %s; upstream got %s", conv, path, got.status, got.body, up.Last().Body)
+					}
+					continue
+				}
+				if got.status != 400 || gjson.Get(got.body, "error.type").Str != "invalid_request_error" ||
+					gjson.Get(got.body, "error.param").Str != "conversation" || !strings.Contains(gjson.Get(got.body, "error.message").Str, "keeps no conversations") ||
+					len(up.Requests()) != sent {
+					t.Errorf("%s to %s: %d %s; the upstream got %d requests", conv, path, got.status, got.body, len(up.Requests())-sent)
+				}
+			}
+		}
+		// A null conversation names none.
+		if got := e.call("POST", "/v1/responses", `{"model":"codex","conversation":null,"input":"go on"}`, masterKey); got.status != 200 {
+			t.Errorf("forward=%v, a null conversation: %d %s", forward, got.status, got.body)
 		}
 	}
 }

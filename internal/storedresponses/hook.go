@@ -17,7 +17,12 @@
 // Every key shares an upstream's account, so an id is forwarded only for
 // the key the gateway stored it for. Another key's id is not found, the
 // same answer as an unknown id; an id the gateway never stored goes only
-// to a provider with forward_unknown_response_ids.
+// to a provider with forward_unknown_response_ids. The same rules hold
+// where a count of input tokens or a compaction names a response; their
+// answers are not responses, and are not kept. A conversation of OpenAI's
+// Conversations API (the conversation member) is never one the gateway
+// made, so it too goes only to a provider that forwards unknown ids, and
+// is refused elsewhere.
 package storedresponses
 
 import (

@@ -25,6 +25,9 @@ type turn struct {
 	req   dialect.TurnRequest // as it arrived (Body and Scan the client's)
 	store bool                // keep the response (store is not false, and there is a store)
 	input []byte              // the input items the request adds, as a JSON array
+	// conversation: the request names a conversation of OpenAI's
+	// Conversations API, which the gateway never makes.
+	conversation bool
 
 	prevID string
 	prev   *store.Response // the response previous_response_id names, if the key's
@@ -43,21 +46,26 @@ type turn struct {
 	tap            *storingTap // the stream's, until it ends
 }
 
-// Begin reads store and previous_response_id, and finds the previous
-// response; a request that continues one is expanded into the
-// conversation, which the limits and routing read. A count of input
-// tokens names one too, and keeps nothing.
+// Begin reads store, conversation and previous_response_id, and finds
+// the previous response; a request that continues one is expanded into
+// the conversation, which the limits and routing read. A count of input
+// tokens and a compaction name one too, under the same rules (the
+// upstream's account is every key's), and keep nothing: a compaction's
+// answer is a compacted window the client sends back as input, not a
+// response to continue.
 func (h *Hook) Begin(ctx context.Context, r *dialect.TurnRequest) (dialect.Turn, error) {
-	if r.Op != dialect.Generate && r.Op != dialect.CountTokens {
+	if r.Op != dialect.Generate && r.Op != dialect.CountTokens && r.Op != dialect.Compact {
 		return nil, nil
 	}
 	body := r.Body
 	st := &turn{h: h, ctx: ctx, req: *r}
 	st.store = h.store != nil && r.Op == dialect.Generate && gjson.GetBytes(body, "store").Type != gjson.False
 	st.input = inputItems(gjson.GetBytes(body, "input"))
+	conv := gjson.GetBytes(body, "conversation")
+	st.conversation = conv.Exists() && conv.Type != gjson.Null
 	st.prevID = gjson.GetBytes(body, "previous_response_id").Str
 	if st.prevID == "" {
-		if !st.store {
+		if !st.store && !st.conversation {
 			return nil, nil
 		}
 		return st, nil
@@ -86,14 +94,14 @@ func (h *Hook) Begin(ctx context.Context, r *dialect.TurnRequest) (dialect.Turn,
 	st.prev = &chain[len(chain)-1]
 	// The conversation: what led to the previous response, its output, then
 	// the new input.
-	conv := conversation(chain, output(*st.prev), st.input)
+	items := conversation(chain, output(*st.prev), st.input)
 	var m map[string]jsontext.Value
 	if err := jsonx.Unmarshal(body, &m); err != nil {
 		path, msg := jsonx.Explain(err)
 		return nil, &dialect.Refusal{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: path, Message: msg, Err: err}
 	}
 	delete(m, "previous_response_id")
-	m["input"] = conv
+	m["input"] = items
 	expanded, err := jsonx.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -109,10 +117,17 @@ func (h *Hook) Begin(ctx context.Context, r *dialect.TurnRequest) (dialect.Turn,
 
 // Attempt picks the body an attempt on target t sends: the client's, with
 // the id, for the target that stored the response (or may know an id the
-// gateway never stored); the expanded conversation for any other.
+// gateway never stored); the expanded conversation for any other. A
+// conversation of OpenAI's Conversations API is the upstream account's,
+// every key's: the gateway makes none, so it goes only to a provider that
+// forwards ids the gateway never stored.
 func (st *turn) Attempt(t dialect.AttemptTarget) (dialect.AttemptBody, error) {
 	st.target, st.affinity = t.Name, t.Affinity
 	a := dialect.AttemptBody{Body: st.req.Body, Scan: st.req.Scan}
+	if st.conversation && !(t.Passthrough && t.ForwardUnknownIDs) {
+		return a, &dialect.Refusal{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: "conversation",
+			Message: fmt.Sprintf("conversation: this gateway keeps no conversations, and sends no conversation id to model %q's upstream; send the conversation's items as input, or continue a stored response with previous_response_id", dialect.Clip(st.req.Model))}
+	}
 	switch {
 	case st.prevID == "":
 	case st.prev != nil && !(t.Passthrough && st.prev.UpstreamStored && st.prev.Target == t.Name):
@@ -144,8 +159,9 @@ func (st *turn) Affinity() affinity.Key {
 	return affinity.Key(st.prev.Affinity)
 }
 
-// Keeps: the response is stored, or names the response it continues.
-func (st *turn) Keeps() bool { return st.store || st.prevID != "" }
+// Keeps: the response is stored, or names the response it continues (a
+// count or a compaction answers no response object).
+func (st *turn) Keeps() bool { return st.store || st.prevID != "" && st.req.Op == dialect.Generate }
 
 // Answer stores a whole answer (the client continuing at once finds it),
 // naming the response it continues.
