@@ -455,3 +455,53 @@ func TestGeminiUpstreamErrors(t *testing.T) {
 		}
 	}
 }
+
+// A count the gateway makes itself reads the prompt the body stands for:
+// {contents} and the older SDKs' {generateContentRequest: {contents}}
+// count the same. A body with neither is refused in Google's envelope on
+// every lane, before any upstream is asked.
+func TestGeminiCountBodies(t *testing.T) {
+	up := upstreamtest.Static(upstreamtest.Reply{Body: []byte(`{"totalTokens": 31}`)})
+	e := newGeminiEnv(t, up, nil)
+	contents := `[{"role":"user","parts":[{"text":"` + strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20) + `"}]}]`
+	count := func(path, body string) int64 {
+		t.Helper()
+		resp := e.do("POST", path, body, geminiAuth...)
+		got := readAll(t, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Tollgate-Token-Count") != "estimate" {
+			t.Fatalf("%s %s: %d %s", path, body, resp.StatusCode, got)
+		}
+		return gjson.GetBytes(got, "totalTokens").Int()
+	}
+	// claude-x's upstream has no count a Gemini client's request can ask.
+	const path = "/v1beta/models/claude-x:countTokens"
+	plain := count(path, `{"contents":`+contents+`}`)
+	wrapped := count(path, `{"generateContentRequest":{"model":"models/claude-x","contents":`+contents+`}}`)
+	if plain < 100 || wrapped != plain {
+		t.Errorf("contents counted %d tokens, the same wrapped in generateContentRequest %d", plain, wrapped)
+	}
+	for _, model := range []string{"claude-x", "gem", "echo"} {
+		for _, body := range []string{
+			`{}`,
+			`{"generateContentRequest":{}}`,
+			`{"generateContentRequest":{"model":"models/gem"}}`,
+			`{"contents":[]}`,
+			`{"generateContentRequest":{"contents":[]}}`,
+			`{"generateContentRequest":"x"}`,
+			`{"generateContentRequest":{"contents":5}}`,
+		} {
+			resp := e.do("POST", "/v1beta/models/"+model+":countTokens", body, geminiAuth...)
+			got := readAll(t, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 400 {
+				t.Errorf("%s %s: %d %s", model, body, resp.StatusCode, got)
+				continue
+			}
+			checkGoogleError(t, model+" "+body, got, 400, "INVALID_ARGUMENT")
+		}
+	}
+	if n := len(up.Requests()); n != 0 {
+		t.Errorf("the upstream was asked %d times", n)
+	}
+}
