@@ -31,12 +31,26 @@ var Gemini = &Dialect{
 	Address:    geminiAddress,
 	KeyHeaders: []string{"X-Goog-Api-Key"},
 	KeyQuery:   "key",
-	// Its own key header or query parameter, its version's path, or an
-	// operation after the model (the /v1 routes are shared).
+	// Its own key header or query parameter, its version's path, or one
+	// of its methods after the model's last colon: the /v1 routes are
+	// shared, and other protocols' model ids hold colons too (Ollama's
+	// llama3:8b, Bedrock's).
 	Claims: func(r *http.Request) bool {
+		if r.Header["X-Goog-Api-Key"] != nil || hasQueryKey(r.URL.RawQuery, "key") {
+			return true
+		}
 		p := r.URL.Path
-		return r.Header["X-Goog-Api-Key"] != nil || hasQueryKey(r.URL.RawQuery, "key") ||
-			strings.HasPrefix(p, "/v1beta/") || strings.HasPrefix(p, "/v1/models/") && strings.Contains(p, ":")
+		if strings.HasPrefix(p, "/v1beta/") {
+			return true
+		}
+		if !strings.HasPrefix(p, "/v1/models/") {
+			return false
+		}
+		switch p[strings.LastIndexByte(p, ':')+1:] {
+		case "generateContent", "streamGenerateContent", "countTokens":
+			return true
+		}
+		return false
 	},
 	Fields: Fields{Conversation: "contents", Keep: []string{"systemInstruction", "tools"}},
 	// The conversation's start: its system instruction, tools and first

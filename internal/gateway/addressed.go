@@ -48,6 +48,18 @@ func isAPIPath(path string) bool {
 	return false
 }
 
+// claimed serves the requests d claims (dialect.ForRequest) with mine,
+// and every other with others: a route d shares with other protocols.
+func claimed(d *dialect.Dialect, mine, others http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if dialect.ForRequest(r) == d {
+			mine.ServeHTTP(w, r)
+			return
+		}
+		others.ServeHTTP(w, r)
+	})
+}
+
 // addressed serves {route}/{rest...}: GET is the model rest names; POST is
 // an operation of d on the model (d.Address reads which).
 func (g *Gateway) addressed(d *dialect.Dialect) handlerFunc {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -30,6 +31,16 @@ func (e *Error) Unwrap() error { return e.Err }
 
 func newError(status int, k dialect.Kind, msg string) *Error {
 	return &Error{Status: status, Kind: k, Message: msg}
+}
+
+// scanRefusal is a dialect.ScanError (a client's bad body or parameter)
+// as the 400 the client gets; other errors are returned as they are.
+func scanRefusal(err error) error {
+	var se *dialect.ScanError
+	if errors.As(err, &se) {
+		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: se.Param, Message: se.Msg}
+	}
+	return err
 }
 
 // writeError renders e in the envelope of the client's dialect, with

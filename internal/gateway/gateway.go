@@ -140,15 +140,20 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("/v1/models", g.endpoint(nil, http.MethodGet, g.listModels))
 	// A URL-addressed protocol names the model and operation under its
 	// model routes (which may be the shared /v1/models).
+	getModel := g.endpoint(nil, http.MethodGet, g.getModel)
 	routes, by := addressedRoutes()
 	for _, rt := range routes {
-		if rt != "/v1/models" {
-			mux.Handle(rt, g.endpoint(nil, http.MethodGet, g.listModels))
+		if rt == "/v1/models" {
+			// Shared: the dialect addresses the requests it claims; the
+			// others keep GET of a model in their own protocol.
+			mux.Handle(rt+"/{id...}", claimed(by[rt], g.endpoint(by[rt], "", g.addressed(by[rt])), getModel))
+			continue
 		}
+		mux.Handle(rt, g.endpoint(nil, http.MethodGet, g.listModels))
 		mux.Handle(rt+"/{id...}", g.endpoint(nil, "", g.addressed(by[rt])))
 	}
 	if by["/v1/models"] == nil {
-		mux.Handle("/v1/models/{id...}", g.endpoint(nil, http.MethodGet, g.getModel))
+		mux.Handle("/v1/models/{id...}", getModel)
 	}
 	mux.Handle("/healthz", WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -455,3 +455,120 @@ func TestGeminiUpstreamErrors(t *testing.T) {
 		}
 	}
 }
+
+// A count the gateway makes itself reads the prompt the body stands for:
+// {contents} and the older SDKs' {generateContentRequest: {contents}}
+// count the same. A body with neither is refused in Google's envelope on
+// every lane, before any upstream is asked.
+func TestGeminiCountBodies(t *testing.T) {
+	up := upstreamtest.Static(upstreamtest.Reply{Body: []byte(`{"totalTokens": 31}`)})
+	e := newGeminiEnv(t, up, nil)
+	contents := `[{"role":"user","parts":[{"text":"` + strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20) + `"}]}]`
+	count := func(path, body string) int64 {
+		t.Helper()
+		resp := e.do("POST", path, body, geminiAuth...)
+		got := readAll(t, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Tollgate-Token-Count") != "estimate" {
+			t.Fatalf("%s %s: %d %s", path, body, resp.StatusCode, got)
+		}
+		return gjson.GetBytes(got, "totalTokens").Int()
+	}
+	// claude-x's upstream has no count a Gemini client's request can ask.
+	const path = "/v1beta/models/claude-x:countTokens"
+	plain := count(path, `{"contents":`+contents+`}`)
+	wrapped := count(path, `{"generateContentRequest":{"model":"models/claude-x","contents":`+contents+`}}`)
+	if plain < 100 || wrapped != plain {
+		t.Errorf("contents counted %d tokens, the same wrapped in generateContentRequest %d", plain, wrapped)
+	}
+	for _, model := range []string{"claude-x", "gem", "echo"} {
+		for _, body := range []string{
+			`{}`,
+			`{"generateContentRequest":{}}`,
+			`{"generateContentRequest":{"model":"models/gem"}}`,
+			`{"contents":[]}`,
+			`{"generateContentRequest":{"contents":[]}}`,
+			`{"generateContentRequest":"x"}`,
+			`{"generateContentRequest":{"contents":5}}`,
+		} {
+			resp := e.do("POST", "/v1beta/models/"+model+":countTokens", body, geminiAuth...)
+			got := readAll(t, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 400 {
+				t.Errorf("%s %s: %d %s", model, body, resp.StatusCode, got)
+				continue
+			}
+			checkGoogleError(t, model+" "+body, got, 400, "INVALID_ARGUMENT")
+		}
+	}
+	if n := len(up.Requests()); n != 0 {
+		t.Errorf("the upstream was asked %d times", n)
+	}
+}
+
+// /v1/models/ is shared: Gemini's routes under it are a model and one of
+// its methods after the last colon, or a request with Google's key place.
+// Others keep the answers of the other protocols' clients: a model id
+// with a colon (as Ollama's and Bedrock's have) in their shape, and 405
+// for anything but GET in their envelope.
+func TestGeminiSharedModelRoutes(t *testing.T) {
+	e := newEnvYAML(t, `
+providers: [ { name: demo, type: echo } ]
+models:
+  - { name: "llama3:8b", targets: [ { provider: demo } ] }
+  - { name: gem, targets: [ { provider: demo } ] }
+`)
+	const gen = `{"contents":[{"parts":[{"text":"hi"}]}]}`
+	tests := []struct {
+		name, method, path, body string
+		headers                  []string
+		status                   int
+		shape                    string // "openai", "anthropic" or "gemini"
+		allow                    string // the Allow header of a 405
+	}{
+		{"openai GET id with colon", "GET", "/v1/models/llama3:8b", "", openAIAuth, 200, "openai", ""},
+		{"anthropic GET id with colon", "GET", "/v1/models/llama3:8b", "", anthropicAuth, 200, "anthropic", ""},
+		{"openai GET unknown id with colon", "GET", "/v1/models/nope:1b", "", openAIAuth, 404, "openai", ""},
+		{"openai POST", "POST", "/v1/models/gem", gen, openAIAuth, 405, "openai", "GET"},
+		{"openai POST id with colon", "POST", "/v1/models/llama3:8b", gen, openAIAuth, 405, "openai", "GET"},
+		{"openai POST, no key", "POST", "/v1/models/gem", gen, nil, 405, "openai", "GET"},
+		{"anthropic POST", "POST", "/v1/models/llama3:8b", gen, anthropicAuth, 405, "anthropic", "GET"},
+		{"openai DELETE", "DELETE", "/v1/models/gem", "", openAIAuth, 405, "openai", "GET"},
+		{"gemini generateContent, bearer", "POST", "/v1/models/gem:generateContent", gen, openAIAuth, 200, "gemini", ""},
+		{"gemini countTokens, bearer", "POST", "/v1/models/gem:countTokens", gen, openAIAuth, 200, "gemini", ""},
+		{"gemini stream, v1beta", "POST", "/v1beta/models/gem:streamGenerateContent?alt=sse", gen, openAIAuth, 200, "gemini", ""},
+		{"gemini GET with its key", "GET", "/v1/models/gem", "", geminiAuth, 200, "gemini", ""},
+		{"gemini GET id with colon, its key", "GET", "/v1/models/llama3:8b?key=" + masterKey, "", nil, 200, "gemini", ""},
+		{"gemini list with its key", "GET", "/v1/models", "", geminiAuth, 200, "gemini", ""},
+		{"gemini POST without method, its key", "POST", "/v1/models/gem", gen, geminiAuth, 404, "gemini", ""},
+		{"gemini unknown method, its key", "POST", "/v1/models/gem:embedContent", gen, geminiAuth, 404, "gemini", ""},
+		{"gemini DELETE", "DELETE", "/v1/models/gem:generateContent", "", geminiAuth, 405, "gemini", "GET, POST"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := e.do(tc.method, tc.path, tc.body, tc.headers...)
+			got := readAll(t, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, got)
+			}
+			if a := resp.Header.Get("Allow"); a != tc.allow {
+				t.Errorf("Allow %q, want %q", a, tc.allow)
+			}
+			var shape string
+			switch j := gjson.ParseBytes(got); {
+			case j.Get("error.status").Exists(), j.Get("candidates").Exists(), j.Get("totalTokens").Exists(),
+				j.Get("models").Exists(), j.Get("supportedGenerationMethods").Exists(), j.Get("events").Exists(),
+				bytes.HasPrefix(got, []byte("data: {\"candidates\"")):
+				shape = "gemini"
+			case j.Get("type").String() == "error", j.Get("type").String() == "model":
+				shape = "anthropic"
+			case j.Get("error.type").Exists(), j.Get("object").String() == "model":
+				shape = "openai"
+			}
+			if shape != tc.shape {
+				t.Errorf("answered in %q shape, want %s: %s", shape, tc.shape, got)
+			}
+		})
+	}
+}

@@ -62,6 +62,14 @@ func (g *Gateway) serveModel(w http.ResponseWriter, r *http.Request, x *exchange
 		f := d.Fields.MaxOutput[0]
 		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: f, Message: f + ": field required"}
 	}
+	if ep.Op == dialect.CountTokens && c.s.Conversation < 0 {
+		// The scan did not look for the conversation (a count body may
+		// wrap its request): a count without one is refused on every
+		// lane, before any upstream is asked.
+		if _, err := countPrompt(d, c.body); err != nil {
+			return err
+		}
+	}
 	if err := g.begin(&c); err != nil {
 		return err
 	}
@@ -100,25 +108,19 @@ func (g *Gateway) readRequest(c *call, w http.ResponseWriter, r *http.Request, x
 	s, err := dialect.Scan(body, f)
 	c.addr.Apply(&s) // a URL-addressed request's model and stream are in its path
 	if err != nil {
-		var se *dialect.ScanError
-		if errors.As(err, &se) {
-			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: se.Param, Message: se.Msg}
-		}
-		return err
+		return scanRefusal(err)
 	}
 	if !s.HasModel || len(s.Model) == 0 {
 		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: "model", Message: "model: field required"}
 	}
 	x.model = dialect.Clip(string(s.Model))
 	x.stream = s.Stream
-	switch conv := f.Conversation; s.Conversation {
-	case -1:
-		if conv == "" {
-			break // the operation needs none (the upstream or the count checks its body)
+	// An operation whose fields name no conversation has it elsewhere in
+	// its body (a count's may be wrapped): countPrompt checks it there.
+	if f.Conversation != "" {
+		if err := needConversation(f.Conversation, s.Conversation); err != nil {
+			return err
 		}
-		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": field required"}
-	case 0:
-		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": at least one message is required"}
 	}
 	x.reqBody = body
 	m := x.gen.routes.Lookup(s.Model)
@@ -132,6 +134,18 @@ func (g *Gateway) readRequest(c *call, w http.ResponseWriter, r *http.Request, x
 		return err
 	}
 	*c = call{w: w, r: r, x: x, m: m, body: body, s: s, addr: c.addr}
+	return nil
+}
+
+// needConversation refuses a request whose conversation member conv is
+// absent (n is -1) or empty (0), as dialect.Scanned.Conversation says.
+func needConversation(conv string, n int) error {
+	switch n {
+	case -1:
+		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": field required"}
+	case 0:
+		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: conv, Message: conv + ": at least one message is required"}
+	}
 	return nil
 }
 
@@ -234,11 +248,7 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request, x *exchange
 		q := r.URL.Query()
 		v, err := page(ids, q.Get("pageSize"), q.Get("pageToken"))
 		if err != nil {
-			var se *dialect.ScanError
-			if errors.As(err, &se) {
-				return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: se.Param, Message: se.Msg}
-			}
-			return err
+			return scanRefusal(err)
 		}
 		return writeJSON(w, x, v)
 	}

@@ -245,12 +245,9 @@ func (t *pingingTap) ping() []byte { return t.event }
 // of the translated prompt (Gemini's countTokens).
 func (g *Gateway) countTokensUpstream(c *call, t *route.Target, tr *dialect.Translator) error {
 	x, up := c.x, t.Provider.Dialect()
-	body := c.body
-	if f := x.dialect.CountRequest; f != nil {
-		var err error
-		if body, err = f(body); err != nil {
-			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Message: "count_tokens: the request body is not a JSON object", Err: err}
-		}
+	body, err := countPrompt(x.dialect, c.body)
+	if err != nil {
+		return err
 	}
 	b, _, err := g.translateRequest(c, t, tr, body)
 	if err != nil {
@@ -286,10 +283,14 @@ func (g *Gateway) countTokensUpstream(c *call, t *route.Target, tr *dialect.Tran
 // count per core runs at once (others wait their turn, or until their
 // client leaves), and counting stops when the client leaves.
 func (g *Gateway) countTokensEstimate(c *call) error {
-	x, body := c.x, c.body
-	if len(body) > maxCountBody {
+	x := c.x
+	if len(c.body) > maxCountBody {
 		return newError(http.StatusRequestEntityTooLarge, dialect.TooLarge, fmt.Sprintf(
-			"count_tokens: the request body is %d bytes; this model's tokens are counted by the gateway, for bodies of at most %d bytes", len(body), maxCountBody))
+			"count_tokens: the request body is %d bytes; this model's tokens are counted by the gateway, for bodies of at most %d bytes", len(c.body), maxCountBody))
+	}
+	body, err := countPrompt(x.dialect, c.body)
+	if err != nil {
+		return err
 	}
 	if err := counting.acquire(c.r.Context()); err != nil {
 		x.clientGone = true
@@ -304,6 +305,30 @@ func (g *Gateway) countTokensEstimate(c *call) error {
 	}
 	c.w.Header().Set("Tollgate-Token-Count", "estimate")
 	return g.writeBody(c.w, x, http.StatusOK, x.dialect.TokenCount(n.Tokens()))
+}
+
+// countPrompt is the Generate request whose prompt a count body asks
+// about (the dialect's CountRequest, which may unwrap it), refused as a
+// Generate request is when it holds no conversation.
+func countPrompt(d *dialect.Dialect, body []byte) ([]byte, error) {
+	if f := d.CountRequest; f != nil {
+		var err error
+		if body, err = f(body); err != nil {
+			return nil, &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Message: "count_tokens: the request body is not a JSON object", Err: err}
+		}
+	}
+	conv := d.Fields.Conversation
+	if conv == "" {
+		return body, nil
+	}
+	s, err := dialect.Scan(body, &dialect.Fields{Conversation: conv, ConversationString: d.Fields.ConversationString})
+	if err != nil {
+		return nil, scanRefusal(err)
+	}
+	if err := needConversation(conv, s.Conversation); err != nil {
+		return nil, err
+	}
+	return body, nil
 }
 
 // maxCountBody bounds the bodies counted locally. Counting is linear:
