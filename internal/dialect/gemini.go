@@ -142,12 +142,23 @@ func (t *geminiTap) Feed(ev []byte) []byte {
 		return ev
 	}
 	if bytes.Contains(d, usageMetadataKey) {
-		if u := gjson.Get(unsafeString(d), "usageMetadata"); u.IsObject() {
-			t.raw, t.fresh = append(t.raw[:0], u.Raw...), true
+		// Read from the end, where Google puts it; from the start when
+		// the end cannot be followed.
+		if u, found, ok := topMember(d, "usageMetadata"); !ok {
+			if r := gjson.Get(unsafeString(d), "usageMetadata"); r.IsObject() {
+				t.raw, t.fresh = append(t.raw[:0], r.Raw...), true
+			}
+		} else if found && u[0] == '{' {
+			t.raw, t.fresh = append(t.raw[:0], u...), true
 		}
 	}
-	if bytes.Contains(d, finishReasonKey) {
-		t.done = true
+	// A finishReason member may be a function call's argument too: only
+	// a candidate's ends the stream.
+	if !t.done && bytes.Contains(d, finishReasonKey) {
+		gjson.Get(unsafeString(d), "candidates").ForEach(func(_, c gjson.Result) bool {
+			t.done = c.Get("finishReason").Str != ""
+			return !t.done
+		})
 	}
 	if bytes.Contains(d, errorKey) && gjson.Get(unsafeString(d), "error").IsObject() {
 		t.done = true // an error object ends the stream
