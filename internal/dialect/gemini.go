@@ -85,15 +85,8 @@ func hasQueryKey(raw, name string) bool {
 	return false
 }
 
-// googleStatus names Google's canonical status of each kind.
-var googleStatus = [...]string{
-	InvalidRequest: "INVALID_ARGUMENT", Authentication: "UNAUTHENTICATED", Permission: "PERMISSION_DENIED",
-	NotFound: "NOT_FOUND", MethodNotAllowed: "INVALID_ARGUMENT", TooLarge: "INVALID_ARGUMENT", Upstream: "UNAVAILABLE",
-	Timeout: "DEADLINE_EXCEEDED", NotImplemented: "UNIMPLEMENTED", Internal: "INTERNAL", Unavailable: "UNAVAILABLE",
-	RateLimit: "RESOURCE_EXHAUSTED", Budget: "RESOURCE_EXHAUSTED",
-}
-
-// googleCodes are the HTTP codes Google's envelope carries per kind.
+// googleCodes are the HTTP codes Google's envelope carries per kind; the
+// status name is the one gemini.Status gives each.
 var googleCodes = [...]int{
 	InvalidRequest: http.StatusBadRequest, Authentication: http.StatusUnauthorized, Permission: http.StatusForbidden,
 	NotFound: http.StatusNotFound, MethodNotAllowed: http.StatusMethodNotAllowed, TooLarge: http.StatusRequestEntityTooLarge,
@@ -105,10 +98,11 @@ var googleCodes = [...]int{
 // googleError renders Google's error envelope; a known retry time is a
 // google.rpc.RetryInfo detail, which Google's SDKs read to wait.
 func googleError(e Error) []byte {
-	b := fmt.Appendf(nil, `{"error":{"code":%d,"message":`, googleCodes[e.Kind])
+	code, status := gemini.Status(googleCodes[e.Kind])
+	b := fmt.Appendf(nil, `{"error":{"code":%d,"message":`, code)
 	b = jsonx.AppendQuote(b, e.Message)
 	b = append(b, `,"status":`...)
-	b = jsonx.AppendQuote(b, googleStatus[e.Kind])
+	b = jsonx.AppendQuote(b, status)
 	if e.RetryAfter > 0 {
 		b = append(b, `,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"`...)
 		b = strconv.AppendInt(b, int64((e.RetryAfter+time.Second-1)/time.Second), 10)

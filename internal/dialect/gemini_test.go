@@ -122,6 +122,20 @@ func TestGoogleError(t *testing.T) {
 	if string(b) != `{"error":{"code":401,"message":"invalid API key","status":"UNAUTHENTICATED"}}` {
 		t.Errorf("%s", b)
 	}
+	// The statuses a translated upstream error gets too (gemini.Status).
+	for kind, want := range map[Kind]string{
+		MethodNotAllowed: `"code":405,"message":"m","status":"UNIMPLEMENTED"`,
+		TooLarge:         `"code":413,"message":"m","status":"INVALID_ARGUMENT"`,
+		Upstream:         `"code":502,"message":"m","status":"UNAVAILABLE"`,
+		NotImplemented:   `"code":501,"message":"m","status":"UNIMPLEMENTED"`,
+		Unavailable:      `"code":503,"message":"m","status":"UNAVAILABLE"`,
+		Timeout:          `"code":504,"message":"m","status":"DEADLINE_EXCEEDED"`,
+		Budget:           `"code":429,"message":"m","status":"RESOURCE_EXHAUSTED"`,
+	} {
+		if b := googleError(Error{Kind: kind, Message: "m"}); string(b) != `{"error":{`+want+`}}` {
+			t.Errorf("%v: %s", kind, b)
+		}
+	}
 }
 
 func TestGeminiModelPage(t *testing.T) {
