@@ -110,27 +110,18 @@ func (w *geminiWalk) parts(parts gjson.Result, top bool) {
 			switch k.Str {
 			case "text":
 				c.Add(v.Str)
-			case "functionCall", "function_call":
+			case "functionCall", "function_call", "functionResponse", "function_response":
+				// A call's name and arguments; a response's name, response
+				// and parts.
+				call := k.Str == "functionCall" || k.Str == "function_call"
 				v.ForEach(func(k, v gjson.Result) bool {
-					switch k.Str {
-					case "name":
+					switch {
+					case k.Str == "name":
 						c.Add(v.Str)
-					case "args":
+					case call && k.Str == "args", !call && k.Str == "response":
 						c.Add(v.Raw)
-					}
-					return true
-				})
-			case "functionResponse", "function_response":
-				v.ForEach(func(k, v gjson.Result) bool {
-					switch k.Str {
-					case "name":
-						c.Add(v.Str)
-					case "response":
-						c.Add(v.Raw)
-					case "parts":
-						if top {
-							w.parts(v, false)
-						}
+					case !call && top && k.Str == "parts":
+						w.parts(v, false)
 					}
 					return w.going()
 				})
