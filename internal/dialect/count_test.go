@@ -126,6 +126,55 @@ func FuzzCountPrompt(f *testing.F) {
 	})
 }
 
+// nestedResponses is a turn of function responses nested depth deep, each
+// named "n", and its size.
+func nestedResponses(depth int) string {
+	return `{"contents":[{"role":"user","parts":[` + strings.Repeat(`{"functionResponse":{"name":"n","response":{},"parts":[`, depth) +
+		strings.Repeat(`]}}`, depth) + `]}]}`
+}
+
+// Google nests parts one level deep (a function response's image): a
+// hostile nesting is not followed, and its names are not counted.
+func TestCountGeminiNesting(t *testing.T) {
+	for _, depth := range []int{2, 3, 9000} {
+		want := textTokens(t, "n", `{}`, "n", `{}`) + 4 + 3
+		if got := countWith(countGeminiPrompt, nestedResponses(depth)); got != want {
+			t.Errorf("depth %d: %d tokens, want %d", depth, got, want)
+		}
+	}
+}
+
+// lookCounter is a context that ends at its first look and counts the
+// looks.
+type lookCounter struct {
+	context.Context
+	looks int
+}
+
+func (c *lookCounter) Err() error { c.looks++; return context.Canceled }
+
+// A hostile body, deep or wide, stops counting as soon as the counter
+// sees its context ended, and what was not read is counted at the
+// estimate's rate: the walk does not go on to count turns and images.
+func TestCountGeminiStops(t *testing.T) {
+	const turns = 50000
+	wide := `{"contents":[` + strings.Repeat(`{"parts":[{"inlineData":{"mimeType":"image/png","data":""}}]},`, turns-1) +
+		`{"parts":[]}]}`
+	for name, body := range map[string]string{"deep": nestedResponses(9000), "wide": wide} {
+		ctx := &lookCounter{Context: context.Background()}
+		c := tokens.Counter{Context: ctx}
+		countGeminiPrompt(&c, []byte(body))
+		if c.Err() == nil || ctx.looks != 1 {
+			t.Errorf("%s: error %v after %d looks at the context, want it seen once", name, c.Err(), ctx.looks)
+		}
+		// Unread bytes count a token per four; each turn read would count
+		// 4 and each image imageTokens.
+		if n := c.Tokens(); n < len(body)/4 || n > len(body)/4+4+3+1 {
+			t.Errorf("%s: %d tokens for %d unread bytes", name, n, len(body))
+		}
+	}
+}
+
 func BenchmarkCountGeminiPrompt(b *testing.B) {
 	var sb strings.Builder
 	sb.WriteString(`{"systemInstruction":{"parts":[{"text":"You are a careful assistant."}]},"contents":[`)

@@ -99,15 +99,8 @@ func hasQueryKey(raw, name string) bool {
 	return false
 }
 
-// googleStatus names Google's canonical status of each kind.
-var googleStatus = [...]string{
-	InvalidRequest: "INVALID_ARGUMENT", Authentication: "UNAUTHENTICATED", Permission: "PERMISSION_DENIED",
-	NotFound: "NOT_FOUND", MethodNotAllowed: "INVALID_ARGUMENT", TooLarge: "INVALID_ARGUMENT", Upstream: "UNAVAILABLE",
-	Timeout: "DEADLINE_EXCEEDED", NotImplemented: "UNIMPLEMENTED", Internal: "INTERNAL", Unavailable: "UNAVAILABLE",
-	RateLimit: "RESOURCE_EXHAUSTED", Budget: "RESOURCE_EXHAUSTED",
-}
-
-// googleCodes are the HTTP codes Google's envelope carries per kind.
+// googleCodes are the HTTP codes Google's envelope carries per kind; the
+// status name is the one gemini.Status gives each.
 var googleCodes = [...]int{
 	InvalidRequest: http.StatusBadRequest, Authentication: http.StatusUnauthorized, Permission: http.StatusForbidden,
 	NotFound: http.StatusNotFound, MethodNotAllowed: http.StatusMethodNotAllowed, TooLarge: http.StatusRequestEntityTooLarge,
@@ -119,10 +112,11 @@ var googleCodes = [...]int{
 // googleError renders Google's error envelope; a known retry time is a
 // google.rpc.RetryInfo detail, which Google's SDKs read to wait.
 func googleError(e Error) []byte {
-	b := fmt.Appendf(nil, `{"error":{"code":%d,"message":`, googleCodes[e.Kind])
+	code, status := gemini.Status(googleCodes[e.Kind])
+	b := fmt.Appendf(nil, `{"error":{"code":%d,"message":`, code)
 	b = jsonx.AppendQuote(b, e.Message)
 	b = append(b, `,"status":`...)
-	b = jsonx.AppendQuote(b, googleStatus[e.Kind])
+	b = jsonx.AppendQuote(b, status)
 	if e.RetryAfter > 0 {
 		b = append(b, `,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"`...)
 		b = strconv.AppendInt(b, int64((e.RetryAfter+time.Second-1)/time.Second), 10)
@@ -144,9 +138,12 @@ type geminiTap struct {
 	done  bool
 }
 
+// The tails of the keys the tap looks for, cheap filters before parsing:
+// a byte search starting at a capital skips ahead far faster than one
+// starting at a quote, which JSON is full of.
 var (
-	usageMetadataKey = []byte(`"usageMetadata"`)
-	finishReasonKey  = []byte(`"finishReason"`)
+	usageMetadataKey = []byte(`Metadata"`)
+	finishReasonKey  = []byte(`Reason"`)
 )
 
 func (t *geminiTap) Feed(ev []byte) []byte {
@@ -156,12 +153,23 @@ func (t *geminiTap) Feed(ev []byte) []byte {
 		return ev
 	}
 	if bytes.Contains(d, usageMetadataKey) {
-		if u := gjson.Get(unsafeString(d), "usageMetadata"); u.IsObject() {
-			t.raw, t.fresh = append(t.raw[:0], u.Raw...), true
+		// Read from the end, where Google puts it; from the start when
+		// the end cannot be followed.
+		if u, found, ok := topMember(d, "usageMetadata"); !ok {
+			if r := gjson.Get(unsafeString(d), "usageMetadata"); r.IsObject() {
+				t.raw, t.fresh = append(t.raw[:0], r.Raw...), true
+			}
+		} else if found && u[0] == '{' {
+			t.raw, t.fresh = append(t.raw[:0], u...), true
 		}
 	}
-	if bytes.Contains(d, finishReasonKey) {
-		t.done = true
+	// A finishReason member may be a function call's argument too: only
+	// a candidate's ends the stream.
+	if !t.done && bytes.Contains(d, finishReasonKey) {
+		gjson.Get(unsafeString(d), "candidates").ForEach(func(_, c gjson.Result) bool {
+			t.done = c.Get("finishReason").Str != ""
+			return !t.done
+		})
 	}
 	if bytes.Contains(d, errorKey) && gjson.Get(unsafeString(d), "error").IsObject() {
 		t.done = true // an error object ends the stream

@@ -122,6 +122,20 @@ func TestGoogleError(t *testing.T) {
 	if string(b) != `{"error":{"code":401,"message":"invalid API key","status":"UNAUTHENTICATED"}}` {
 		t.Errorf("%s", b)
 	}
+	// The statuses a translated upstream error gets too (gemini.Status).
+	for kind, want := range map[Kind]string{
+		MethodNotAllowed: `"code":405,"message":"m","status":"UNIMPLEMENTED"`,
+		TooLarge:         `"code":413,"message":"m","status":"INVALID_ARGUMENT"`,
+		Upstream:         `"code":502,"message":"m","status":"UNAVAILABLE"`,
+		NotImplemented:   `"code":501,"message":"m","status":"UNIMPLEMENTED"`,
+		Unavailable:      `"code":503,"message":"m","status":"UNAVAILABLE"`,
+		Timeout:          `"code":504,"message":"m","status":"DEADLINE_EXCEEDED"`,
+		Budget:           `"code":429,"message":"m","status":"RESOURCE_EXHAUSTED"`,
+	} {
+		if b := googleError(Error{Kind: kind, Message: "m"}); string(b) != `{"error":{`+want+`}}` {
+			t.Errorf("%v: %s", kind, b)
+		}
+	}
 }
 
 func TestGeminiModelPage(t *testing.T) {
@@ -296,4 +310,74 @@ func TestGeminiAffinity(t *testing.T) {
 	if first != later || first == other || first == 0 {
 		t.Errorf("keys %x %x %x", first, later, other)
 	}
+}
+
+// A finishReason or usageMetadata member in a function call's arguments
+// is the model's, not the stream's: the stream is not done, and its
+// usage stays the last the upstream reported.
+func TestGeminiTapArgumentMembers(t *testing.T) {
+	tap := Gemini.NewTap(false)
+	first := geminiStream[:strings.Index(geminiStream, "\r\n\r\n")+4]
+	feedAll(tap, first+"data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\",\"args\":{\"finishReason\":\"STOP\",\"usageMetadata\":{\"promptTokenCount\":99}}}}],\"role\":\"model\"}}]}\r\n\r\n")
+	tail, clean := tap.Close(true, "upstream stream ended before its final event")
+	var f sse.Fields
+	f.Parse(tail)
+	if clean || gjson.GetBytes(f.Data, "error.code").Int() != 502 {
+		t.Errorf("a stream cut after a call with a finishReason argument ended with %q, %v", tail, clean)
+	}
+	if u := tap.Usage(); u.Input != 10 {
+		t.Errorf("usage %+v, want the first event's", u)
+	}
+}
+
+func TestTopMember(t *testing.T) {
+	for _, tc := range []struct {
+		d, want   string
+		found, ok bool
+	}{
+		{`{"candidates":[{"a":"}\"{"}],"usageMetadata":{"x":1},"modelVersion":"m","responseId":"r"}`, `{"x":1}`, true, true},
+		{` { "usageMetadata" : {"x":[1,{"y":"\\"}]} , "n" : -1.5e3 , "t":true } `, `{"x":[1,{"y":"\\"}]}`, true, true},
+		{`{"candidates":[{"usageMetadata":{"x":1}}]}`, "", false, true},
+		{`{}`, "", false, true},
+		{`{"a":"b\"usageMetadata"}`, "", false, true},
+		{`{"\u0075sageMetadata":{}}`, "", false, false},
+		{`[{"usageMetadata":{}}]`, "", false, false},
+		{`{"a":}`, "", false, false},
+	} {
+		v, found, ok := topMember([]byte(tc.d), "usageMetadata")
+		if string(v) != tc.want || found != tc.found || ok != tc.ok {
+			t.Errorf("%s: %q %v %v", tc.d, v, found, ok)
+		}
+	}
+}
+
+// FuzzTopMember: what topMember finds in a JSON object is the last
+// member of that name, as a parser reads it.
+func FuzzTopMember(f *testing.F) {
+	for _, s := range []string{
+		`{"candidates":[{"content":{"parts":[{"text":"hi \"there\""}]}}],"usageMetadata":{"promptTokenCount":1},"responseId":"r"}`,
+		`{"usageMetadata":1,"a":[{"usageMetadata":2}]}`, `{"a":"\\","usageMetadata":null}`, `{}`, `{"a":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, d []byte) {
+		v, found, ok := topMember(d, "usageMetadata")
+		if !ok || !gjson.ValidBytes(d) {
+			return
+		}
+		r := gjson.ParseBytes(d)
+		if !r.IsObject() {
+			t.Fatalf("%q: read as an object", d)
+		}
+		var last gjson.Result
+		r.ForEach(func(k, v gjson.Result) bool {
+			if k.Str == "usageMetadata" {
+				last = v
+			}
+			return true
+		})
+		if found != last.Exists() || string(v) != last.Raw {
+			t.Fatalf("%q: %q %v, want %q", d, v, found, last.Raw)
+		}
+	})
 }

@@ -19,8 +19,13 @@ var perUseTools = [...]string{"web_search", "web_fetch", "code_execution"}
 // mayUseTools is a cheap filter before gjson: false when no per-use tool
 // can be named in body.
 func mayUseTools(body []byte) bool {
-	return bytes.Contains(body, []byte("web_")) || bytes.Contains(body, []byte("code_execution"))
+	return bytes.Contains(body, []byte("web_")) || bytes.Contains(body, []byte("code_execution")) || escaped(body)
 }
+
+// escaped reports whether body may spell a name with \u escapes, which
+// the byte filters before gjson cannot see ("\u0067oogleSearch" is
+// googleSearch to every JSON reader): such a body is parsed.
+func escaped(body []byte) bool { return bytes.Contains(body, []byte(`\u`)) }
 
 // perUseTool names the first tool among types (tools[].type) that is
 // billed per use; "" when none is.
@@ -80,16 +85,18 @@ func responsesUnpriced(body []byte) string {
 
 // geminiPerUseTools are the members of a generateContent tool that turn on
 // grounding, which Google bills per grounded prompt or search, under
-// their JSON and proto names. Code execution and URL context are billed
-// as tokens.
+// their JSON and proto names: Google Search, Google Maps, and Vertex AI's
+// Web Grounding for Enterprise (enterpriseWebSearch, billed per grounded
+// prompt). Code execution and URL context are billed as tokens.
 var geminiPerUseTools = [...]string{
 	"googleSearch", "google_search", "googleSearchRetrieval", "google_search_retrieval", "googleMaps", "google_maps",
+	"enterpriseWebSearch", "enterprise_web_search",
 }
 
 // geminiUnpriced: grounding tools billed per use.
 func geminiUnpriced(body []byte) string {
-	if !bytes.Contains(body, []byte("google")) {
-		return ""
+	if !bytes.Contains(body, []byte("google")) && !bytes.Contains(body, []byte("enterprise")) && !escaped(body) {
+		return "" // the common case, without parsing
 	}
 	var found string
 	gjson.GetBytes(body, "tools").ForEach(func(_, t gjson.Result) bool {

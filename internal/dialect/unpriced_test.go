@@ -37,6 +37,14 @@ func TestUnpriced(t *testing.T) {
 		{"gemini: google search", geminiUnpriced, `{"contents":[],"tools":[{"functionDeclarations":[]},{"googleSearch":{}}]}`, "the server tool googleSearch"},
 		{"gemini: proto name", geminiUnpriced, `{"tools":[{"google_search_retrieval":{"dynamic_retrieval_config":{}}}]}`, "the server tool google_search_retrieval"},
 		{"gemini: maps", geminiUnpriced, `{"tools":[{"googleMaps":{}}]}`, "the server tool googleMaps"},
+		{"gemini: enterprise web search", geminiUnpriced, `{"tools":[{"enterpriseWebSearch":{}}]}`, "the server tool enterpriseWebSearch"},
+		{"gemini: enterprise web search, proto name", geminiUnpriced, `{"tools":[{"enterprise_web_search":{}}]}`, "the server tool enterprise_web_search"},
+		// A name spelled with escapes is the same name to the upstream.
+		{"gemini: escaped google search", geminiUnpriced, `{"tools":[{"\u0067oogleSearch":{}}]}`, "the server tool googleSearch"},
+		{"gemini: escaped enterprise web search", geminiUnpriced, `{"tools":[{"\u0065nterpriseWebSearch":{}}]}`, "the server tool enterpriseWebSearch"},
+		{"messages: escaped web search", messagesUnpriced, `{"tools":[{"type":"web\u005fsearch_20250305"}]}`, "the server tool web_search_20250305"},
+		{"chat: escaped code execution", chatUnpriced, `{"tools":[{"type":"\u0063ode_execution_x"}]}`, "the server tool code_execution_x"},
+		{"responses: escaped web search", responsesUnpriced, `{"tools":[{"type":"w\u0065b_search"}]}`, "the server tool web_search"},
 		{"gemini: code execution and URL context are tokens", geminiUnpriced, `{"tools":[{"codeExecution":{}},{"urlContext":{}}],"contents":[{"parts":[{"text":"googleSearch"}]}]}`, ""},
 	}
 	for _, tc := range tests {

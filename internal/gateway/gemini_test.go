@@ -261,7 +261,7 @@ func TestGeminiErrors(t *testing.T) {
 		{"empty contents", "POST", "/v1beta/models/gem:generateContent", `{"contents":[]}`, 400, "INVALID_ARGUMENT"},
 		{"bad alt", "POST", "/v1beta/models/gem:streamGenerateContent?alt=proto", ok, 400, "INVALID_ARGUMENT"},
 		{"too large", "POST", "/v1beta/models/gem:generateContent", `{"contents":[{"parts":[{"text":"` + strings.Repeat("x", 5000) + `"}]}]}`, 413, "INVALID_ARGUMENT"},
-		{"wrong method", "DELETE", "/v1beta/models/gem:generateContent", "", 405, "INVALID_ARGUMENT"},
+		{"wrong method", "DELETE", "/v1beta/models/gem:generateContent", "", 405, "UNIMPLEMENTED"},
 		{"unknown model get", "GET", "/v1beta/models/nope", "", 404, "NOT_FOUND"},
 		{"bad page token", "GET", "/v1beta/models?pageToken=zz", "", 400, "INVALID_ARGUMENT"},
 	}

@@ -105,15 +105,32 @@ func (c *Counter) piece(piece string, v *vocabulary) int {
 // the context has not ended, looking at it when checkWork has been done
 // since the last look.
 func (c *Counter) going() bool {
-	switch {
-	case c.err != nil || c.Budget > 0 && c.encoded >= c.Budget:
+	if c.Budget > 0 && c.encoded >= c.Budget {
 		return false
-	case c.Context == nil || c.work < c.checkAt:
-		return true
+	}
+	return c.live()
+}
+
+// live looks at the context when checkWork has been done since the last
+// look, and reports whether it has not ended.
+func (c *Counter) live() bool {
+	if c.err != nil || c.Context == nil || c.work < c.checkAt {
+		return c.err == nil
 	}
 	c.checkAt = c.work + checkWork
 	c.err = c.Context.Err()
 	return c.err == nil
+}
+
+// Walked records n bytes of a request read to find its texts, and reports
+// whether counting goes on: false once the context has ended (Err then
+// says so), whatever the budget. Reading a request costs time as encoding
+// does, so a prompt counter walking one stops when Walked is false, and
+// passes what it did not read to Add, which counts it unencoded at the
+// measured rate.
+func (c *Counter) Walked(n int) bool {
+	c.work += n
+	return c.live()
 }
 
 // Err returns the context's error if encoding stopped because it ended:

@@ -272,3 +272,28 @@ func BenchmarkCount(b *testing.B) {
 		})
 	}
 }
+
+// Walked looks at the context as Add does, past the budget too: a walk
+// over a request stops when the context ends, even once encoding has.
+func TestWalked(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := Counter{Context: ctx, Budget: 1}
+	c.Add("hello world")
+	if !c.Walked(1) {
+		t.Fatal("stopped before the context ended")
+	}
+	cancel()
+	for i := 0; c.Walked(1000); i++ {
+		if i > checkWork/1000+1 {
+			t.Fatal("the walk went on past checkWork after the context ended")
+		}
+	}
+	if c.Err() == nil {
+		t.Error("Err is nil after the walk stopped")
+	}
+	n := c.Tokens()
+	c.Add("more text")
+	if c.Tokens() <= n {
+		t.Error("text past the end is not counted")
+	}
+}

@@ -343,42 +343,16 @@ func appendGeminiUsage(b []byte, u meter.Usage) []byte {
 	return append(b, '}')
 }
 
-// googleStatuses are Google's error statuses by the HTTP status they go
-// with (google.rpc.Code's mapping).
-var googleStatuses = map[int]string{
-	400: "INVALID_ARGUMENT",
-	401: "UNAUTHENTICATED",
-	403: "PERMISSION_DENIED",
-	404: "NOT_FOUND",
-	409: "ABORTED",
-	429: "RESOURCE_EXHAUSTED",
-	499: "CANCELLED",
-	500: "INTERNAL",
-	501: "NOT_IMPLEMENTED",
-	502: "INTERNAL",
-	503: "UNAVAILABLE",
-	504: "DEADLINE_EXCEEDED",
-}
-
 // geminiError renders an error in Google's envelope, {"error":{"code",
 // "message", "status"}}: the HTTP statuses Google does not use become the
 // nearest it does (an overloaded upstream's 529 is UNAVAILABLE, 503). A
 // rate limit the upstream said when to retry gets a google.rpc.RetryInfo
 // detail, which Gemini clients wait on.
 func geminiError(e answerError) (int, []byte, bool) {
-	code := e.status
-	switch {
-	case code == 529:
-		code = 503
-	case googleStatuses[code] != "":
-	case code >= 400 && code < 500:
-		code = 400
-	default:
-		code = 500
-	}
+	code, status := gemini.Status(e.status)
 	b := strconv.AppendInt(append([]byte(nil), `{"error":{"code":`...), int64(code), 10)
 	b = jsonx.AppendQuote(append(b, `,"message":`...), cmpOr(e.message, "upstream error"))
-	b = append(append(append(b, `,"status":"`...), googleStatuses[code]...), '"')
+	b = append(append(append(b, `,"status":"`...), status...), '"')
 	if code == 429 && e.retry != "" {
 		b = append(b, `,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":`...)
 		b = append(jsonx.AppendQuote(b, e.retry), "}]"...)
