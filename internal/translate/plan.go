@@ -2,7 +2,6 @@ package translate
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
@@ -39,6 +38,10 @@ type Plan struct {
 	geminiThoughts bool
 	dropped        []string
 	adjusted       []string
+	// listed holds what dropped and adjusted list (keyed "d"+name and
+	// "a"+name): a request may name many members, and each look-up in
+	// the lists would cost their length.
+	listed map[string]bool
 	policy         Policy
 	signer         *Signer
 
@@ -54,16 +57,21 @@ func (p *Plan) Dropped() []string { return p.dropped }
 // Adjusted lists the request parameters whose value was changed.
 func (p *Plan) Adjusted() []string { return p.adjusted }
 
-func (p *Plan) drop(param string) {
-	if !slices.Contains(p.dropped, param) {
-		p.dropped = append(p.dropped, param)
-	}
-}
+func (p *Plan) drop(param string) { p.dropped = p.list(p.dropped, "d", param) }
 
-func (p *Plan) adjust(param string) {
-	if !slices.Contains(p.adjusted, param) {
-		p.adjusted = append(p.adjusted, param)
+func (p *Plan) adjust(param string) { p.adjusted = p.list(p.adjusted, "a", param) }
+
+// list appends param to list (dropped, or adjusted: kind) unless it is
+// there already.
+func (p *Plan) list(list []string, kind, param string) []string {
+	if p.listed == nil {
+		p.listed = map[string]bool{}
 	}
+	if p.listed[kind+param] {
+		return list
+	}
+	p.listed[kind+param] = true
+	return append(list, param)
 }
 
 // advisory handles an advisory parameter that cannot be sent upstream:
