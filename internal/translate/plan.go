@@ -42,8 +42,8 @@ type Plan struct {
 	// "a"+name): a request may name many members, and each look-up in
 	// the lists would cost their length.
 	listed map[string]bool
-	policy         Policy
-	signer         *Signer
+	policy Policy
+	signer *Signer
 
 	// The bound of the request's schemas with their $refs inlined
 	// (geminiSchema): the bytes of the schemas converted so far, and
