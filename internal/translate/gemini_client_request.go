@@ -341,11 +341,10 @@ func (p *Plan) geminiThinking(tc *gemini.ThinkingConfig, t *gThinking) error {
 // the first call not yet answered that has its name: Gemini CLI answers
 // a call that came without an id with an id of its own making.
 func (p *Plan) geminiTurns(ctx context.Context, contents []gemini.Content, upstream string) ([]gTurn, error) {
-	var pending pendingCalls // the calls of the last model turn
+	pending := pendingCalls{work: &p.work} // the calls of the last model turn
 	turns := make([]gTurn, 0, len(contents))
-	read := 0 // turns and parts
 	for i, c := range contents {
-		if err := lookAtContext(ctx, &read); err != nil {
+		if err := lookAtContext(ctx, &p.work); err != nil {
 			return nil, err
 		}
 		t := gTurn{path: fmt.Sprintf("contents[%d]", i)}
@@ -360,7 +359,7 @@ func (p *Plan) geminiTurns(ctx context.Context, contents []gemini.Content, upstr
 		var seals map[string]struct{} // each restored once per turn
 		calls := 0
 		for j := range c.Parts {
-			if err := lookAtContext(ctx, &read); err != nil {
+			if err := lookAtContext(ctx, &p.work); err != nil {
 				return nil, err
 			}
 			part := &c.Parts[j]
@@ -475,6 +474,7 @@ type pendingCalls struct {
 	calls  []pendingCall
 	byID   map[string][]int // unanswered calls (and some answered: skipped), in order
 	byName map[string][]int
+	work   *int // counts the calls looked at
 }
 
 type pendingCall struct {
@@ -521,7 +521,7 @@ func (q *pendingCalls) answer(id, name string) (pendingCall, bool) {
 // it are left out of m for good, so each call is passed over once.
 func (q *pendingCalls) first(m map[string][]int, key string) int {
 	ks := m[key]
-	for len(ks) > 0 && q.calls[ks[0]].answered {
+	for *q.work++; len(ks) > 0 && q.calls[ks[0]].answered; *q.work++ {
 		ks = ks[1:]
 	}
 	if len(ks) == 0 {

@@ -48,7 +48,8 @@ var jsonSchemaTypes = []string{"string", "number", "integer", "boolean", "array"
 
 type gsConv struct {
 	ctx   context.Context
-	limit int // bytes the converted schema may take
+	limit int  // bytes the converted schema may take
+	work  *int // Plan.work
 }
 
 // jsonSchemaOf converts a Gemini client's schema found at path (Google's
@@ -58,7 +59,7 @@ func (p *Plan) jsonSchemaOf(ctx context.Context, schema jsontext.Value, path str
 		return nil, badRequest(path, "%s: not valid JSON (UTF-8 text)", path)
 	}
 	p.schemaSize += len(schema)
-	c := &gsConv{ctx: ctx, limit: schemaGrowthAllowance + schemaGrowthFactor*p.schemaSize - p.schemaGrown}
+	c := &gsConv{ctx: ctx, work: &p.work, limit: schemaGrowthAllowance + schemaGrowthFactor*p.schemaSize - p.schemaGrown}
 	at := &schemaPath{seg: path}
 	out, err := c.node(nil, gjson.ParseBytes(schema), at, 0)
 	if err == nil && len(out) > c.limit {
@@ -244,12 +245,11 @@ func (c *gsConv) properties(b []byte, v, ordering gjson.Result, path *schemaPath
 	// Each name's schema is its first member's, as gjson's Get finds
 	// it; the names propertyOrdering places are written once.
 	first := map[string]gjson.Result{}
-	read := 0
 	v.ForEach(func(k, s gjson.Result) bool {
 		if _, ok := first[k.Str]; !ok {
 			first[k.Str] = s
 		}
-		return lookAtContext(c.ctx, &read) == nil
+		return lookAtContext(c.ctx, c.work) == nil
 	})
 	var order []string
 	placed := map[string]bool{}
@@ -259,7 +259,7 @@ func (c *gsConv) properties(b []byte, v, ordering gjson.Result, path *schemaPath
 				placed[o.Str] = true
 				order = append(order, o.Str)
 			}
-			return lookAtContext(c.ctx, &read) == nil
+			return lookAtContext(c.ctx, c.work) == nil
 		})
 	}
 	if err := c.ctx.Err(); err != nil {

@@ -45,6 +45,12 @@ type Plan struct {
 	policy Policy
 	signer *Signer
 
+	// work counts the items of a client's request read where a request
+	// could make the reading costly (many parts, calls, properties): the
+	// tests check that it grows linearly with the request. Every
+	// ctxStride-th item, the reading looks at the request's context.
+	work int
+
 	// The bound of the request's schemas with their $refs inlined
 	// (geminiSchema): the bytes of the schemas converted so far, and
 	// what they grew to.
