@@ -80,6 +80,7 @@ type gServer struct{ name, path string }
 type gChoice struct {
 	mode  string
 	names []string
+	named map[string]bool // names, to look up
 }
 
 // gGen is generationConfig, checked.
@@ -121,19 +122,21 @@ var geminiNames = map[string]string{
 // reportGeminiNames names the dropped and adjusted members as the
 // client knows them.
 func (p *Plan) reportGeminiNames() {
-	rename := func(list []string) []string {
-		var out []string
-		for _, n := range list {
-			if g, ok := geminiNames[n]; ok {
-				n = g
-			}
-			if !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-		}
-		return out
+	dropped, adjusted := p.dropped, p.adjusted
+	p.dropped, p.adjusted, p.listed = nil, nil, nil
+	for _, n := range dropped {
+		p.drop(geminiName(n))
 	}
-	p.dropped, p.adjusted = rename(p.dropped), rename(p.adjusted)
+	for _, n := range adjusted {
+		p.adjust(geminiName(n))
+	}
+}
+
+func geminiName(n string) string {
+	if g, ok := geminiNames[n]; ok {
+		return g
+	}
+	return n
 }
 
 // geminiBodyTo decodes a Gemini client's body and translates it with f.
@@ -178,7 +181,7 @@ func (p *Plan) readGemini(ctx context.Context, in *gemini.Request, upstream stri
 		}
 	}
 	var err error
-	if r.turns, err = p.geminiTurns(in.Contents, upstream); err != nil {
+	if r.turns, err = p.geminiTurns(ctx, in.Contents, upstream); err != nil {
 		return nil, err
 	}
 	if r.funcs, r.server, err = p.geminiTools(ctx, in.Tools); err != nil {
@@ -337,26 +340,28 @@ func (p *Plan) geminiThinking(tc *gemini.ThinkingConfig, t *gThinking) error {
 // the call of the model turn before it that has its id, or else with
 // the first call not yet answered that has its name: Gemini CLI answers
 // a call that came without an id with an id of its own making.
-func (p *Plan) geminiTurns(contents []gemini.Content, upstream string) ([]gTurn, error) {
-	type call struct {
-		id, name string
-		answered bool
-	}
-	var pending []call // the calls of the last model turn
+func (p *Plan) geminiTurns(ctx context.Context, contents []gemini.Content, upstream string) ([]gTurn, error) {
+	pending := pendingCalls{work: &p.work} // the calls of the last model turn
 	turns := make([]gTurn, 0, len(contents))
 	for i, c := range contents {
+		if err := lookAtContext(ctx, &p.work); err != nil {
+			return nil, err
+		}
 		t := gTurn{path: fmt.Sprintf("contents[%d]", i)}
 		switch c.Role {
 		case gemini.RoleModel:
 			t.model = true
-			pending = pending[:0]
+			pending.reset()
 		case gemini.RoleUser, "", "function":
 		default:
 			return nil, badRequest(t.path+".role", "%s.role: must be user or model, got %q", t.path, c.Role)
 		}
-		var seals []string // each restored once per turn
+		var seals map[string]struct{} // each restored once per turn
 		calls := 0
 		for j := range c.Parts {
+			if err := lookAtContext(ctx, &p.work); err != nil {
+				return nil, err
+			}
 			part := &c.Parts[j]
 			path := fmt.Sprintf("%s.parts[%d]", t.path, j)
 			if err := eachMember(part.Extra, func(k string) error {
@@ -364,8 +369,11 @@ func (p *Plan) geminiTurns(contents []gemini.Content, upstream string) ([]gTurn,
 			}); err != nil {
 				return nil, err
 			}
-			if sig := part.ThoughtSignature; t.model && sig != "" && !slices.Contains(seals, sig) {
-				seals = append(seals, sig)
+			if sig := part.ThoughtSignature; t.model && sig != "" && !hasKey(seals, sig) {
+				if seals == nil {
+					seals = map[string]struct{}{}
+				}
+				seals[sig] = struct{}{}
 				if sr, ok := p.unsealReasoning(sig); ok {
 					t.items = append(t.items, gItem{kind: gReasoning, path: path, sealed: sr})
 				}
@@ -393,7 +401,7 @@ func (p *Plan) geminiTurns(contents []gemini.Content, upstream string) ([]gTurn,
 					id = fmt.Sprintf("call_%d_%d", i, calls)
 				}
 				calls++
-				pending = append(pending, call{id: id, name: fc.Name})
+				pending.add(id, fc.Name)
 				t.items = append(t.items, gItem{kind: gCall, path: path, id: id, name: fc.Name, args: args})
 			case part.FunctionResponse != nil:
 				fr := part.FunctionResponse
@@ -417,16 +425,12 @@ func (p *Plan) geminiTurns(contents []gemini.Content, upstream string) ([]gTurn,
 					}
 					media = append(media, gItem{kind: gMedia, path: fmt.Sprintf("%s.parts[%d]", rpath, k), part: mp})
 				}
-				k := slices.IndexFunc(pending, func(c call) bool { return !c.answered && fr.ID != "" && c.id == fr.ID })
-				if k < 0 {
-					k = slices.IndexFunc(pending, func(c call) bool { return !c.answered && c.name == fr.Name })
-				}
-				if k < 0 {
+				cl, ok := pending.answer(fr.ID, fr.Name)
+				if !ok {
 					return nil, badRequest(rpath, "%s: answers no function call of the model turn before it (no call named %q is left unanswered)", rpath, fr.Name)
 				}
-				pending[k].answered = true
 				text, isErr := functionResultText(fr.Response)
-				t.items = append(t.items, gItem{kind: gResult, path: path, id: pending[k].id, name: pending[k].name, text: text, isError: isErr, media: media})
+				t.items = append(t.items, gItem{kind: gResult, path: path, id: cl.id, name: cl.name, text: text, isError: isErr, media: media})
 			case part.Thought:
 				// Thought summaries are the model's own view of its
 				// thinking, never answer text; what the upstream needs
@@ -446,6 +450,92 @@ func (p *Plan) geminiTurns(contents []gemini.Content, upstream string) ([]gTurn,
 		turns = append(turns, t)
 	}
 	return turns, nil
+}
+
+// ctxStride is how many items of a list are read between looks at the
+// request's context: a look costs little, but not nothing.
+const ctxStride = 256
+
+// lookAtContext counts an item read (in *n) and, at the first and then
+// every ctxStride-th, returns ctx's error once ctx has ended: the client
+// is gone and nobody waits for the answer.
+func lookAtContext(ctx context.Context, n *int) error {
+	*n++
+	if *n%ctxStride != 1 {
+		return nil
+	}
+	return ctx.Err()
+}
+
+// pendingCalls are the function calls of the last model turn, found for
+// a function response by id, or else by name in the order they came, in
+// time that does not grow with the calls already answered.
+type pendingCalls struct {
+	calls  []pendingCall
+	byID   map[string][]int // unanswered calls (and some answered: skipped), in order
+	byName map[string][]int
+	work   *int // counts the calls looked at
+}
+
+type pendingCall struct {
+	id, name string
+	answered bool
+}
+
+// reset forgets the calls: a new model turn starts. The maps are made
+// anew, not cleared, as clearing a map costs its largest size.
+func (q *pendingCalls) reset() {
+	q.calls = q.calls[:0]
+	q.byID, q.byName = nil, nil
+}
+
+func (q *pendingCalls) add(id, name string) {
+	if q.byID == nil {
+		q.byID, q.byName = map[string][]int{}, map[string][]int{}
+	}
+	k := len(q.calls)
+	q.calls = append(q.calls, pendingCall{id: id, name: name})
+	q.byID[id] = append(q.byID[id], k)
+	q.byName[name] = append(q.byName[name], k)
+}
+
+// answer marks and returns the call a function response answers: the
+// first unanswered call with its id, or else the first unanswered call
+// with its name.
+func (q *pendingCalls) answer(id, name string) (pendingCall, bool) {
+	k := -1
+	if id != "" {
+		k = q.first(q.byID, id)
+	}
+	if k < 0 {
+		k = q.first(q.byName, name)
+	}
+	if k < 0 {
+		return pendingCall{}, false
+	}
+	q.calls[k].answered = true
+	return q.calls[k], true
+}
+
+// first is the first unanswered call of m[key]; the answered ones before
+// it are left out of m for good, so each call is passed over once.
+func (q *pendingCalls) first(m map[string][]int, key string) int {
+	ks := m[key]
+	for *q.work++; len(ks) > 0 && q.calls[ks[0]].answered; *q.work++ {
+		ks = ks[1:]
+	}
+	if len(ks) == 0 {
+		delete(m, key)
+		return -1
+	}
+	m[key] = ks
+	return ks[0]
+}
+
+// hasKey reports whether m holds k (a nil m holds nothing).
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // unsealReasoning opens a thoughtSignature tollgate sealed; Google's own
@@ -565,11 +655,20 @@ func geminiChoice(tc *gemini.ToolConfig, funcs []gFunc, p *Plan) (*gChoice, erro
 	default:
 		return nil, badRequest(at+"mode", "%smode: must be AUTO, ANY, NONE or VALIDATED, got %q", at, fc.Mode)
 	}
+	if len(fc.AllowedFunctionNames) == 0 {
+		return c, nil
+	}
+	declared := make(map[string]bool, len(funcs))
+	for _, f := range funcs {
+		declared[f.name] = true
+	}
+	c.named = map[string]bool{}
 	for k, n := range fc.AllowedFunctionNames {
-		if !slices.ContainsFunc(funcs, func(f gFunc) bool { return f.name == n }) {
+		if !declared[n] {
 			return nil, badRequest(fmt.Sprintf("%sallowedFunctionNames[%d]", at, k), "%sallowedFunctionNames[%d]: no function is declared with the name %q", at, k, n)
 		}
-		if !slices.Contains(c.names, n) {
+		if !c.named[n] {
+			c.named[n] = true
 			c.names = append(c.names, n)
 		}
 	}
@@ -578,7 +677,7 @@ func geminiChoice(tc *gemini.ToolConfig, funcs []gFunc, p *Plan) (*gChoice, erro
 
 // allowed reports whether the choice lets the model call the function.
 func (c *gChoice) allowed(name string) bool {
-	return c == nil || len(c.names) == 0 || slices.Contains(c.names, name)
+	return c == nil || len(c.names) == 0 || c.named[name]
 }
 
 // forced is the one function an ANY choice names, if it names one.

@@ -48,7 +48,8 @@ var jsonSchemaTypes = []string{"string", "number", "integer", "boolean", "array"
 
 type gsConv struct {
 	ctx   context.Context
-	limit int // bytes the converted schema may take
+	limit int  // bytes the converted schema may take
+	work  *int // Plan.work
 }
 
 // jsonSchemaOf converts a Gemini client's schema found at path (Google's
@@ -58,7 +59,7 @@ func (p *Plan) jsonSchemaOf(ctx context.Context, schema jsontext.Value, path str
 		return nil, badRequest(path, "%s: not valid JSON (UTF-8 text)", path)
 	}
 	p.schemaSize += len(schema)
-	c := &gsConv{ctx: ctx, limit: schemaGrowthAllowance + schemaGrowthFactor*p.schemaSize - p.schemaGrown}
+	c := &gsConv{ctx: ctx, work: &p.work, limit: schemaGrowthAllowance + schemaGrowthFactor*p.schemaSize - p.schemaGrown}
 	at := &schemaPath{seg: path}
 	out, err := c.node(nil, gjson.ParseBytes(schema), at, 0)
 	if err == nil && len(out) > c.limit {
@@ -85,7 +86,8 @@ func (c *gsConv) node(b []byte, s gjson.Result, path *schemaPath, depth int) ([]
 	case !s.IsObject():
 		return nil, badRequest(path.String(), "%s: a schema must be an object", path)
 	}
-	nullable := s.Get("nullable").Type == gjson.True
+	m := firstMembers(s)
+	nullable := m.nullable.Type == gjson.True
 	var err error
 	out := orderedObject{b: append(b, '{')}
 	s.ForEach(func(k, v gjson.Result) bool {
@@ -95,18 +97,18 @@ func (c *gsConv) node(b []byte, s gjson.Result, path *schemaPath, depth int) ([]
 		case key == "nullable" || key == "propertyOrdering":
 		case key == "format" && v.Str == "enum":
 		case key == "example":
-			if !s.Get("examples").Exists() {
+			if !m.examples.Exists() {
 				b := out.key("examples")
 				out.b = append(append(append(b, '['), v.Raw...), ']')
 			}
 		case key == "enum":
-			out.b = c.enum(out.key("enum"), v, s.Get("type"), nullable)
+			out.b = c.enum(out.key("enum"), v, m.typ, nullable)
 		case key == "properties":
-			out.b, err = c.properties(out.key(key), v, s.Get("propertyOrdering"), path.child(".properties"), depth)
+			out.b, err = c.properties(out.key(key), v, m.ordering, path.child(".properties"), depth)
 		case slices.Contains(gsMapKeywords, key):
 			out.b, err = c.schemaMap(out.key(key), v, path.child("."+key), depth)
 		case slices.Contains(gsListKeywords, key):
-			out.b, err = c.schemaList(out.key(key), v, path.child("."+key), depth, key == "anyOf" && nullable && !s.Get("type").Exists())
+			out.b, err = c.schemaList(out.key(key), v, path.child("."+key), depth, key == "anyOf" && nullable && !m.typ.Exists())
 		case slices.Contains(gsOneKeywords, key) && v.IsArray() && key == "items":
 			out.b, err = c.schemaList(out.key(key), v, path.child(".items"), depth, false)
 		case slices.Contains(gsOneKeywords, key):
@@ -120,6 +122,37 @@ func (c *gsConv) node(b []byte, s gjson.Result, path *schemaPath, depth int) ([]
 		return nil, err
 	}
 	return append(out.b, '}'), nil
+}
+
+// gsMembers are the members of a schema that decide how others are
+// written, each the first of its name (as gjson's Get finds it).
+type gsMembers struct{ nullable, examples, typ, ordering gjson.Result }
+
+// firstMembers finds them in one pass over the schema: looked up where
+// they are used, a schema that repeats a member would be read again at
+// each repetition.
+func firstMembers(s gjson.Result) gsMembers {
+	var m gsMembers
+	s.ForEach(func(k, v gjson.Result) bool {
+		var at *gjson.Result
+		switch k.Str {
+		case "nullable":
+			at = &m.nullable
+		case "examples":
+			at = &m.examples
+		case "type":
+			at = &m.typ
+		case "propertyOrdering":
+			at = &m.ordering
+		default:
+			return true
+		}
+		if !at.Exists() {
+			*at = v
+		}
+		return true
+	})
+	return m
 }
 
 // typeMember writes a type in JSON Schema's spelling, with "null" when
@@ -209,13 +242,28 @@ func (c *gsConv) properties(b []byte, v, ordering gjson.Result, path *schemaPath
 	if !v.IsObject() {
 		return nil, badRequest(path.String(), "%s: want an object", path)
 	}
+	// Each name's schema is its first member's, as gjson's Get finds
+	// it; the names propertyOrdering places are written once.
+	first := map[string]gjson.Result{}
+	v.ForEach(func(k, s gjson.Result) bool {
+		if _, ok := first[k.Str]; !ok {
+			first[k.Str] = s
+		}
+		return lookAtContext(c.ctx, c.work) == nil
+	})
 	var order []string
+	placed := map[string]bool{}
 	if ordering.IsArray() {
-		for _, o := range ordering.Array() {
-			if o.Type == gjson.String && !slices.Contains(order, o.Str) && v.Get(escapePath(o.Str)).Exists() {
+		ordering.ForEach(func(_, o gjson.Result) bool {
+			if _, ok := first[o.Str]; ok && o.Type == gjson.String && !placed[o.Str] {
+				placed[o.Str] = true
 				order = append(order, o.Str)
 			}
-		}
+			return lookAtContext(c.ctx, c.work) == nil
+		})
+	}
+	if err := c.ctx.Err(); err != nil {
+		return nil, err
 	}
 	b = append(b, '{')
 	n := 0
@@ -230,12 +278,12 @@ func (c *gsConv) properties(b []byte, v, ordering gjson.Result, path *schemaPath
 		return err == nil
 	}
 	for _, name := range order {
-		if !write(name, v.Get(escapePath(name))) {
+		if !write(name, first[name]) {
 			return nil, err
 		}
 	}
 	v.ForEach(func(k, s gjson.Result) bool {
-		if slices.Contains(order, k.Str) {
+		if placed[k.Str] {
 			return true
 		}
 		return write(k.Str, s)

@@ -113,6 +113,10 @@ type schemaConv struct {
 	param string                  // what a drop is reported as: "tools.input_schema"
 	refs  []string                // the $refs being inlined, innermost last
 	defs  map[string]gjson.Result // the definitions found, by $ref
+	// The members of $defs and of definitions, by name, indexed at the
+	// first $ref into each: found one by one, each $ref would read
+	// through the definitions before its own.
+	index map[string]map[string]gjson.Result
 	ctx   context.Context
 	limit int // bytes this schema may read and write
 	read  int // schema text read: the schema, and each inlined definition
@@ -304,6 +308,7 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int,
 			return nil, badRequest(path.String()+".properties", "%s.properties: want an object", path)
 		}
 		var names []string
+		named := map[string]bool{}
 		var err error
 		b := out.key("properties")
 		b = append(b, '{')
@@ -315,6 +320,7 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int,
 			b = append(b, ':')
 			b, err = c.node(b, v, path.child(".properties."+k.Str), depth+1, nil)
 			names = append(names, k.Str)
+			named[k.Str] = true
 			return err == nil
 		})
 		if err != nil {
@@ -324,7 +330,7 @@ func (c *schemaConv) node(b []byte, s gjson.Result, path *schemaPath, depth int,
 		if req := s.Get("required"); req.IsArray() {
 			var kept []string
 			for _, r := range req.Array() {
-				if r.Type == gjson.String && slices.Contains(names, r.Str) {
+				if r.Type == gjson.String && named[r.Str] {
 					kept = append(kept, string(jsonx.AppendQuote(nil, r.Str)))
 				}
 			}
@@ -425,18 +431,17 @@ func (c *schemaConv) definition(target string, path *schemaPath) (gjson.Result, 
 	if t, ok := c.defs[target]; ok {
 		return t, nil
 	}
-	var p string
+	var t gjson.Result
 	switch {
 	case target == "#":
-		p = "@this"
+		t = c.root
 	case strings.HasPrefix(target, "#/$defs/"):
-		p = `\$defs.` + escapePath(strings.TrimPrefix(target, "#/$defs/"))
+		t = c.member(`\$defs`, strings.TrimPrefix(target, "#/$defs/"))
 	case strings.HasPrefix(target, "#/definitions/"):
-		p = "definitions." + escapePath(strings.TrimPrefix(target, "#/definitions/"))
+		t = c.member("definitions", strings.TrimPrefix(target, "#/definitions/"))
 	default:
 		return gjson.Result{}, badRequest(path.String()+".$ref", "%s.$ref: only references within the schema (#/$defs/…) can be sent to Gemini, not %q", path, target)
 	}
-	t := c.root.Get(p)
 	if !t.Exists() {
 		return t, badRequest(path.String()+".$ref", "%s.$ref: %q names no definition", path, target)
 	}
@@ -447,13 +452,25 @@ func (c *schemaConv) definition(target string, path *schemaPath) (gjson.Result, 
 	return t, nil
 }
 
-// gjsonEscaper escapes gjson's path syntax.
-var gjsonEscaper = strings.NewReplacer(".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`)
-
-// escapePath escapes a JSON pointer token for gjson.
-func escapePath(tok string) string {
-	tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-	return gjsonEscaper.Replace(tok)
+// member is the definition named tok (a JSON pointer token) in the
+// root's object at key: the first member of that name, in the first
+// object of that key, as gjson's Get finds them.
+func (c *schemaConv) member(key, tok string) gjson.Result {
+	m, ok := c.index[key]
+	if !ok {
+		m = map[string]gjson.Result{}
+		c.root.Get(key).ForEach(func(k, v gjson.Result) bool {
+			if _, ok := m[k.Str]; !ok {
+				m[k.Str] = v
+			}
+			return true
+		})
+		if c.index == nil {
+			c.index = map[string]map[string]gjson.Result{}
+		}
+		c.index[key] = m
+	}
+	return m[strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")]
 }
 
 // orderedObject writes an object's members in order.

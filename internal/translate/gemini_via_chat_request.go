@@ -99,15 +99,17 @@ func geminiToChat(ctx context.Context, in *gemini.Request, t Target) (*openai.Ch
 // come first, as tool messages right after the calls; a model turn is one
 // assistant message, its calls that message's tool calls.
 func g2cTurns(turns []gTurn, out *openai.ChatRequest, p *Plan) error {
+	var asst g2cAssistant
 	for _, t := range turns {
 		if t.model {
-			out.Messages = g2cAssistant(out.Messages, t, p)
+			asst.add(t, p)
 			continue
 		}
 		var parts []openai.Part
 		for _, it := range t.items {
 			switch it.kind {
 			case gResult:
+				out.Messages = asst.flush(out.Messages, p)
 				text := it.text
 				if it.isError && !strings.HasPrefix(text, "Error") {
 					text = "Error: " + text // Chat Completions has no error flag
@@ -136,6 +138,9 @@ func g2cTurns(turns []gTurn, out *openai.ChatRequest, p *Plan) error {
 				}
 			}
 		}
+		if len(parts) > 0 {
+			out.Messages = asst.flush(out.Messages, p)
+		}
 		switch {
 		case len(parts) == 1 && parts[0].Type == "text":
 			out.Messages = append(out.Messages, openai.ChatMessage{Role: "user", Content: textContent(parts[0].Text)})
@@ -143,30 +148,46 @@ func g2cTurns(turns []gTurn, out *openai.ChatRequest, p *Plan) error {
 			out.Messages = append(out.Messages, openai.ChatMessage{Role: "user", Content: openai.MessageContent{Parts: parts}})
 		}
 	}
+	out.Messages = asst.flush(out.Messages, p)
 	if n := len(out.Messages); n == 0 || n == 1 && out.Messages[0].Role == "system" {
 		return badRequest("contents", "contents: at least one turn with content is required")
 	}
 	return nil
 }
 
-// g2cAssistant adds a model turn: its text joined as the model wrote it,
-// its calls, and the reasoning sealed in its signatures for upstreams that
-// want it back. Consecutive model turns make one message.
-func g2cAssistant(msgs []openai.ChatMessage, t gTurn, p *Plan) []openai.ChatMessage {
-	var text, reasoning strings.Builder
-	var calls []openai.ToolCall
+// g2cAssistant gathers model turns into one assistant message: their
+// text joined as the model wrote it, their calls, and the reasoning
+// sealed in their signatures for upstreams that want it back.
+// Consecutive model turns make one message, gathered here before it is
+// written: merged into the message one turn at a time, the text would be
+// copied again at every turn.
+type g2cAssistant struct {
+	text, reasoning strings.Builder
+	calls           []openai.ToolCall
+}
+
+func (a *g2cAssistant) add(t gTurn, p *Plan) {
 	for _, it := range t.items {
 		switch it.kind {
 		case gText:
-			text.WriteString(it.text)
+			a.text.WriteString(it.text)
 		case gCall:
-			calls = append(calls, openai.ToolCall{ID: it.id, Type: "function",
+			a.calls = append(a.calls, openai.ToolCall{ID: it.id, Type: "function",
 				Function: openai.FunctionCall{Name: p.upstreamToolName(it.name), Arguments: string(it.args)}})
 		case gReasoning:
-			reasoning.WriteString(sealedText(it.sealed))
+			a.reasoning.WriteString(sealedText(it.sealed))
 		}
 	}
-	return appendAssistant(msgs, text.String(), reasoning.String(), calls, p)
+}
+
+// flush writes the message gathered, if it has anything, before the
+// messages that follow it.
+func (a *g2cAssistant) flush(msgs []openai.ChatMessage, p *Plan) []openai.ChatMessage {
+	msgs = appendAssistant(msgs, a.text.String(), a.reasoning.String(), a.calls, p)
+	a.text.Reset()
+	a.reasoning.Reset()
+	a.calls = nil
+	return msgs
 }
 
 // sealedText is the reasoning text sealed reasoning holds: its text, or

@@ -2,7 +2,6 @@ package translate
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
@@ -39,8 +38,18 @@ type Plan struct {
 	geminiThoughts bool
 	dropped        []string
 	adjusted       []string
-	policy         Policy
-	signer         *Signer
+	// listed holds what dropped and adjusted list (keyed "d"+name and
+	// "a"+name): a request may name many members, and each look-up in
+	// the lists would cost their length.
+	listed map[string]bool
+	policy Policy
+	signer *Signer
+
+	// work counts the items of a client's request read where a request
+	// could make the reading costly (many parts, calls, properties): the
+	// tests check that it grows linearly with the request. Every
+	// ctxStride-th item, the reading looks at the request's context.
+	work int
 
 	// The bound of the request's schemas with their $refs inlined
 	// (geminiSchema): the bytes of the schemas converted so far, and
@@ -54,16 +63,21 @@ func (p *Plan) Dropped() []string { return p.dropped }
 // Adjusted lists the request parameters whose value was changed.
 func (p *Plan) Adjusted() []string { return p.adjusted }
 
-func (p *Plan) drop(param string) {
-	if !slices.Contains(p.dropped, param) {
-		p.dropped = append(p.dropped, param)
-	}
-}
+func (p *Plan) drop(param string) { p.dropped = p.list(p.dropped, "d", param) }
 
-func (p *Plan) adjust(param string) {
-	if !slices.Contains(p.adjusted, param) {
-		p.adjusted = append(p.adjusted, param)
+func (p *Plan) adjust(param string) { p.adjusted = p.list(p.adjusted, "a", param) }
+
+// list appends param to list (dropped, or adjusted: kind) unless it is
+// there already.
+func (p *Plan) list(list []string, kind, param string) []string {
+	if p.listed == nil {
+		p.listed = map[string]bool{}
 	}
+	if p.listed[kind+param] {
+		return list
+	}
+	p.listed[kind+param] = true
+	return append(list, param)
 }
 
 // advisory handles an advisory parameter that cannot be sent upstream:
