@@ -256,24 +256,57 @@ func TestCountPromptStops(t *testing.T) {
 	}
 }
 
-func BenchmarkCountGeminiPrompt(b *testing.B) {
+// conversation is a request of 150 turns: a question, a tool call, its
+// result, fifty times over, in the given protocol's shapes.
+func conversation(prefix, question, call, result, suffix string) []byte {
 	var sb strings.Builder
-	sb.WriteString(`{"systemInstruction":{"parts":[{"text":"You are a careful assistant."}]},"contents":[`)
+	sb.WriteString(prefix)
 	for i := range 50 {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
-		sb.WriteString(`{"role":"user","parts":[{"text":"What is the weather in Paris today, and should I take an umbrella?"}]},`)
-		sb.WriteString(`{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris","unit":"celsius"}}}]},`)
-		sb.WriteString(`{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp":21,"rain":0.4}}}]}`)
+		sb.WriteString(question + "," + call + "," + result)
 	}
-	sb.WriteString(`],"tools":[{"functionDeclarations":[{"name":"get_weather","description":"Current weather for a city","parameters":{"type":"OBJECT","properties":{"city":{"type":"STRING"}}}}]}]}`)
-	body := []byte(sb.String())
-	countGeminiPrompt(&tokens.Counter{}, body) // loads the vocabulary, once
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		var c tokens.Counter
-		countGeminiPrompt(&c, body)
+	sb.WriteString(suffix)
+	return []byte(sb.String())
+}
+
+func BenchmarkCountPrompt(b *testing.B) {
+	const q = "What is the weather in Paris today, and should I take an umbrella?"
+	for _, bc := range []struct {
+		name  string
+		count func(*tokens.Counter, []byte)
+		body  []byte
+	}{
+		{"messages", countMessagesPrompt, conversation(`{"system":"You are a careful assistant.","messages":[`,
+			`{"role":"user","content":[{"type":"text","text":"`+q+`"}]}`,
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"get_weather","input":{"city":"Paris","unit":"celsius"}}]}`,
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"{\"temp\":21,\"rain\":0.4}"}]}]}`,
+			`],"tools":[{"name":"get_weather","description":"Current weather for a city","input_schema":{"type":"object","properties":{"city":{"type":"string"}}}}]}`)},
+		{"chat", countChatPrompt, conversation(`{"messages":[{"role":"system","content":"You are a careful assistant."},`,
+			`{"role":"user","content":"`+q+`"}`,
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"t","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\",\"unit\":\"celsius\"}"}}]}`,
+			`{"role":"tool","tool_call_id":"t","content":"{\"temp\":21,\"rain\":0.4}"}`,
+			`],"tools":[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}`)},
+		{"responses", countResponsesPrompt, conversation(`{"instructions":"You are a careful assistant.","input":[`,
+			`{"role":"user","content":[{"type":"input_text","text":"`+q+`"}]}`,
+			`{"type":"function_call","call_id":"t","name":"get_weather","arguments":"{\"city\":\"Paris\",\"unit\":\"celsius\"}"}`,
+			`{"type":"function_call_output","call_id":"t","output":"{\"temp\":21,\"rain\":0.4}"}`,
+			`],"tools":[{"type":"function","name":"get_weather","description":"Current weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]}`)},
+		{"gemini", countGeminiPrompt, conversation(`{"systemInstruction":{"parts":[{"text":"You are a careful assistant."}]},"contents":[`,
+			`{"role":"user","parts":[{"text":"`+q+`"}]}`,
+			`{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris","unit":"celsius"}}}]}`,
+			`{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp":21,"rain":0.4}}}]}`,
+			`],"tools":[{"functionDeclarations":[{"name":"get_weather","description":"Current weather for a city","parameters":{"type":"OBJECT","properties":{"city":{"type":"STRING"}}}}]}]}`)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			bc.count(&tokens.Counter{}, bc.body) // loads the vocabulary, once
+			b.SetBytes(int64(len(bc.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var c tokens.Counter
+				bc.count(&c, bc.body)
+			}
+		})
 	}
 }
