@@ -27,16 +27,7 @@ func countMessagesPrompt(c *tokens.Counter, body []byte) {
 				})
 			})
 		case "tools":
-			w.items(v, func(t gjson.Result) {
-				w.members(t, func(k string, v gjson.Result) {
-					switch k {
-					case "name", "description":
-						c.Add(v.Str)
-					case "input_schema":
-						c.Add(v.Raw)
-					}
-				})
-			})
+			w.items(v, func(t gjson.Result) { w.tool(t, "input_schema") })
 		}
 	})
 }
@@ -53,11 +44,7 @@ const (
 // messagesContent counts content at the given level: a string, or blocks.
 func messagesContent(w *promptWalk, v gjson.Result, level int) {
 	c := w.c
-	if v.Type == gjson.String {
-		c.Add(v.Str)
-		return
-	}
-	w.items(v, func(b gjson.Result) {
+	w.content(v, func(b gjson.Result) {
 		// The block's type may come after its other members: they are
 		// noted in one pass, and counted by the type.
 		var typ string

@@ -73,3 +73,26 @@ func (w *promptWalk) items(v gjson.Result, f func(v gjson.Result)) {
 		return w.going()
 	})
 }
+
+// content counts content given as a string, or calls f on each of its
+// parts (as items does).
+func (w *promptWalk) content(v gjson.Result, f func(part gjson.Result)) {
+	if v.Type == gjson.String {
+		w.c.Add(v.Str)
+		return
+	}
+	w.items(v, f)
+}
+
+// tool counts a tool definition: its name, its description, and the JSON
+// of the schema under the given key.
+func (w *promptWalk) tool(t gjson.Result, schema string) {
+	w.members(t, func(k string, v gjson.Result) {
+		switch k {
+		case "name", "description":
+			w.c.Add(v.Str)
+		case schema:
+			w.c.Add(v.Raw)
+		}
+	})
+}

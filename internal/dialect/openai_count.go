@@ -20,18 +20,20 @@ func countChatPrompt(c *tokens.Counter, body []byte) {
 				w.members(m, func(k string, v gjson.Result) {
 					switch k {
 					case "content":
-						if v.Type == gjson.String {
-							c.Add(v.Str)
-							return
-						}
-						w.items(v, func(p gjson.Result) { chatPart(w, p) })
+						w.content(v, func(p gjson.Result) { chatPart(w, p) })
 					case "tool_calls":
-						w.items(v, func(tc gjson.Result) { chatFunction(w, tc, true) })
+						w.items(v, func(tc gjson.Result) { chatCall(w, tc) })
 					}
 				})
 			})
 		case "tools":
-			w.items(v, func(t gjson.Result) { chatFunction(w, t, false) })
+			w.items(v, func(t gjson.Result) {
+				w.members(t, func(k string, v gjson.Result) {
+					if k == "function" {
+						w.tool(v, "parameters")
+					}
+				})
+			})
 		}
 	})
 }
@@ -66,20 +68,15 @@ func chatPart(w *promptWalk, p gjson.Result) {
 	}
 }
 
-// chatFunction counts the function of a tool call (its name and
-// arguments) or of a tool definition (its name, description and
-// parameters).
-func chatFunction(w *promptWalk, v gjson.Result, call bool) {
-	w.members(v, func(k string, v gjson.Result) {
+// chatCall counts a tool call: its function's name and arguments.
+func chatCall(w *promptWalk, tc gjson.Result) {
+	w.members(tc, func(k string, v gjson.Result) {
 		if k != "function" {
 			return
 		}
 		w.members(v, func(k string, v gjson.Result) {
-			switch {
-			case k == "name", call && k == "arguments", !call && k == "description":
+			if k == "name" || k == "arguments" {
 				w.c.Add(v.Str)
-			case !call && k == "parameters":
-				w.c.Add(v.Raw)
 			}
 		})
 	})

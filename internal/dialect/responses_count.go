@@ -23,16 +23,7 @@ func countResponsesPrompt(c *tokens.Counter, body []byte) {
 			}
 			w.items(v, func(it gjson.Result) { responsesItem(w, it) })
 		case "tools":
-			w.items(v, func(t gjson.Result) {
-				w.members(t, func(k string, v gjson.Result) {
-					switch k {
-					case "name", "description":
-						c.Add(v.Str)
-					case "parameters":
-						c.Add(v.Raw)
-					}
-				})
-			})
+			w.items(v, func(t gjson.Result) { w.tool(t, "parameters") })
 		}
 	})
 }
@@ -81,11 +72,7 @@ func responsesItem(w *promptWalk, it gjson.Result) {
 // or parts.
 func responsesParts(w *promptWalk, v gjson.Result) {
 	c := w.c
-	if v.Type == gjson.String {
-		c.Add(v.Str)
-		return
-	}
-	w.items(v, func(p gjson.Result) {
+	w.content(v, func(p gjson.Result) {
 		var typ string
 		var text, refusal, data gjson.Result
 		w.members(p, func(k string, v gjson.Result) {
