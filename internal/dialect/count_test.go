@@ -126,73 +126,187 @@ func FuzzCountPrompt(f *testing.F) {
 	})
 }
 
-// nestedResponses is a turn of function responses nested depth deep, each
-// named "n", and its size.
-func nestedResponses(depth int) string {
-	return `{"contents":[{"role":"user","parts":[` + strings.Repeat(`{"functionResponse":{"name":"n","response":{},"parts":[`, depth) +
-		strings.Repeat(`]}}`, depth) + `]}]}`
+// nested is a request whose one turn holds a block nested depth deep:
+// open and close wrap each level around the innermost block.
+func nested(prefix, open, inner, close, suffix string, depth int) string {
+	return prefix + strings.Repeat(open, depth) + inner + strings.Repeat(close, depth) + suffix
 }
 
-// Google nests parts one level deep (a function response's image): a
-// hostile nesting is not followed, and its names are not counted.
-func TestCountGeminiNesting(t *testing.T) {
-	for _, depth := range []int{2, 3, 9000} {
-		want := textTokens(t, "n", `{}`, "n", `{}`) + 4 + 3
-		if got := countWith(countGeminiPrompt, nestedResponses(depth)); got != want {
-			t.Errorf("depth %d: %d tokens, want %d", depth, got, want)
+// Hostile nestings, each holding the text "n" at every level.
+func nestedResults(depth int) string {
+	return nested(`{"messages":[{"role":"user","content":[`, `{"type":"tool_result","content":[{"type":"text","text":"n"},`,
+		`{"type":"text","text":"n"}`, `]}`, `]}]}`, depth)
+}
+
+func nestedDocuments(depth int) string {
+	return nested(`{"messages":[{"role":"user","content":[`, `{"type":"document","source":{"type":"content","content":[{"type":"text","text":"n"},`,
+		`{"type":"text","text":"n"}`, `]}}`, `]}]}`, depth)
+}
+
+func nestedResultDocuments(depth int) string {
+	return nested(`{"messages":[{"role":"user","content":[`, `{"type":"tool_result","content":[{"type":"text","text":"n"},{"type":"document","source":{"type":"content","content":[{"type":"text","text":"n"},`,
+		`{"type":"text","text":"n"}`, `]}}]}`, `]}]}`, depth)
+}
+
+// nestedResponses is a turn of function responses nested depth deep, each
+// named "n".
+func nestedResponses(depth int) string {
+	return nested(`{"contents":[{"role":"user","parts":[`, `{"functionResponse":{"name":"n","response":{},"parts":[`,
+		``, `]}}`, `]}]}`, depth)
+}
+
+// Content nests only as deep as each protocol nests it: a Messages tool
+// result holds blocks (documents among them), a document's source holds
+// blocks, a Gemini function response holds parts. A hostile nesting is
+// not followed, and its texts are not counted.
+func TestCountPromptNesting(t *testing.T) {
+	tests := []struct {
+		name  string
+		count func(*tokens.Counter, []byte)
+		body  func(depth int) string
+		texts []string // at depth 2 and deeper
+	}{
+		{"messages: tool results", countMessagesPrompt, nestedResults, []string{"n"}},
+		{"messages: documents", countMessagesPrompt, nestedDocuments, []string{"n"}},
+		{"messages: documents in tool results", countMessagesPrompt, nestedResultDocuments, []string{"n", "n"}},
+		{"gemini: function responses", countGeminiPrompt, nestedResponses, []string{"n", `{}`, "n", `{}`}},
+	}
+	for _, tc := range tests {
+		for _, depth := range []int{2, 3, 9000} {
+			want := textTokens(t, tc.texts...) + 4 + 3
+			if got := countWith(tc.count, tc.body(depth)); got != want {
+				t.Errorf("%s, depth %d: %d tokens, want %d", tc.name, depth, got, want)
+			}
 		}
 	}
 }
 
-// lookCounter is a context that ends at its first look and counts the
-// looks.
+// lookCounter is a context that counts the looks at it, and ends at the
+// first unless it is live.
 type lookCounter struct {
 	context.Context
+	live  bool
 	looks int
 }
 
-func (c *lookCounter) Err() error { c.looks++; return context.Canceled }
+func (c *lookCounter) Err() error {
+	c.looks++
+	if c.live {
+		return nil
+	}
+	return context.Canceled
+}
+
+// A deep body is walked in work proportional to its size, as the
+// counter sees it: it looks at its context once per so much work, and a
+// body four times as deep takes about four times as many looks.
+func TestCountPromptLinear(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		count func(*tokens.Counter, []byte)
+		body  func(depth int) string
+	}{
+		{"messages: tool results", countMessagesPrompt, nestedResults},
+		{"messages: documents", countMessagesPrompt, nestedDocuments},
+		{"messages: documents in tool results", countMessagesPrompt, nestedResultDocuments},
+		{"gemini: function responses", countGeminiPrompt, nestedResponses},
+	} {
+		looks := func(depth int) int {
+			ctx := &lookCounter{Context: context.Background(), live: true}
+			tc.count(&tokens.Counter{Context: ctx}, []byte(tc.body(depth)))
+			return ctx.looks
+		}
+		if small, large := looks(5000), looks(20000); small < 2 || large > 4*small+4 {
+			t.Errorf("%s: %d looks at depth 5000, %d at depth 20000", tc.name, small, large)
+		}
+	}
+}
 
 // A hostile body, deep or wide, stops counting as soon as the counter
 // sees its context ended, and what was not read is counted at the
 // estimate's rate: the walk does not go on to count turns and images.
-func TestCountGeminiStops(t *testing.T) {
+func TestCountPromptStops(t *testing.T) {
 	const turns = 50000
-	wide := `{"contents":[` + strings.Repeat(`{"parts":[{"inlineData":{"mimeType":"image/png","data":""}}]},`, turns-1) +
-		`{"parts":[]}]}`
-	for name, body := range map[string]string{"deep": nestedResponses(9000), "wide": wide} {
+	wide := func(prefix, turn, last string) string {
+		return prefix + strings.Repeat(turn+",", turns-1) + last + `]}`
+	}
+	for _, tc := range []struct {
+		name  string
+		count func(*tokens.Counter, []byte)
+		body  string
+	}{
+		{"messages: deep", countMessagesPrompt, nestedResultDocuments(9000)},
+		{"messages: wide", countMessagesPrompt, wide(`{"messages":[`, `{"role":"user","content":[{"type":"image"}]}`, `{}`)},
+		{"chat: wide", countChatPrompt, wide(`{"messages":[`, `{"role":"user","content":[{"type":"image_url"}]}`, `{}`)},
+		{"responses: wide", countResponsesPrompt, wide(`{"input":[`, `{"role":"user","content":[{"type":"input_image"}]}`, `{}`)},
+		{"gemini: deep", countGeminiPrompt, nestedResponses(9000)},
+		{"gemini: wide", countGeminiPrompt, wide(`{"contents":[`, `{"parts":[{"inlineData":{"mimeType":"image/png","data":""}}]}`, `{"parts":[]}`)},
+	} {
 		ctx := &lookCounter{Context: context.Background()}
 		c := tokens.Counter{Context: ctx}
-		countGeminiPrompt(&c, []byte(body))
+		tc.count(&c, []byte(tc.body))
 		if c.Err() == nil || ctx.looks != 1 {
-			t.Errorf("%s: error %v after %d looks at the context, want it seen once", name, c.Err(), ctx.looks)
+			t.Errorf("%s: error %v after %d looks at the context, want it seen once", tc.name, c.Err(), ctx.looks)
 		}
 		// Unread bytes count a token per four; each turn read would count
 		// 4 and each image imageTokens.
-		if n := c.Tokens(); n < len(body)/4 || n > len(body)/4+4+3+1 {
-			t.Errorf("%s: %d tokens for %d unread bytes", name, n, len(body))
+		if n := c.Tokens(); n < len(tc.body)/4 || n > len(tc.body)/4+4+3+1 {
+			t.Errorf("%s: %d tokens for %d unread bytes", tc.name, n, len(tc.body))
 		}
 	}
 }
 
-func BenchmarkCountGeminiPrompt(b *testing.B) {
+// conversation is a request of 150 turns: a question, a tool call, its
+// result, fifty times over, in the given protocol's shapes.
+func conversation(prefix, question, call, result, suffix string) []byte {
 	var sb strings.Builder
-	sb.WriteString(`{"systemInstruction":{"parts":[{"text":"You are a careful assistant."}]},"contents":[`)
+	sb.WriteString(prefix)
 	for i := range 50 {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
-		sb.WriteString(`{"role":"user","parts":[{"text":"What is the weather in Paris today, and should I take an umbrella?"}]},`)
-		sb.WriteString(`{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris","unit":"celsius"}}}]},`)
-		sb.WriteString(`{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp":21,"rain":0.4}}}]}`)
+		sb.WriteString(question + "," + call + "," + result)
 	}
-	sb.WriteString(`],"tools":[{"functionDeclarations":[{"name":"get_weather","description":"Current weather for a city","parameters":{"type":"OBJECT","properties":{"city":{"type":"STRING"}}}}]}]}`)
-	body := []byte(sb.String())
-	countGeminiPrompt(&tokens.Counter{}, body) // loads the vocabulary, once
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		var c tokens.Counter
-		countGeminiPrompt(&c, body)
+	sb.WriteString(suffix)
+	return []byte(sb.String())
+}
+
+func BenchmarkCountPrompt(b *testing.B) {
+	const q = "What is the weather in Paris today, and should I take an umbrella?"
+	for _, bc := range []struct {
+		name  string
+		count func(*tokens.Counter, []byte)
+		body  []byte
+	}{
+		{"messages", countMessagesPrompt, conversation(`{"system":"You are a careful assistant.","messages":[`,
+			`{"role":"user","content":[{"type":"text","text":"`+q+`"}]}`,
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"get_weather","input":{"city":"Paris","unit":"celsius"}}]}`,
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"{\"temp\":21,\"rain\":0.4}"}]}]}`,
+			`],"tools":[{"name":"get_weather","description":"Current weather for a city","input_schema":{"type":"object","properties":{"city":{"type":"string"}}}}]}`)},
+		{"chat", countChatPrompt, conversation(`{"messages":[{"role":"system","content":"You are a careful assistant."},`,
+			`{"role":"user","content":"`+q+`"}`,
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"t","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\",\"unit\":\"celsius\"}"}}]}`,
+			`{"role":"tool","tool_call_id":"t","content":"{\"temp\":21,\"rain\":0.4}"}`,
+			`],"tools":[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}`)},
+		{"responses", countResponsesPrompt, conversation(`{"instructions":"You are a careful assistant.","input":[`,
+			`{"role":"user","content":[{"type":"input_text","text":"`+q+`"}]}`,
+			`{"type":"function_call","call_id":"t","name":"get_weather","arguments":"{\"city\":\"Paris\",\"unit\":\"celsius\"}"}`,
+			`{"type":"function_call_output","call_id":"t","output":"{\"temp\":21,\"rain\":0.4}"}`,
+			`],"tools":[{"type":"function","name":"get_weather","description":"Current weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]}`)},
+		{"gemini", countGeminiPrompt, conversation(`{"systemInstruction":{"parts":[{"text":"You are a careful assistant."}]},"contents":[`,
+			`{"role":"user","parts":[{"text":"`+q+`"}]}`,
+			`{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris","unit":"celsius"}}}]}`,
+			`{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp":21,"rain":0.4}}}]}`,
+			`],"tools":[{"functionDeclarations":[{"name":"get_weather","description":"Current weather for a city","parameters":{"type":"OBJECT","properties":{"city":{"type":"STRING"}}}}]}]}`)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			bc.count(&tokens.Counter{}, bc.body) // loads the vocabulary, once
+			b.SetBytes(int64(len(bc.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var c tokens.Counter
+				bc.count(&c, bc.body)
+			}
+		})
 	}
 }

@@ -22,108 +22,58 @@ import (
 // Google's requests go, and the walk stops when c's context ends (the
 // rest of the body is then counted unread, at the measured rate).
 func countGeminiPrompt(c *tokens.Counter, body []byte) {
-	// The counter reads what gjson finds before returning: no copy of the
-	// body is needed. Indexes count from the first byte parsed.
-	start := len(body) - len(strings.TrimLeft(unsafeString(body), " \t\r\n"))
-	w := geminiWalk{c: c, stop: -1}
-	gjson.Parse(unsafeString(body[start:])).ForEach(func(k, v gjson.Result) bool {
-		if !w.step(v) {
-			return false
-		}
-		switch k.Str {
+	walkPrompt(c, body, func(w *promptWalk, key string, v gjson.Result) {
+		switch key {
 		case "systemInstruction", "system_instruction":
-			v.ForEach(func(k, v gjson.Result) bool {
-				if k.Str == "parts" {
-					w.parts(v, true)
+			w.members(v, func(k string, v gjson.Result) {
+				if k == "parts" {
+					geminiParts(w, v, true)
 				}
-				return w.going()
 			})
 		case "contents":
-			v.ForEach(func(_, turn gjson.Result) bool {
-				if !w.step(turn) {
-					return false
-				}
+			w.items(v, func(turn gjson.Result) {
 				c.AddTokens(4) // role and turn framing
-				turn.ForEach(func(k, v gjson.Result) bool {
-					if k.Str == "parts" {
-						w.parts(v, true)
+				w.members(turn, func(k string, v gjson.Result) {
+					if k == "parts" {
+						geminiParts(w, v, true)
 					}
-					return w.going()
 				})
-				return w.going()
 			})
 		case "tools":
-			v.ForEach(func(_, t gjson.Result) bool {
-				t.ForEach(func(k, v gjson.Result) bool {
-					if k.Str == "functionDeclarations" || k.Str == "function_declarations" {
-						v.ForEach(func(_, f gjson.Result) bool {
-							if w.step(f) {
-								w.declaration(f)
-							}
-							return w.going()
-						})
+			w.members(v, func(_ string, t gjson.Result) {
+				w.members(t, func(k string, v gjson.Result) {
+					if k == "functionDeclarations" || k == "function_declarations" {
+						w.items(v, func(f gjson.Result) { geminiDeclaration(c, f) })
 					}
-					return w.going()
 				})
-				return w.going()
 			})
 		}
-		return w.going()
 	})
-	if w.stop >= 0 {
-		c.Add(unsafeString(body[min(start+w.stop, len(body)):])) // counted unread
-	}
-	c.AddTokens(3)
 }
 
-// geminiWalk is a walk over a generateContent request, stopped at the
-// index of the value it did not read once the counter's context ended.
-type geminiWalk struct {
-	c    *tokens.Counter
-	stop int // -1 while going
-}
-
-// step records the reading of v and reports whether the walk goes on.
-func (w *geminiWalk) step(v gjson.Result) bool {
-	if w.stop >= 0 {
-		return false
-	}
-	if !w.c.Walked(len(v.Raw)) {
-		w.stop = v.Index
-		return false
-	}
-	return true
-}
-
-func (w *geminiWalk) going() bool { return w.stop < 0 }
-
-// parts counts a turn's parts. A function's response may hold parts of
-// its own (an image it returned, in a FunctionResponsePart), read when
+// geminiParts counts a turn's parts. A function's response may hold parts
+// of its own (an image it returned, in a FunctionResponsePart), read when
 // top is set: Google nests no deeper.
-func (w *geminiWalk) parts(parts gjson.Result, top bool) {
+func geminiParts(w *promptWalk, parts gjson.Result, top bool) {
 	c := w.c
-	parts.ForEach(func(_, p gjson.Result) bool {
-		if !w.step(p) {
-			return false
-		}
-		p.ForEach(func(k, v gjson.Result) bool {
-			switch k.Str {
+	w.items(parts, func(p gjson.Result) {
+		w.members(p, func(k string, v gjson.Result) {
+			switch k {
 			case "text":
 				c.Add(v.Str)
 			case "functionCall", "function_call", "functionResponse", "function_response":
 				// A call's name and arguments; a response's name, response
 				// and parts.
-				call := k.Str == "functionCall" || k.Str == "function_call"
-				v.ForEach(func(k, v gjson.Result) bool {
+				call := k == "functionCall" || k == "function_call"
+				w.members(v, func(k string, v gjson.Result) {
 					switch {
-					case k.Str == "name":
+					case k == "name":
 						c.Add(v.Str)
-					case call && k.Str == "args", !call && k.Str == "response":
+					case call && k == "args", !call && k == "response":
 						c.Add(v.Raw)
-					case !call && top && k.Str == "parts":
-						w.parts(v, false)
+					case !call && top && k == "parts":
+						geminiParts(w, v, false)
 					}
-					return w.going()
 				})
 			case "executableCode", "executable_code":
 				c.Add(v.Get("code").Str)
@@ -146,9 +96,7 @@ func (w *geminiWalk) parts(parts gjson.Result, top bool) {
 					c.AddTokens(base64Tokens(0))
 				}
 			}
-			return w.going()
 		})
-		return w.going()
 	})
 }
 
@@ -178,17 +126,17 @@ func geminiBlob(v gjson.Result) (mime, data string) {
 	return mime, data
 }
 
-// declaration counts a function declaration: its name, description, and
-// parameters in either form (parametersJsonSchema by its JSON name, else
-// its proto name).
-func (w *geminiWalk) declaration(f gjson.Result) {
+// geminiDeclaration counts a function declaration: its name,
+// description, and parameters in either form (parametersJsonSchema by its
+// JSON name, else its proto name).
+func geminiDeclaration(c *tokens.Counter, f gjson.Result) {
 	var schema, proto gjson.Result
 	f.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "name", "description":
-			w.c.Add(v.Str)
+			c.Add(v.Str)
 		case "parameters":
-			w.c.Add(v.Raw)
+			c.Add(v.Raw)
 		case "parametersJsonSchema":
 			if !schema.Exists() {
 				schema = v
@@ -203,5 +151,5 @@ func (w *geminiWalk) declaration(f gjson.Result) {
 	if !schema.Exists() {
 		schema = proto
 	}
-	w.c.Add(schema.Raw)
+	c.Add(schema.Raw)
 }
