@@ -19,7 +19,7 @@ import (
 
 // echo is a whole answer naming the response it continues.
 func echo(body []byte, prevID string) []byte {
-	if prevID == "" || gjson.GetBytes(body, "previous_response_id").Type == gjson.String {
+	if prevID == "" || gjson.GetBytes(body, "previous_response_id").Type == gjson.String || !gjson.ValidBytes(body) {
 		return body
 	}
 	out, err := sjson.SetBytes(body, "previous_response_id", prevID)
@@ -75,7 +75,9 @@ func (s *eventScanner) scan(events []byte, prevID string, visit func(r []byte, f
 			continue
 		}
 		data := s.f.Data
-		if prevID != "" && gjson.GetBytes(data, "response.previous_response_id").Type != gjson.String {
+		// Malformed JSON is relayed as it came: sjson would patch it
+		// where its parse happened to stop, differently on each pass.
+		if prevID != "" && gjson.GetBytes(data, "response.previous_response_id").Type != gjson.String && gjson.ValidBytes(data) {
 			if d, err := sjson.SetBytes(bytes.Clone(data), "response.previous_response_id", prevID); err == nil {
 				data, changed = d, true
 				out = sse.AppendEvent(out, string(s.f.Name), data)
