@@ -1,0 +1,113 @@
+package oidc
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+const (
+	// maxTokenBytes bounds a bearer token: IdP tokens with many groups run
+	// to a few KiB; anything far larger is not worth hashing or parsing.
+	maxTokenBytes = 16 << 10
+	// maxHeaderBytes bounds a JWT's decoded header (alg, kid, typ and the
+	// odd x5t fit in far less).
+	maxHeaderBytes = 1 << 10
+)
+
+// LooksLikeJWT reports whether s has the shape of a JWS in compact form:
+// three base64url segments (the last may be empty), the first decoding to
+// a JSON object with a string "alg". It tells an IdP's token from a
+// virtual key ("sk-tg-…", which has no dots) or a gateway token, cheaply:
+// it does not parse the payload or allocate beyond the header.
+func LooksLikeJWT(s string) bool {
+	_, ok := headerAlg(s)
+	return ok
+}
+
+// headerAlg returns the alg of a token that LooksLikeJWT.
+func headerAlg(s string) (string, bool) {
+	if len(s) > maxTokenBytes {
+		return "", false
+	}
+	i := strings.IndexByte(s, '.')
+	if i <= 0 {
+		return "", false
+	}
+	j := strings.IndexByte(s[i+1:], '.')
+	if j <= 0 {
+		return "", false
+	}
+	j += i + 1
+	if !isBase64URL(s[:i]) || !isBase64URL(s[i+1:j]) || !isBase64URL(s[j+1:]) {
+		return "", false // also refuses a fourth segment: '.' is not base64url
+	}
+	var buf [maxHeaderBytes]byte
+	hdr, ok := decodeBase64URL(buf[:], s[:i])
+	if !ok || !gjson.ValidBytes(hdr) {
+		return "", false
+	}
+	k := 0
+	for k < len(hdr) && (hdr[k] == ' ' || hdr[k] == '\t' || hdr[k] == '\r' || hdr[k] == '\n') {
+		k++
+	}
+	if k == len(hdr) || hdr[k] != '{' {
+		return "", false
+	}
+	alg := gjson.GetBytes(hdr, "alg")
+	if alg.Type != gjson.String {
+		return "", false
+	}
+	return alg.Str, true
+}
+
+func isBase64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if base64URLValue(s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func base64URLValue(c byte) int {
+	switch {
+	case c >= 'A' && c <= 'Z':
+		return int(c - 'A')
+	case c >= 'a' && c <= 'z':
+		return int(c-'a') + 26
+	case c >= '0' && c <= '9':
+		return int(c-'0') + 52
+	case c == '-':
+		return 62
+	case c == '_':
+		return 63
+	}
+	return -1
+}
+
+// decodeBase64URL decodes unpadded base64url s (already checked to hold
+// only its alphabet) into dst, failing when it does not fit. The standard
+// decoder takes a []byte, which would cost an allocation per call.
+func decodeBase64URL(dst []byte, s string) ([]byte, bool) {
+	if len(s)%4 == 1 || len(s)/4*3+2 > len(dst) {
+		return nil, false
+	}
+	n := 0
+	var acc uint32
+	bits := 0
+	for i := 0; i < len(s); i++ {
+		acc = acc<<6 | uint32(base64URLValue(s[i]))
+		bits += 6
+		if bits >= 8 {
+			bits -= 8
+			dst[n] = byte(acc >> bits)
+			n++
+		}
+	}
+	// Leftover bits must be zero, as in a canonical encoding.
+	if acc&(1<<bits-1) != 0 {
+		return nil, false
+	}
+	return dst[:n], true
+}
