@@ -276,7 +276,8 @@ func (i *IdP) SignWith(alg string, key any, kid string, claims map[string]any) s
 }
 
 // Claims are the claims of a token for the current user: iss, sub, aud,
-// iat, nbf and exp (now + ttl), and the user's email, name and groups.
+// iat, nbf, exp (now + ttl) and a random jti, and the user's email, name
+// and groups.
 func (i *IdP) Claims(aud string, ttl time.Duration) map[string]any {
 	i.mu.Lock()
 	u := i.user
@@ -293,6 +294,7 @@ func (i *IdP) claims(u User, aud string, ttl time.Duration, groups bool) map[str
 		"iat": now.Unix(),
 		"nbf": now.Unix(),
 		"exp": now.Add(ttl).Unix(),
+		"jti": randomString(12),
 	}
 	if u.Email != "" {
 		c["email"] = u.Email
