@@ -71,11 +71,21 @@ func headerAlg(s string, buf *[maxHeaderBytes]byte) (alg string, ok bool) {
 	return r.Str, true
 }
 
+// isBase64URL reports whether s is canonical unpadded base64url: its
+// alphabet, a possible length, and zero bits after the last byte.
 func isBase64URL(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if base64URLValue(s[i]) < 0 {
 			return false
 		}
+	}
+	switch len(s) % 4 {
+	case 1:
+		return false
+	case 2:
+		return base64URLValue(s[len(s)-1])&0xf == 0
+	case 3:
+		return base64URLValue(s[len(s)-1])&0x3 == 0
 	}
 	return true
 }

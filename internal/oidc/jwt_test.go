@@ -36,6 +36,8 @@ func TestLooksLikeJWT(t *testing.T) {
 		{base64.StdEncoding.EncodeToString([]byte(`{"alg":"RS256","x":"??>"}`)) + ".e30.sig", false},
 		{b64(`{"alg":"RS256","pad":"`+strings.Repeat("x", maxHeaderBytes)+`"}`) + ".e30.sig", false},
 		{"Bearer " + sampleJWT, false},
+		{b64(`{"alg":"4"}`) + ".0.", false},      // a segment no length of bytes encodes to
+		{b64(`{"alg":"4"}`) + ".e31.sig", false}, // bits set past the last byte
 	}
 	for _, tt := range tests {
 		if got := LooksLikeJWT(tt.in); got != tt.want {
@@ -51,7 +53,7 @@ func TestLooksLikeJWTDoesNotAllocate(t *testing.T) {
 }
 
 func FuzzLooksLikeJWT(f *testing.F) {
-	for _, s := range []string{sampleJWT, "sk-tg-abc", "a.b.c", b64(`{"alg":"none"}`) + ".e30.", "e30.e30.e30", b64(`{"alg":"RS256"}`) + "Q.e30.x"} {
+	for _, s := range []string{sampleJWT, "sk-tg-abc", "a.b.c", b64(`{"alg":"none"}`) + ".e30.", "e30.e30.e30", b64(`{"alg":"RS256"}`) + "Q.e30.x", "eyJhbGciOiI0In0.0."} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
