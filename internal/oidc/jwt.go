@@ -10,8 +10,8 @@ import (
 
 const (
 	// maxTokenBytes bounds a bearer token: IdP tokens with many groups run
-	// to a few KiB; anything far larger is not worth hashing or parsing.
-	maxTokenBytes = 16 << 10
+	// to several KiB; anything far larger is not worth hashing or parsing.
+	maxTokenBytes = 32 << 10
 	// maxHeaderBytes bounds a JWT's decoded header (alg, kid, typ and the
 	// odd x5t fit in far less).
 	maxHeaderBytes = 1 << 10

@@ -104,6 +104,8 @@ func TestExchange(t *testing.T) {
 		{name: "good", want: Identity{Subject: "alice@example.com", Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}}},
 		{name: "nonce does not match", nonce: "another-nonce", wantReason: reasonOther},
 		{name: "PKCE verifier does not match", verifier: oauth2.GenerateVerifier(), wantReason: reasonOther, wantGrant: "invalid_grant"},
+		{name: "issued to another client", opts: []oidctest.Option{oidctest.WithIDTokenClaims(map[string]any{"aud": []string{"tollgate-test", "other"}, "azp": "other"})}, wantReason: reasonAudience},
+		{name: "ID token for another audience", opts: []oidctest.Option{oidctest.WithIDTokenClaims(map[string]any{"aud": "tollgate"})}, wantReason: reasonAudience},
 		{name: "email not verified", user: &oidctest.User{Sub: "m", Email: "mallory@example.com", EmailVerified: &f}, wantReason: reasonMissingClaim},
 		{
 			name: "groups from userinfo", opts: []oidctest.Option{oidctest.GroupsInUserinfoOnly()},

@@ -77,6 +77,7 @@ type options struct {
 	groupsInUserinfoOnly bool
 	accessAudience       string
 	redirectURIs         []string
+	idTokenClaims        map[string]any
 }
 
 // Option changes how New sets the IdP up.
@@ -107,6 +108,12 @@ func GroupsInUserinfoOnly() Option { return func(o *options) { o.groupsInUserinf
 // issues; the client id unless set.
 func WithAccessTokenAudience(aud string) Option {
 	return func(o *options) { o.accessAudience = aud }
+}
+
+// WithIDTokenClaims adds claims to (or overrides claims in) the ID tokens
+// the token endpoint issues.
+func WithIDTokenClaims(claims map[string]any) Option {
+	return func(o *options) { o.idTokenClaims = claims }
 }
 
 // WithRedirectURIs restricts the redirect URIs /authorize accepts to
@@ -143,6 +150,12 @@ func New(t testing.TB, opts ...Option) *IdP {
 
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		i.mu.Lock()
+		switch r.URL.Path {
+		case "/.well-known/openid-configuration":
+			i.discovery++
+		case "/jwks":
+			i.jwks++
+		}
 		down := i.down
 		i.mu.Unlock()
 		if down {
@@ -211,7 +224,8 @@ func (i *IdP) Rotate() {
 	}
 }
 
-// Fetches counts requests for the discovery document and the JWKS.
+// Fetches counts requests for the discovery document and the JWKS,
+// those answered 503 by SetDown included.
 func (i *IdP) Fetches() (discovery, jwks int) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
@@ -325,9 +339,6 @@ func (i *IdP) Token(aud string, ttl time.Duration) string {
 }
 
 func (i *IdP) serveDiscovery(w http.ResponseWriter, r *http.Request) {
-	i.mu.Lock()
-	i.discovery++
-	i.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                i.URL,
 		"authorization_endpoint":                i.URL + "/authorize",
@@ -347,7 +358,6 @@ func (i *IdP) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 
 func (i *IdP) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	i.mu.Lock()
-	i.jwks++
 	body := i.jwksBody
 	var set jose.JSONWebKeySet
 	for _, k := range i.keys {
@@ -487,6 +497,9 @@ func (i *IdP) serveToken(w http.ResponseWriter, r *http.Request) {
 	idc := i.claims(g.user, i.ClientID, ttl, !i.opts.groupsInUserinfoOnly)
 	if g.nonce != "" {
 		idc["nonce"] = g.nonce
+	}
+	for k, v := range i.opts.idTokenClaims {
+		idc[k] = v
 	}
 	sum := sha256.Sum256([]byte(access))
 	idc["at_hash"] = base64.RawURLEncoding.EncodeToString(sum[:len(sum)/2])
