@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -311,7 +312,8 @@ func TestOversizedJWKS(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalidToken) {
 		t.Fatalf("oversized JWKS: %v, want ErrUnavailable only", err)
 	}
-	if !errors.Is(err, errTooLarge) {
+	var tooLarge *http.MaxBytesError
+	if !errors.As(err, &tooLarge) {
 		t.Errorf("err %v does not say the response was too large", err)
 	}
 	if Reason(err) != reasonUnavailable {

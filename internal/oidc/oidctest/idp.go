@@ -310,6 +310,12 @@ func (i *IdP) claims(u User, aud string, ttl time.Duration, groups bool) map[str
 		"exp": now.Add(ttl).Unix(),
 		"jti": randomString(12),
 	}
+	u.addClaims(c, groups)
+	return c
+}
+
+// addClaims adds the user's profile claims to c, groups if asked.
+func (u User) addClaims(c map[string]any, groups bool) {
 	if u.Email != "" {
 		c["email"] = u.Email
 	}
@@ -322,7 +328,6 @@ func (i *IdP) claims(u User, aud string, ttl time.Duration, groups bool) map[str
 	if groups && u.Groups != nil {
 		c["groups"] = u.Groups
 	}
-	return c
 }
 
 // Token is a valid access token for the current user with audience aud.
@@ -546,18 +551,7 @@ func (i *IdP) serveUserinfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := map[string]any{"sub": u.Sub}
-	if u.Email != "" {
-		c["email"] = u.Email
-	}
-	if u.EmailVerified != nil {
-		c["email_verified"] = *u.EmailVerified
-	}
-	if u.Name != "" {
-		c["name"] = u.Name
-	}
-	if u.Groups != nil {
-		c["groups"] = u.Groups
-	}
+	u.addClaims(c, true)
 	writeJSON(w, http.StatusOK, c)
 }
 
