@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -62,11 +63,15 @@ func (p *Provider) VerifyBearer(ctx context.Context, raw string) (Identity, erro
 // verify checks raw's signature, issuer, audience and times, and returns
 // its claims.
 func (p *Provider) verify(ctx context.Context, raw string, audiences []string, now time.Time) (map[string]any, *oidc.IDToken, error) {
-	alg, ok := headerAlg(raw)
+	buf := headerBufs.Get().(*[maxHeaderBytes]byte)
+	alg, ok := headerAlg(raw, buf)
+	accepted := p.algs[alg]
+	alg = strings.Clone(alg) // before buf goes back
+	headerBufs.Put(buf)
 	if !ok {
 		return nil, nil, failf(reasonMalformed, "not a JWT")
 	}
-	if !p.algs[alg] {
+	if !accepted {
 		return nil, nil, fail(reasonAlgorithm, fmt.Errorf("algorithm %q is not accepted", alg))
 	}
 	d, err := p.discover(ctx)

@@ -85,7 +85,7 @@ func (c Config) Validate() error {
 		}
 	}
 	for _, claim := range []string{c.UserClaim, c.GroupsClaim} {
-		if strings.HasPrefix(claim, "/") && claim == "/" {
+		if claim == "/" {
 			errs = append(errs, fmt.Errorf("claim pointer %q names no claim", claim))
 		}
 	}

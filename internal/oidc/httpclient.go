@@ -1,8 +1,6 @@
 package oidc
 
 import (
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"time"
@@ -15,8 +13,6 @@ const (
 	// make tollgate buffer more.
 	maxResponseBytes = 1 << 20
 )
-
-var errTooLarge = fmt.Errorf("response larger than %d bytes", maxResponseBytes)
 
 // boundedClient returns c, or a client with connect and total timeouts
 // when c is nil, with response bodies capped at maxResponseBytes.
@@ -39,6 +35,9 @@ func boundedClient(c *http.Client) *http.Client {
 	return &out
 }
 
+// cappedTransport fails a body that goes past maxResponseBytes (with an
+// *http.MaxBytesError), rather than truncating it into something that
+// might still parse.
 type cappedTransport struct{ next http.RoundTripper }
 
 func (t cappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -48,34 +47,8 @@ func (t cappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if resp.ContentLength > maxResponseBytes {
 		resp.Body.Close()
-		return nil, errTooLarge
+		return nil, &http.MaxBytesError{Limit: maxResponseBytes}
 	}
-	resp.Body = &cappedBody{rc: resp.Body, left: maxResponseBytes}
+	resp.Body = http.MaxBytesReader(nil, resp.Body, maxResponseBytes)
 	return resp, nil
 }
-
-// cappedBody fails a read that goes past the cap, rather than truncating
-// the body into something that might still parse.
-type cappedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (b *cappedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		var one [1]byte
-		n, err := b.rc.Read(one[:])
-		if n > 0 {
-			return 0, errTooLarge
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *cappedBody) Close() error { return b.rc.Close() }

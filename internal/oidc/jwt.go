@@ -2,14 +2,16 @@ package oidc
 
 import (
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
 
 const (
 	// maxTokenBytes bounds a bearer token: IdP tokens with many groups run
-	// to a few KiB; anything far larger is not worth hashing or parsing.
-	maxTokenBytes = 16 << 10
+	// to several KiB; anything far larger is not worth hashing or parsing.
+	maxTokenBytes = 32 << 10
 	// maxHeaderBytes bounds a JWT's decoded header (alg, kid, typ and the
 	// odd x5t fit in far less).
 	maxHeaderBytes = 1 << 10
@@ -21,12 +23,19 @@ const (
 // virtual key ("sk-tg-…", which has no dots) or a gateway token, cheaply:
 // it does not parse the payload or allocate beyond the header.
 func LooksLikeJWT(s string) bool {
-	_, ok := headerAlg(s)
+	buf := headerBufs.Get().(*[maxHeaderBytes]byte)
+	_, ok := headerAlg(s, buf)
+	headerBufs.Put(buf)
 	return ok
 }
 
-// headerAlg returns the alg of a token that LooksLikeJWT.
-func headerAlg(s string) (string, bool) {
+// headerBufs hold decoded headers: gjson keeps hold of what it parses,
+// so a buffer on the stack would move to the heap on every call.
+var headerBufs = sync.Pool{New: func() any { return new([maxHeaderBytes]byte) }}
+
+// headerAlg returns the alg of a token that LooksLikeJWT. The header is
+// decoded into buf, and alg points into it: copy it to keep it.
+func headerAlg(s string, buf *[maxHeaderBytes]byte) (alg string, ok bool) {
 	if len(s) > maxTokenBytes {
 		return "", false
 	}
@@ -42,9 +51,8 @@ func headerAlg(s string) (string, bool) {
 	if !isBase64URL(s[:i]) || !isBase64URL(s[i+1:j]) || !isBase64URL(s[j+1:]) {
 		return "", false // also refuses a fourth segment: '.' is not base64url
 	}
-	var buf [maxHeaderBytes]byte
 	hdr, ok := decodeBase64URL(buf[:], s[:i])
-	if !ok || !gjson.ValidBytes(hdr) {
+	if !ok || len(hdr) == 0 || !gjson.ValidBytes(hdr) {
 		return "", false
 	}
 	k := 0
@@ -54,18 +62,30 @@ func headerAlg(s string) (string, bool) {
 	if k == len(hdr) || hdr[k] != '{' {
 		return "", false
 	}
-	alg := gjson.GetBytes(hdr, "alg")
-	if alg.Type != gjson.String {
+	// gjson.GetBytes would copy the header; a string over buf does
+	// not, and gjson.Get's results point into it.
+	r := gjson.Get(unsafe.String(&hdr[0], len(hdr)), "alg")
+	if r.Type != gjson.String {
 		return "", false
 	}
-	return alg.Str, true
+	return r.Str, true
 }
 
+// isBase64URL reports whether s is canonical unpadded base64url: its
+// alphabet, a possible length, and zero bits after the last byte.
 func isBase64URL(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if base64URLValue(s[i]) < 0 {
 			return false
 		}
+	}
+	switch len(s) % 4 {
+	case 1:
+		return false
+	case 2:
+		return base64URLValue(s[len(s)-1])&0xf == 0
+	case 3:
+		return base64URLValue(s[len(s)-1])&0x3 == 0
 	}
 	return true
 }

@@ -90,6 +90,11 @@ func (p *Provider) Exchange(ctx context.Context, redirectURI, code, verifier, no
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(nonce)) != 1 {
 		return Identity{}, failf(reasonOther, "nonce does not match")
 	}
+	// An ID token for several audiences names the one it was issued to
+	// (OpenID Connect Core 1.0 §3.1.3.7): that must be us.
+	if azp, ok := claims["azp"]; ok && claimString(azp) != p.cfg.ClientID {
+		return Identity{}, fail(reasonAudience, fmt.Errorf("azp %q is not our client id", claimString(azp)))
+	}
 	if err := idt.VerifyAccessToken(tok.AccessToken); err != nil && idt.AccessTokenHash != "" {
 		return Identity{}, fail(reasonSignature, err)
 	}

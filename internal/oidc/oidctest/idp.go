@@ -77,6 +77,7 @@ type options struct {
 	groupsInUserinfoOnly bool
 	accessAudience       string
 	redirectURIs         []string
+	idTokenClaims        map[string]any
 }
 
 // Option changes how New sets the IdP up.
@@ -107,6 +108,12 @@ func GroupsInUserinfoOnly() Option { return func(o *options) { o.groupsInUserinf
 // issues; the client id unless set.
 func WithAccessTokenAudience(aud string) Option {
 	return func(o *options) { o.accessAudience = aud }
+}
+
+// WithIDTokenClaims adds claims to (or overrides claims in) the ID tokens
+// the token endpoint issues.
+func WithIDTokenClaims(claims map[string]any) Option {
+	return func(o *options) { o.idTokenClaims = claims }
 }
 
 // WithRedirectURIs restricts the redirect URIs /authorize accepts to
@@ -143,6 +150,12 @@ func New(t testing.TB, opts ...Option) *IdP {
 
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		i.mu.Lock()
+		switch r.URL.Path {
+		case "/.well-known/openid-configuration":
+			i.discovery++
+		case "/jwks":
+			i.jwks++
+		}
 		down := i.down
 		i.mu.Unlock()
 		if down {
@@ -211,7 +224,8 @@ func (i *IdP) Rotate() {
 	}
 }
 
-// Fetches counts requests for the discovery document and the JWKS.
+// Fetches counts requests for the discovery document and the JWKS,
+// those answered 503 by SetDown included.
 func (i *IdP) Fetches() (discovery, jwks int) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
@@ -276,7 +290,8 @@ func (i *IdP) SignWith(alg string, key any, kid string, claims map[string]any) s
 }
 
 // Claims are the claims of a token for the current user: iss, sub, aud,
-// iat, nbf and exp (now + ttl), and the user's email, name and groups.
+// iat, nbf, exp (now + ttl) and a random jti, and the user's email, name
+// and groups.
 func (i *IdP) Claims(aud string, ttl time.Duration) map[string]any {
 	i.mu.Lock()
 	u := i.user
@@ -293,7 +308,14 @@ func (i *IdP) claims(u User, aud string, ttl time.Duration, groups bool) map[str
 		"iat": now.Unix(),
 		"nbf": now.Unix(),
 		"exp": now.Add(ttl).Unix(),
+		"jti": randomString(12),
 	}
+	u.addClaims(c, groups)
+	return c
+}
+
+// addClaims adds the user's profile claims to c, groups if asked.
+func (u User) addClaims(c map[string]any, groups bool) {
 	if u.Email != "" {
 		c["email"] = u.Email
 	}
@@ -306,7 +328,6 @@ func (i *IdP) claims(u User, aud string, ttl time.Duration, groups bool) map[str
 	if groups && u.Groups != nil {
 		c["groups"] = u.Groups
 	}
-	return c
 }
 
 // Token is a valid access token for the current user with audience aud.
@@ -323,9 +344,6 @@ func (i *IdP) Token(aud string, ttl time.Duration) string {
 }
 
 func (i *IdP) serveDiscovery(w http.ResponseWriter, r *http.Request) {
-	i.mu.Lock()
-	i.discovery++
-	i.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                i.URL,
 		"authorization_endpoint":                i.URL + "/authorize",
@@ -345,7 +363,6 @@ func (i *IdP) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 
 func (i *IdP) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	i.mu.Lock()
-	i.jwks++
 	body := i.jwksBody
 	var set jose.JSONWebKeySet
 	for _, k := range i.keys {
@@ -486,6 +503,9 @@ func (i *IdP) serveToken(w http.ResponseWriter, r *http.Request) {
 	if g.nonce != "" {
 		idc["nonce"] = g.nonce
 	}
+	for k, v := range i.opts.idTokenClaims {
+		idc[k] = v
+	}
 	sum := sha256.Sum256([]byte(access))
 	idc["at_hash"] = base64.RawURLEncoding.EncodeToString(sum[:len(sum)/2])
 	resp := map[string]any{
@@ -531,18 +551,7 @@ func (i *IdP) serveUserinfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := map[string]any{"sub": u.Sub}
-	if u.Email != "" {
-		c["email"] = u.Email
-	}
-	if u.EmailVerified != nil {
-		c["email_verified"] = *u.EmailVerified
-	}
-	if u.Name != "" {
-		c["name"] = u.Name
-	}
-	if u.Groups != nil {
-		c["groups"] = u.Groups
-	}
+	u.addClaims(c, true)
 	writeJSON(w, http.StatusOK, c)
 }
 
