@@ -57,8 +57,8 @@ const configTemplate = `
 providers:
   - { name: demo, type: echo }
 models:
-  - { name: allowed, targets: [ { provider: demo } ] }
-  - { name: other, targets: [ { provider: demo } ] }
+  - { name: allowed, targets: [ { provider: demo } ], pricing: { input: "3", output: "15" } }
+  - { name: other, targets: [ { provider: demo } ], pricing: { input: "3", output: "15" } }
 identity:
   public_url: %s
   oidc:
@@ -77,6 +77,9 @@ identity:
     - name: ops
       idp_groups: [ops]
       limits: { rpm: 3 }
+    - name: fin
+      idp_groups: [fin]
+      limits: { budget_usd: "0.0005", budget_period: monthly }
 %s`
 
 func newRig(t *testing.T, extra string) *rig {

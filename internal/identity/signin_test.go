@@ -345,3 +345,38 @@ func TestVerificationPageRefusals(t *testing.T) {
 		t.Errorf("callback without a flow: %d, want 400", resp.StatusCode)
 	}
 }
+
+// A team's budget holds for all its members together: once their spend
+// (with what requests in flight reserve) reaches it, the next request is
+// refused, and the spend the ledger records stays within it.
+func TestTeamBudget(t *testing.T) {
+	r := newRig(t, "")
+	ctx := context.Background()
+	var tokens []string
+	for _, who := range []string{"dan", "erin"} {
+		r.idp.SetUser(oidctest.User{Sub: who + "-sub", Email: who + "@example.com", Groups: []string{"fin"}})
+		tokens = append(tokens, r.idp.Token("tollgate-api", time.Hour))
+	}
+	served, refused := 0, ""
+	for i := 0; i < 40 && refused == ""; i++ {
+		switch st, body := r.call(t, tokens[i%2], "other"); st {
+		case 200:
+			served++
+		case 429:
+			refused = body.Get("error.message").String()
+		default:
+			t.Fatalf("call %d: %d %s", i, st, body.Raw)
+		}
+	}
+	if served < 2 || !strings.Contains(refused, "your team") || !strings.Contains(refused, "budget") {
+		t.Fatalf("served %d before the refusal %q; want both members served, then the team's budget", served, refused)
+	}
+	fin, _ := r.db.TeamByName(ctx, "fin")
+	spent, _, err := r.db.SpendOf(ctx, "team", fin.ID, nil, time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spent <= 0 || spent > 500_000 { // nano-USD: 0.0005 USD
+		t.Errorf("the team spent %d nano-USD, want some and at most its budget of 500000", spent)
+	}
+}
