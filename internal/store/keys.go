@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -31,6 +30,9 @@ type Key struct {
 	// model_limits); "{}" when none.
 	Limits      []byte
 	ModelLimits []byte
+	// UserID is the user the key belongs to, TeamID the team its usage is
+	// charged to; "" for none.
+	UserID, TeamID string
 }
 
 // Expired reports whether the key has expired at now.
@@ -39,7 +41,7 @@ func (k *Key) Expired(now time.Time) bool { return k.ExpiresAt != nil && !now.Be
 // ErrDuplicateKey is returned when a key's id or hash is already stored.
 var ErrDuplicateKey = errors.New("a key with this id or secret already exists")
 
-const keyColumns = "id, name, hash, prefix, models, metadata, created_at, expires_at, last_used_at, revoked, limits, model_limits"
+const keyColumns = "id, name, hash, prefix, models, metadata, created_at, expires_at, last_used_at, revoked, limits, model_limits, user_id, team_id"
 
 // CreateKey stores a new key. Text the database cannot hold (invalid
 // UTF-8, NUL) is stored with U+FFFD in its place, as in every text column
@@ -53,9 +55,10 @@ func (s *Store) CreateKey(ctx context.Context, k Key) error {
 	if len(meta) == 0 {
 		meta = []byte("{}")
 	}
-	_, err = s.db.ExecContext(ctx, s.rebind("INSERT INTO keys ("+keyColumns+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
+	_, err = s.db.ExecContext(ctx, s.rebind("INSERT INTO keys ("+keyColumns+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
 		cleanText(k.ID), cleanText(k.Name), k.Hash, cleanText(k.Prefix), string(models), cleanBytes(meta), k.CreatedAt.UnixMilli(),
-		millisOrNil(k.ExpiresAt), millisOrNil(k.LastUsedAt), k.Revoked, orEmpty(k.Limits), orEmpty(k.ModelLimits))
+		millisOrNil(k.ExpiresAt), millisOrNil(k.LastUsedAt), k.Revoked, orEmpty(k.Limits), orEmpty(k.ModelLimits),
+		nullText(k.UserID), nullText(k.TeamID))
 	if err != nil && isUniqueViolation(err) {
 		return ErrDuplicateKey
 	}
@@ -96,6 +99,16 @@ func (s *Store) Keys(ctx context.Context) ([]Key, error) {
 	return scanKeys(rows)
 }
 
+// KeysOf lists a user's keys, newest first.
+func (s *Store) KeysOf(ctx context.Context, userID string) ([]Key, error) {
+	rows, err := s.db.QueryContext(ctx, s.rebind("SELECT "+keyColumns+" FROM keys WHERE user_id = ? ORDER BY created_at DESC, id DESC"),
+		cleanText(userID))
+	if err != nil {
+		return nil, err
+	}
+	return scanKeys(rows)
+}
+
 // KeyHashes returns the digests of the keys that are not revoked: what a
 // replica keeps in memory to tell a key that exists from a guess without
 // a query.
@@ -126,6 +139,8 @@ type KeyUpdate struct {
 	// Limits and ModelLimits replace the stored JSON; nil leaves it.
 	Limits      []byte
 	ModelLimits []byte
+	// UserID and TeamID set the key's user and team; "" for none.
+	UserID, TeamID *string
 }
 
 // UpdateKey applies u and returns the key as stored.
@@ -157,14 +172,14 @@ func (s *Store) UpdateKey(ctx context.Context, id string, u KeyUpdate) (Key, err
 	if u.ModelLimits != nil {
 		sets, args = append(sets, "model_limits = ?"), append(args, orEmpty(u.ModelLimits))
 	}
-	if len(sets) > 0 {
-		res, err := s.db.ExecContext(ctx, s.rebind("UPDATE keys SET "+strings.Join(sets, ", ")+" WHERE id = ?"), append(args, cleanText(id))...)
-		if err != nil {
-			return Key{}, err
-		}
-		if n, err := res.RowsAffected(); err == nil && n == 0 {
-			return Key{}, errNoRows
-		}
+	if u.UserID != nil {
+		sets, args = append(sets, "user_id = ?"), append(args, nullText(*u.UserID))
+	}
+	if u.TeamID != nil {
+		sets, args = append(sets, "team_id = ?"), append(args, nullText(*u.TeamID))
+	}
+	if err := s.updateRow(ctx, "keys", sets, args, id); err != nil {
+		return Key{}, err
 	}
 	return s.KeyByID(ctx, id)
 }
@@ -198,7 +213,9 @@ func scanKeys(rows *sql.Rows) ([]Key, error) {
 		var models, meta, limits, modelLimits string
 		var created int64
 		var expires, used sql.NullInt64
-		if err := rows.Scan(&k.ID, &k.Name, &k.Hash, &k.Prefix, &models, &meta, &created, &expires, &used, &k.Revoked, &limits, &modelLimits); err != nil {
+		var user, team sql.NullString
+		if err := rows.Scan(&k.ID, &k.Name, &k.Hash, &k.Prefix, &models, &meta, &created, &expires, &used, &k.Revoked, &limits,
+			&modelLimits, &user, &team); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(models), &k.Models); err != nil {
@@ -209,6 +226,7 @@ func scanKeys(rows *sql.Rows) ([]Key, error) {
 		k.CreatedAt = time.UnixMilli(created).UTC()
 		k.ExpiresAt = timeOrNil(expires)
 		k.LastUsedAt = timeOrNil(used)
+		k.UserID, k.TeamID = user.String, team.String
 		out = append(out, k)
 	}
 	return out, rows.Err()
@@ -227,6 +245,14 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// nullText stores "" as NULL, in the columns where NULL means none.
+func nullText(v string) any {
+	if v == "" {
+		return nil
+	}
+	return cleanText(v)
 }
 
 func millisOrNil(t *time.Time) any {

@@ -11,7 +11,9 @@ import (
 // cookie's secret.
 type Session struct {
 	ID        string
-	KeyID     string // the virtual key signed in; "" for the master key
+	KeyID     string // the virtual key signed in; "" for the master key or a user
+	UserID    string // the user signed in; "" for a key
+	Admin     bool   // the user was a console operator when they signed in
 	CSRF      string
 	CreatedAt time.Time
 	ExpiresAt time.Time
@@ -22,8 +24,8 @@ var ErrNoSession = errors.New("no such session")
 
 // PutSession stores a new session.
 func (s *Store) PutSession(ctx context.Context, se Session) error {
-	_, err := s.db.ExecContext(ctx, s.rebind("INSERT INTO console_sessions (id, key_id, csrf, created_at, expires_at) VALUES (?,?,?,?,?)"),
-		se.ID, cleanText(se.KeyID), se.CSRF, se.CreatedAt.UnixMilli(), se.ExpiresAt.UnixMilli())
+	_, err := s.db.ExecContext(ctx, s.rebind("INSERT INTO console_sessions (id, key_id, csrf, created_at, expires_at, user_id, admin) VALUES (?,?,?,?,?,?,?)"),
+		se.ID, cleanText(se.KeyID), se.CSRF, se.CreatedAt.UnixMilli(), se.ExpiresAt.UnixMilli(), cleanText(se.UserID), se.Admin)
 	return err
 }
 
@@ -31,8 +33,8 @@ func (s *Store) PutSession(ctx context.Context, se Session) error {
 func (s *Store) SessionByID(ctx context.Context, id string, now time.Time) (Session, error) {
 	var se Session
 	var created, expires int64
-	err := s.db.QueryRowContext(ctx, s.rebind("SELECT id, key_id, csrf, created_at, expires_at FROM console_sessions WHERE id = ? AND expires_at > ?"),
-		id, now.UnixMilli()).Scan(&se.ID, &se.KeyID, &se.CSRF, &created, &expires)
+	err := s.db.QueryRowContext(ctx, s.rebind("SELECT id, key_id, csrf, created_at, expires_at, user_id, admin FROM console_sessions WHERE id = ? AND expires_at > ?"),
+		id, now.UnixMilli()).Scan(&se.ID, &se.KeyID, &se.CSRF, &created, &expires, &se.UserID, &se.Admin)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, ErrNoSession
 	}
@@ -52,6 +54,13 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 // DeleteKeySessions ends every session of a virtual key (revoked).
 func (s *Store) DeleteKeySessions(ctx context.Context, keyID string) error {
 	_, err := s.db.ExecContext(ctx, s.rebind("DELETE FROM console_sessions WHERE key_id = ? AND key_id <> ''"), keyID)
+	return err
+}
+
+// DeleteUserSessions ends every console session of a user (disabled,
+// deleted, or signed out everywhere).
+func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
+	_, err := s.db.ExecContext(ctx, s.rebind("DELETE FROM console_sessions WHERE user_id = ? AND user_id <> ''"), cleanText(userID))
 	return err
 }
 
