@@ -1,9 +1,12 @@
+//go:build linux
+
 package claudecode_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +57,13 @@ func newClient(t *testing.T, bin, gateway string) *client {
 		"projects":               map[string]any{c.work: map[string]any{"hasTrustDialogAccepted": true}},
 	}
 	writeJSON(t, filepath.Join(c.etc, "claude-code", "managed-settings.json"), managed)
+	if _, err := os.Stat("/etc/claude-code"); err == nil {
+		// This machine has managed settings of its own: the overlay
+		// must hide them, not merge them in.
+		if err := syscall.Setxattr(filepath.Join(c.etc, "claude-code"), "trusted.overlay.opaque", []byte("y"), 0); err != nil {
+			t.Fatalf("hiding this machine's /etc/claude-code from the CLI: %v", err)
+		}
+	}
 	writeJSON(t, filepath.Join(c.config, ".claude.json"), onboarding)
 	// The browser returns at once, like xdg-open; the test plays the
 	// person at the browser with the URL it was given.
@@ -122,7 +132,7 @@ func (c *client) credentials() gjson.Result {
 // to connect to the gateway the managed settings name, trust it (the
 // answer starts on No), and finish in the browser the CLI opens. It ends
 // the CLI once the credentials hold the gateway session.
-func (c *client) login(t *testing.T, br *browser) (userCode string, verification, final page) {
+func (c *client) login(t *testing.T, br *browser) (verification, final page) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
@@ -138,11 +148,11 @@ func (c *client) login(t *testing.T, br *browser) (userCode string, verification
 	opened := waitForLine(t, c.opened, 20*time.Second, tm)
 	verification, final = br.open(t, opened)
 	tm.waitFor(t, "Connected to Cloud gateway", 20*time.Second)
-	userCode = field(verification, "user_code")
-	if !strings.Contains(squeeze(tm.text()), squeeze(userCode)) || userCode == "" {
-		t.Errorf("the verification page holds user code %q, which the terminal did not show:\n%s", userCode, tail(tm.text(), 2000))
+	// The code on the page is the one the terminal showed.
+	if code := field(verification, "user_code"); code == "" || !strings.Contains(squeeze(tm.text()), squeeze(code)) {
+		t.Errorf("the verification page holds user code %q, which the terminal did not show:\n%s", code, tail(tm.text(), 2000))
 	}
-	return userCode, verification, final
+	return verification, final
 }
 
 // waitForLine waits for the first line of the file at path, which the
@@ -164,22 +174,23 @@ func waitForLine(t *testing.T, path string, timeout time.Duration, tm *terminal)
 }
 
 // print runs claude -p with the developer's stored session and returns
-// its stream of JSON events; it fails the test unless the CLI exits 0.
-func (c *client) print(t *testing.T, prompt string, args ...string) []gjson.Result {
+// its stream of JSON events, and the error of a run that did not exit 0.
+func (c *client) print(t *testing.T, prompt string, args ...string) ([]gjson.Result, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := c.command(ctx, append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("claude -p: %v\nstdout:\n%s\nstderr:\n%s", err, tail(stdout.String(), 4000), tail(stderr.String(), 4000))
-	}
+	err := cmd.Run()
 	var events []gjson.Result
 	for _, line := range strings.Split(stdout.String(), "\n") {
 		if gjson.Valid(line) {
 			events = append(events, gjson.Parse(line))
 		}
 	}
-	return events
+	if err != nil || len(events) == 0 || events[len(events)-1].Get("type").Str != "result" {
+		return events, fmt.Errorf("claude -p: %v\nstdout:\n%s\nstderr:\n%s", err, tail(stdout.String(), 4000), tail(stderr.String(), 4000))
+	}
+	return events, nil
 }
