@@ -9,9 +9,24 @@ import (
 
 // BenchmarkAdmitSettle is one request's cost in limits: a key with rpm,
 // tpm and a monthly budget, admitted and settled.
+// BenchmarkAdmitSettle admits and settles a request against a key's
+// limits alone, and against a key's, its user's and its team's together
+// (a person's request): what composing them costs.
 func BenchmarkAdmitSettle(b *testing.B) {
+	big := limit.Limits{RPM: 1 << 40, TPM: 1 << 40, BudgetUSD: limit.NanoUSD(limit.MaxBudgetUSD * 1e9), BudgetPeriod: "monthly"}
+	for _, scopes := range []struct {
+		name string
+		s    []Scope
+	}{
+		{"key", []Scope{keyScope("bench", big)}},
+		{"key+user+team", []Scope{keyScope("bench", big), {Name: "user:bench", Limits: big, UserID: "bench"}, {Name: "team:bench", Limits: big, TeamID: "bench"}}},
+	} {
+		b.Run(scopes.name, func(b *testing.B) { admitSettle(b, scopes.s) })
+	}
+}
+
+func admitSettle(b *testing.B, s []Scope) {
 	run := func(b *testing.B, l *Limiter) {
-		s := []Scope{keyScope("bench", limit.Limits{RPM: 1 << 40, TPM: 1 << 40, BudgetUSD: limit.NanoUSD(limit.MaxBudgetUSD * 1e9), BudgetPeriod: "monthly"})}
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
