@@ -21,7 +21,9 @@ import (
 const maxBody = 1 << 20
 
 // Handler serves the admin API under /admin/. Only the master key may use
-// it: a virtual key gets 403, anything else 401.
+// it: a virtual key gets 403, anything else 401. Its changes are audited
+// as the master key's, unless the request's context names another actor
+// (WithActor).
 func Handler(s *Service, a *auth.Authenticator) http.Handler {
 	h := &handler{s: s}
 	mux := http.NewServeMux()
@@ -29,6 +31,22 @@ func Handler(s *Service, a *auth.Authenticator) http.Handler {
 		http.MethodGet: h.listKeys, http.MethodPost: h.createKey}))
 	mux.HandleFunc("/admin/keys/{id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
 		http.MethodGet: h.getKey, http.MethodPatch: h.patchKey, http.MethodDelete: h.revokeKey}))
+	mux.HandleFunc("/admin/users", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.listUsers, http.MethodPost: h.createUser}))
+	mux.HandleFunc("/admin/users/{id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.getUser, http.MethodPatch: h.patchUser, http.MethodDelete: h.deleteUser}))
+	mux.HandleFunc("/admin/users/{id}/keys", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.userKeys}))
+	mux.HandleFunc("/admin/teams", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.listTeams, http.MethodPost: h.createTeam}))
+	mux.HandleFunc("/admin/teams/{id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.getTeam, http.MethodPatch: h.patchTeam, http.MethodDelete: h.deleteTeam}))
+	mux.HandleFunc("/admin/teams/{id}/members", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.members}))
+	mux.HandleFunc("/admin/teams/{id}/members/{user_id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodPut: h.addMember, http.MethodDelete: h.removeMember}))
+	mux.HandleFunc("/admin/audit", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.audit}))
 	mux.HandleFunc("/admin/usage", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
 		http.MethodGet: h.usage}))
 	mux.HandleFunc("/admin/requests", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
@@ -44,7 +62,7 @@ func Handler(s *Service, a *auth.Authenticator) http.Handler {
 		case !p.Master:
 			writeError(w, &Error{Status: http.StatusForbidden, Type: "permission_error", Message: "the admin API takes the master key; virtual keys may not use it"})
 		default:
-			mux.ServeHTTP(w, r)
+			mux.ServeHTTP(w, withOrigin(w, r))
 		}
 	})
 }
@@ -74,7 +92,7 @@ type handler struct{ s *Service }
 // envelope, and renders a returned error.
 func (h *handler) methods(m map[string]func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	var allowed []string
-	for _, meth := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+	for _, meth := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		if m[meth] != nil {
 			allowed = append(allowed, meth)
 		}
@@ -112,6 +130,21 @@ func (h *handler) createKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) listKeys(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := onlyParams(q, "user_id"); err != nil {
+		return err
+	}
+	if q.Has("user_id") {
+		l, err := h.s.UserKeys(r.Context(), q.Get("user_id"))
+		var e *Error
+		if errors.As(err, &e) && e.Status == http.StatusNotFound {
+			return invalid("user_id: no user with id %q", q.Get("user_id"))
+		}
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, l)
+	}
 	l, err := h.s.Keys(r.Context())
 	if err != nil {
 		return err
@@ -156,10 +189,16 @@ func (h *handler) patchKey(w http.ResponseWriter, r *http.Request) error {
 		case "model_limits":
 			p.ModelLimits = new(map[string]limit.Limits)
 			err = jsonx.UnmarshalStrict(v, p.ModelLimits)
+		case "user_id":
+			p.UserID = new(string) // null: none
+			err = jsonx.Unmarshal(v, p.UserID)
+		case "team_id":
+			p.TeamID = new(string)
+			err = jsonx.Unmarshal(v, p.TeamID)
 		case "revoked":
 			return invalid("revoked: revoke a key with DELETE /admin/keys/{id}; revocation cannot be undone")
 		default:
-			return invalid("unknown field %q; a key's name, models, metadata, expires_at, limits and model_limits can be changed", name)
+			return invalid("unknown field %q; a key's name, models, metadata, expires_at, limits, model_limits, user_id and team_id can be changed", name)
 		}
 		if err != nil {
 			_, msg := jsonx.ExplainAt(name, err)
@@ -228,6 +267,44 @@ func (h *handler) requests(w http.ResponseWriter, r *http.Request) error {
 		return invalid("limit: must be between 1 and %d", MaxPage)
 	}
 	page, err := h.s.Requests(r.Context(), rq)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+func (h *handler) audit(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := onlyParams(q, "actor_id", "action", "target_id", "since", "until", "before", "limit"); err != nil {
+		return err
+	}
+	aq := AuditQuery{ActorID: q.Get("actor_id"), Action: q.Get("action"), TargetID: q.Get("target_id")}
+	now := h.s.now()
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &aq.Since}, {"until", &aq.Until}} {
+		t, err := ParseTime(q.Get(p.name), now, time.Time{})
+		if err != nil {
+			return invalid("%s: %v", p.name, err)
+		}
+		*p.dst = t
+	}
+	if v := q.Get("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return invalid("before: %q is not an event id (a positive integer)", v)
+		}
+		aq.Before = n
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxPage {
+			return invalid("limit: must be between 1 and %d", MaxPage)
+		}
+		aq.Limit = n
+	}
+	page, err := h.s.Audit(r.Context(), aq)
 	if err != nil {
 		return err
 	}

@@ -86,9 +86,13 @@ func (s *Service) CreateKey(ctx context.Context, req CreateKey) (KeyView, error)
 	if err != nil {
 		return KeyView{}, err
 	}
+	if err := s.checkOwner(ctx, req.UserID, req.TeamID); err != nil {
+		return KeyView{}, err
+	}
 	secret, hash, prefix := auth.NewSecret()
 	k := store.Key{ID: auth.NewKeyID(), Name: req.Name, Hash: hash, Prefix: prefix, Models: req.Models,
-		Metadata: meta, CreatedAt: now, ExpiresAt: req.ExpiresAt, Limits: limits, ModelLimits: modelLimits}
+		Metadata: meta, CreatedAt: now, ExpiresAt: req.ExpiresAt, Limits: limits, ModelLimits: modelLimits,
+		UserID: req.UserID, TeamID: req.TeamID}
 	if err := s.store.CreateKey(ctx, k); err != nil {
 		return KeyView{}, err
 	}
@@ -96,6 +100,7 @@ func (s *Service) CreateKey(ctx context.Context, req CreateKey) (KeyView, error)
 		s.keys.Known(hash)
 	}
 	s.log.Info("admin: key created", "key_id", k.ID, "name", k.Name, "prefix", k.Prefix)
+	s.audit(ctx, ActionKeyCreated, "key", k.ID, map[string]any{"name": k.Name, "prefix": k.Prefix, "user_id": k.UserID, "team_id": k.TeamID})
 	v := keyView(k)
 	v.Key = secret
 	return v, nil
@@ -138,6 +143,8 @@ type KeyPatch struct {
 	// Limits and ModelLimits replace the key's as a whole.
 	Limits      *limit.Limits
 	ModelLimits *map[string]limit.Limits
+	// UserID and TeamID set the key's user and team; "" removes one.
+	UserID, TeamID *string
 }
 
 // UpdateKey changes a key's name, models, metadata or expiry.
@@ -188,6 +195,26 @@ func (s *Service) UpdateKey(ctx context.Context, id string, p KeyPatch) (KeyView
 			u.ModelLimits = ml
 		}
 	}
+	if p.UserID != nil || p.TeamID != nil {
+		cur, err := s.store.KeyByID(ctx, id)
+		if store.IsNotFound(err) {
+			return KeyView{}, notFound("key", id)
+		}
+		if err != nil {
+			return KeyView{}, err
+		}
+		user, team := cur.UserID, cur.TeamID
+		if p.UserID != nil {
+			user = *p.UserID
+		}
+		if p.TeamID != nil {
+			team = *p.TeamID
+		}
+		if err := s.checkOwner(ctx, user, team); err != nil {
+			return KeyView{}, err
+		}
+		u.UserID, u.TeamID = p.UserID, p.TeamID
+	}
 	k, err := s.store.UpdateKey(ctx, id, u)
 	if store.IsNotFound(err) {
 		return KeyView{}, notFound("key", id)
@@ -197,6 +224,7 @@ func (s *Service) UpdateKey(ctx context.Context, id string, p KeyPatch) (KeyView
 	}
 	s.invalidate(id)
 	s.log.Info("admin: key updated", "key_id", id)
+	s.audit(ctx, ActionKeyUpdated, "key", id, p.changed())
 	return keyView(k), nil
 }
 
@@ -216,7 +244,23 @@ func (s *Service) RevokeKey(ctx context.Context, id string) (KeyView, error) {
 	}
 	s.invalidate(id)
 	s.log.Info("admin: key revoked", "key_id", id, "name", k.Name)
+	s.audit(ctx, ActionKeyRevoked, "key", id, map[string]any{"name": k.Name})
 	return keyView(k), nil
+}
+
+// changed lists the fields a patch sets, for its audit event.
+func (p KeyPatch) changed() map[string]any {
+	var fields []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"name", p.Name != nil}, {"models", p.Models != nil}, {"metadata", p.Metadata != nil}, {"expires_at", p.ExpiresAt != nil},
+		{"limits", p.Limits != nil}, {"model_limits", p.ModelLimits != nil}, {"user_id", p.UserID != nil}, {"team_id", p.TeamID != nil}} {
+		if f.set {
+			fields = append(fields, f.name)
+		}
+	}
+	return map[string]any{"fields": fields}
 }
 
 func (s *Service) invalidate(id string) {
@@ -326,7 +370,8 @@ func (s *Service) checkLimits(own limit.Limits, per map[string]limit.Limits) (li
 func keyView(k store.Key) KeyView {
 	v := KeyView{ID: k.ID, Object: "key", Name: k.Name, Prefix: k.Prefix, Models: nonNil(k.Models),
 		Metadata: jsontext.Value(k.Metadata), CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt,
-		LastUsedAt: k.LastUsedAt, Revoked: k.Revoked, ModelLimits: map[string]limit.Limits{}}
+		LastUsedAt: k.LastUsedAt, Revoked: k.Revoked, ModelLimits: map[string]limit.Limits{},
+		UserID: nullable(k.UserID), TeamID: nullable(k.TeamID)}
 	// Stored by checkLimits; an unreadable value shows as none.
 	if len(k.Limits) > 0 {
 		jsonx.Unmarshal(k.Limits, &v.Limits)
@@ -335,6 +380,14 @@ func keyView(k store.Key) KeyView {
 		jsonx.Unmarshal(k.ModelLimits, &v.ModelLimits)
 	}
 	return v
+}
+
+// nullable is s, or nil for "" (null in JSON).
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func nonNil(s []string) []string {
