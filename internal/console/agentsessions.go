@@ -1,7 +1,6 @@
 package console
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
@@ -43,17 +42,4 @@ func (c *Console) agentSessions(w http.ResponseWriter, r *http.Request, v *viewe
 	}
 	data["Sessions"], data["Full"] = sessions, len(sessions) == sessionsPage
 	c.render(w, r, http.StatusOK, "sessions", v, data)
-}
-
-// userNames maps user ids to how pages name them.
-func (c *Console) userNames(ctx context.Context) (map[string]string, error) {
-	users, err := c.o.Store.Users(ctx, store.UserFilter{})
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]string, len(users))
-	for _, u := range users {
-		m[u.ID] = userName(u)
-	}
-	return m, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/admin"
 )
 
 // auditPage is how many events the audit page shows at once.
@@ -16,8 +16,8 @@ const auditPage = 50
 // "before" (an event id) is the cursor to older events.
 func (c *Console) audit(w http.ResponseWriter, r *http.Request, v *viewer) {
 	q := r.URL.Query()
-	f := store.AuditFilter{ActorID: strings.TrimSpace(q.Get("actor")), Action: strings.TrimSpace(q.Get("action")), Limit: auditPage + 1}
-	data := map[string]any{"Actor": f.ActorID, "Action": f.Action}
+	aq := admin.AuditQuery{ActorID: strings.TrimSpace(q.Get("actor")), Action: strings.TrimSpace(q.Get("action")), Limit: auditPage}
+	data := map[string]any{"Actor": aq.ActorID, "Action": aq.Action}
 	if s := q.Get("before"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n <= 0 {
@@ -25,29 +25,34 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, v *viewer) {
 			c.render(w, r, http.StatusBadRequest, "audit", v, data)
 			return
 		}
-		f.Before = n
+		aq.Before = n
 	}
-	events, err := c.o.Store.Audit(r.Context(), f)
+	page, err := c.svc().Audit(r.Context(), aq)
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	if len(events) > auditPage {
-		events = events[:auditPage]
+	if page.HasMore && page.LastID != nil {
 		next := url.Values{}
 		for k, vs := range q {
 			next[k] = vs
 		}
-		next.Set("before", strconv.FormatInt(events[len(events)-1].ID, 10))
+		next.Set("before", strconv.FormatInt(*page.LastID, 10))
 		data["Next"] = "/console/audit?" + next.Encode()
 	}
 	type row struct {
-		store.AuditEvent
-		Detail string
+		admin.AuditEventView
+		Actor, Target, Detail string
 	}
-	rows := make([]row, len(events))
-	for i, e := range events {
-		rows[i] = row{AuditEvent: e, Detail: prettyJSON(e.Detail)}
+	rows := make([]row, len(page.Data))
+	for i, e := range page.Data {
+		rows[i] = row{AuditEventView: e, Detail: prettyJSON(e.Detail)}
+		if e.ActorID != nil {
+			rows[i].Actor = *e.ActorID
+		}
+		if e.TargetID != nil {
+			rows[i].Target = *e.TargetID
+		}
 	}
 	data["Events"] = rows
 	c.render(w, r, http.StatusOK, "audit", v, data)

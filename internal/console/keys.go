@@ -1,8 +1,6 @@
 package console
 
 import (
-	"context"
-	"errors"
 	"maps"
 	"net/http"
 	"net/url"
@@ -34,15 +32,10 @@ func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, v *viewer, 
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	mine, err := c.ownKeys(r.Context(), v)
-	if err != nil {
-		c.storeFailed(w, r, v, err)
-		return
-	}
 	q := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("q")))
 	var shown []admin.KeyView
 	for _, k := range l.Data {
-		if !v.operator() && !mine[k.ID] {
+		if !v.ownsKey(k) {
 			continue
 		}
 		if q == "" || strings.Contains(strings.ToLower(k.Name), q) || strings.Contains(k.ID, q) || strings.HasPrefix(k.Prefix, q) {
@@ -166,11 +159,11 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, v *viewer) {
 		if !own.IsZero() {
 			req.Limits = &own
 		}
-		var k admin.KeyView
-		if k, err = c.svc().CreateKey(r.Context(), req); err == nil && v.member() {
-			err = c.giveKey(r.Context(), k.ID, v.User.ID, rules.TeamID)
+		if v.member() {
+			req.UserID, req.TeamID = v.User.ID, rules.TeamID
 		}
-		if err == nil {
+		var k admin.KeyView
+		if k, err = c.svc().CreateKey(r.Context(), req); err == nil {
 			c.o.Logger.Info("console: key created", "key_id", k.ID)
 			// The secret is in this answer only: never in a URL, never again.
 			c.renderKeys(w, r, v, http.StatusCreated, map[string]any{"Created": k})
@@ -180,32 +173,12 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, v *viewer) {
 	c.renderKeys(w, r, v, http.StatusBadRequest, map[string]any{"Error": errorText(err), "Form": r.PostForm})
 }
 
-// giveKey makes a key just created its user's, charged to teamID. A key
-// that could not be given stays no one's: it is revoked, its secret
-// never shown.
-func (c *Console) giveKey(ctx context.Context, keyID, userID, teamID string) error {
-	if _, err := c.o.Store.UpdateKey(ctx, keyID, store.KeyUpdate{UserID: &userID, TeamID: &teamID}); err != nil {
-		c.o.Logger.Error("console: giving a key to its user", "key_id", keyID, "error", err)
-		if _, rerr := c.svc().RevokeKey(ctx, keyID); rerr != nil {
-			c.o.Logger.Error("console: revoking a key no one has", "key_id", keyID, "error", rerr)
-		}
-		return errors.New("the key could not be stored; try again")
-	}
-	return nil
-}
-
 // ownKey returns the key of the page's id when v may see it: any for an
 // operator, their own for a user; another's is not found, exactly like
 // a missing one.
 func (c *Console) ownKey(w http.ResponseWriter, r *http.Request, v *viewer) (admin.KeyView, bool) {
 	k, err := c.svc().Key(r.Context(), r.PathValue("id"))
-	if err == nil && !v.operator() {
-		var mine map[string]bool
-		if mine, err = c.ownKeys(r.Context(), v); err == nil && !mine[k.ID] {
-			err = errors.New("not theirs")
-		}
-	}
-	if err != nil {
+	if err != nil || !v.ownsKey(k) {
 		c.fail(w, r, v, http.StatusNotFound, "There is no such key.")
 		return admin.KeyView{}, false
 	}

@@ -27,12 +27,12 @@ func (c *Console) memberRules(ctx context.Context, u *store.User) memberRules {
 	var m memberRules
 	t, ok := c.primaryTeam(ctx, u)
 	if ok {
-		m.TeamID, m.Team, m.Models, m.Limits = t.ID, t.Name, t.Models, teamLimits(t.MemberLimits)
+		m.TeamID, m.Team, m.Models, m.Limits = t.ID, t.Name, t.Models, t.MemberLimits
 	}
 	if len(u.Models) > 0 {
 		m.Models = u.Models
 	}
-	if own := teamLimits(u.Limits); !own.IsZero() {
+	if own := limitsOf(u.Limits); !own.IsZero() {
 		m.Limits = own
 	}
 	return m

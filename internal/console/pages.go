@@ -228,21 +228,15 @@ func (c *Console) groupNames(r *http.Request, v *viewer, by store.GroupBy) map[s
 	ctx := r.Context()
 	m := map[string]string{}
 	switch {
-	case by == store.ByKey && v.operator():
+	case by == store.ByKey && (v.operator() || v.User != nil):
 		l, err := c.svc().Keys(ctx)
 		if err != nil {
 			return nil
 		}
 		for _, k := range l.Data {
-			m[k.ID] = k.Name
-		}
-	case by == store.ByKey && v.User != nil:
-		keys, err := c.o.Store.KeysOf(ctx, v.User.ID)
-		if err != nil {
-			return nil
-		}
-		for _, k := range keys {
-			m[k.ID] = k.Name
+			if v.ownsKey(k) {
+				m[k.ID] = k.Name
+			}
 		}
 	case by == store.ByUser && v.operator():
 		m, _ = c.userNames(ctx)
@@ -251,10 +245,6 @@ func (c *Console) groupNames(r *http.Request, v *viewer, by store.GroupBy) map[s
 	}
 	return m
 }
-
-// userName is how pages name a user: their email, else name, else the
-// IdP subject.
-func userName(u store.User) string { return cmpOr(u.Email, cmpOr(u.Name, u.Subject)) }
 
 func label(group string, by store.GroupBy, names map[string]string) string {
 	switch {
@@ -394,14 +384,9 @@ func (c *Console) limits(w http.ResponseWriter, r *http.Request, v *viewer) {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	mine, err := c.ownKeys(ctx, v)
-	if err != nil {
-		c.storeFailed(w, r, v, err)
-		return
-	}
 	keys := make([]admin.KeyView, 0, len(l.Data))
 	for _, k := range l.Data {
-		if !k.Revoked && (v.operator() || mine[k.ID]) {
+		if !k.Revoked && v.ownsKey(k) {
 			keys = append(keys, k)
 		}
 	}

@@ -13,46 +13,37 @@ import (
 	"github.com/tollgate/tollgate/internal/store"
 )
 
-// The operators' pages of people: users and teams, read from the store.
+// The operators' pages of people (users and teams), from the admin
+// service.
 
-// ownKeys are the ids of the keys a viewer who is not an operator may
-// see: a virtual key's own, a user's.
-func (c *Console) ownKeys(ctx context.Context, v *viewer) (map[string]bool, error) {
+// ownsKey reports whether v may see key k: an operator any, a user their
+// own, a virtual key itself.
+func (v *viewer) ownsKey(k admin.KeyView) bool {
 	switch {
 	case v.operator():
-		return nil, nil
+		return true
 	case v.User != nil:
-		keys, err := c.o.Store.KeysOf(ctx, v.User.ID)
-		if err != nil {
-			return nil, err
-		}
-		m := make(map[string]bool, len(keys))
-		for _, k := range keys {
-			m[k.ID] = true
-		}
-		return m, nil
+		return k.UserID != nil && *k.UserID == v.User.ID
 	}
-	return map[string]bool{v.KeyID: true}, nil
+	return k.ID == v.KeyID
 }
 
 // primaryTeam is the team u's usage is charged to, when they have one.
-func (c *Console) primaryTeam(ctx context.Context, u *store.User) (store.Team, bool) {
+func (c *Console) primaryTeam(ctx context.Context, u *store.User) (admin.TeamView, bool) {
 	if u == nil || u.PrimaryTeamID == "" {
-		return store.Team{}, false
+		return admin.TeamView{}, false
 	}
-	t, err := c.o.Store.TeamByID(ctx, u.PrimaryTeamID)
+	t, err := c.svc().Team(ctx, u.PrimaryTeamID)
 	if err != nil {
-		if !store.IsNotFound(err) {
-			c.o.Logger.Warn("console: reading a team", "team", u.PrimaryTeamID, "error", err)
-		}
-		return store.Team{}, false
+		c.o.Logger.Warn("console: reading a team", "team", u.PrimaryTeamID, "error", err)
+		return admin.TeamView{}, false
 	}
 	return t, true
 }
 
-// teamLimits reads a limits column ("{}" or empty for none); a value that
+// limitsOf reads a limits column ("{}" or empty for none); a value that
 // does not read is no limits, as the limiter reads it.
-func teamLimits(b []byte) limit.Limits {
+func limitsOf(b []byte) limit.Limits {
 	var l limit.Limits
 	if len(b) > 0 {
 		jsonUnmarshal(b, &l)
@@ -60,13 +51,14 @@ func teamLimits(b []byte) limit.Limits {
 	return l
 }
 
-func limitsText(b []byte) string {
-	return cmpOr(strings.Join(admin.LimitWords(teamLimits(b)), ", "), "none")
+// limitsText renders limits for people: "rpm 60, $25/monthly", or none.
+func limitsText(l limit.Limits) string {
+	return cmpOr(strings.Join(admin.LimitWords(l), ", "), "none")
 }
 
-// prettyJSON indents a JSON column for people; "" for an empty object.
+// prettyJSON indents JSON for people; "" for nothing or an empty object.
 func prettyJSON(b []byte) string {
-	if len(bytes.TrimSpace(b)) == 0 || string(bytes.TrimSpace(b)) == "{}" {
+	if b = bytes.TrimSpace(b); len(b) == 0 || string(b) == "{}" || string(b) == "null" {
 		return ""
 	}
 	var out bytes.Buffer
@@ -76,73 +68,61 @@ func prettyJSON(b []byte) string {
 	return out.String()
 }
 
-// userRow is one user as the users page lists them.
+// personName is how pages name a person: their email, else name, else
+// the IdP subject.
+func personName(email, name, subject string) string { return cmpOr(email, cmpOr(name, subject)) }
+
+func userName(u store.User) string { return personName(u.Email, u.Name, u.Subject) }
+
+// userRow is one user as the pages list them.
 type userRow struct {
-	store.User
-	Label, Team string
-	Teams       []string
+	admin.UserView
+	Label, Team string // Team: the primary team's name
 }
 
-// users lists the users, filtered by q (subject, email or name).
-func (c *Console) users(w http.ResponseWriter, r *http.Request, v *viewer) {
-	ctx := r.Context()
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
-	users, err := c.o.Store.Users(ctx, store.UserFilter{Query: q, Limit: maxUsers + 1})
-	if err != nil {
-		c.storeFailed(w, r, v, err)
-		return
-	}
-	data := map[string]any{"Q": q}
-	if len(users) > maxUsers {
-		users, data["More"] = users[:maxUsers], maxUsers
-	}
-	names, err := c.teamNames(ctx)
-	if err != nil {
-		c.storeFailed(w, r, v, err)
-		return
-	}
+func userRows(users []admin.UserView) []userRow {
 	rows := make([]userRow, 0, len(users))
 	for _, u := range users {
-		rows = append(rows, userRow{User: u, Label: userName(u), Team: names[u.PrimaryTeamID]})
+		r := userRow{UserView: u, Label: personName(u.Email, u.Name, u.Subject)}
+		for _, t := range u.Teams {
+			if u.PrimaryTeamID != nil && t.ID == *u.PrimaryTeamID {
+				r.Team = t.Name
+			}
+		}
+		rows = append(rows, r)
 	}
-	data["Users"] = rows
-	c.render(w, r, http.StatusOK, "users", v, data)
+	return rows
 }
 
 // maxUsers is the most users the page lists at once; the search finds
 // the others.
 const maxUsers = 200
 
-func (c *Console) teamNames(ctx context.Context) (map[string]string, error) {
-	teams, err := c.o.Store.Teams(ctx)
+// users lists the users, filtered by q (subject, email or name).
+func (c *Console) users(w http.ResponseWriter, r *http.Request, v *viewer) {
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	l, err := c.svc().Users(r.Context(), admin.UserQuery{Query: q})
 	if err != nil {
-		return nil, err
+		c.storeFailed(w, r, v, err)
+		return
 	}
-	m := make(map[string]string, len(teams))
-	for _, t := range teams {
-		m[t.ID] = t.Name
+	data := map[string]any{"Q": q}
+	if len(l.Data) > maxUsers {
+		data["More"], l.Data = maxUsers, l.Data[:maxUsers]
 	}
-	return m, nil
+	data["Users"] = userRows(l.Data)
+	c.render(w, r, http.StatusOK, "users", v, data)
 }
 
 // user shows one user: their teams, keys, and usage of the last 30 days.
 func (c *Console) user(w http.ResponseWriter, r *http.Request, v *viewer) {
 	ctx := r.Context()
-	u, err := c.o.Store.UserByID(ctx, r.PathValue("id"))
-	if store.IsNotFound(err) {
-		c.fail(w, r, v, http.StatusNotFound, "There is no such user.")
-		return
-	}
+	u, err := c.svc().User(ctx, r.PathValue("id"))
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	teams, err := c.o.Store.TeamsOf(ctx, u.ID)
-	if err != nil {
-		c.storeFailed(w, r, v, err)
-		return
-	}
-	keys, err := c.o.Store.KeysOf(ctx, u.ID)
+	keys, err := c.svc().UserKeys(ctx, u.ID)
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
@@ -153,57 +133,32 @@ func (c *Console) user(w http.ResponseWriter, r *http.Request, v *viewer) {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "user", v, map[string]any{"Title": "User " + userName(u), "U": u, "Label": userName(u),
-		"Teams": teams, "Keys": keys, "Usage": rep, "Limits": limitsText(u.Limits), "Now": now})
-}
-
-// teamRow is one team as the teams page lists it.
-type teamRow struct {
-	store.Team
-	Members              int
-	Limits, MemberLimits string
+	row := userRows([]admin.UserView{u})[0]
+	c.render(w, r, http.StatusOK, "user", v, map[string]any{"Title": "User " + row.Label, "U": row, "Keys": keys.Data, "Usage": rep})
 }
 
 func (c *Console) teams(w http.ResponseWriter, r *http.Request, v *viewer) {
-	ctx := r.Context()
-	teams, err := c.o.Store.Teams(ctx)
+	l, err := c.svc().Teams(r.Context())
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	rows := make([]teamRow, 0, len(teams))
-	for _, t := range teams {
-		members, err := c.o.Store.Members(ctx, t.ID)
-		if err != nil {
-			c.storeFailed(w, r, v, err)
-			return
-		}
-		rows = append(rows, teamRow{Team: t, Members: len(members), Limits: limitsText(t.Limits), MemberLimits: limitsText(t.MemberLimits)})
-	}
-	c.render(w, r, http.StatusOK, "teams", v, map[string]any{"Teams": rows})
+	c.render(w, r, http.StatusOK, "teams", v, map[string]any{"Teams": l.Data})
 }
 
 // team shows one team: members, limits, model allowlist, managed
 // settings, and its usage of the last 30 days.
 func (c *Console) team(w http.ResponseWriter, r *http.Request, v *viewer) {
 	ctx := r.Context()
-	t, err := c.o.Store.TeamByID(ctx, r.PathValue("id"))
-	if store.IsNotFound(err) {
-		c.fail(w, r, v, http.StatusNotFound, "There is no such team.")
-		return
-	}
+	t, err := c.svc().Team(ctx, r.PathValue("id"))
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	members, err := c.o.Store.Members(ctx, t.ID)
+	members, err := c.svc().Members(ctx, t.ID)
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
-	}
-	rows := make([]userRow, 0, len(members))
-	for _, u := range members {
-		rows = append(rows, userRow{User: u, Label: userName(u)})
 	}
 	now := c.o.Now()
 	rep, err := c.usageOf(ctx, now.Add(-30*24*time.Hour), now.Add(time.Second), store.ByModel, scope{TeamID: t.ID})
@@ -211,6 +166,32 @@ func (c *Console) team(w http.ResponseWriter, r *http.Request, v *viewer) {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "team", v, map[string]any{"Title": "Team " + t.Name, "T": t, "Members": rows,
-		"Limits": limitsText(t.Limits), "MemberLimits": limitsText(t.MemberLimits), "Settings": prettyJSON(t.ClaudeCode), "Usage": rep})
+	c.render(w, r, http.StatusOK, "team", v, map[string]any{"Title": "Team " + t.Name, "T": t, "Members": userRows(members.Data),
+		"Settings": prettyJSON(t.ClaudeCode.ManagedSettings), "Usage": rep})
+}
+
+// userNames maps user ids to how pages name them.
+func (c *Console) userNames(ctx context.Context) (map[string]string, error) {
+	users, err := c.o.Store.Users(ctx, store.UserFilter{})
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(users))
+	for _, u := range users {
+		m[u.ID] = userName(u)
+	}
+	return m, nil
+}
+
+// teamNames maps team ids to names.
+func (c *Console) teamNames(ctx context.Context) (map[string]string, error) {
+	teams, err := c.o.Store.Teams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(teams))
+	for _, t := range teams {
+		m[t.ID] = t.Name
+	}
+	return m, nil
 }

@@ -85,11 +85,8 @@ func newFixture(t *testing.T) *fixture {
 // keyOf makes a key that is u's, charged to their primary team.
 func (p *fixture) keyOf(name string, u store.User) admin.KeyView {
 	p.t.Helper()
-	k, err := p.c.svc().CreateKey(context.Background(), admin.CreateKey{Name: name})
+	k, err := p.c.svc().CreateKey(context.Background(), admin.CreateKey{Name: name, UserID: u.ID, TeamID: u.PrimaryTeamID})
 	if err != nil {
-		p.t.Fatal(err)
-	}
-	if err := p.c.giveKey(context.Background(), k.ID, u.ID, u.PrimaryTeamID); err != nil {
 		p.t.Fatal(err)
 	}
 	return k
@@ -434,5 +431,10 @@ func TestMemberCreatesKey(t *testing.T) {
 	if keys[0].Name != "ci" || keys[0].TeamID != "team_eng" || k.Limits.RPM != 10 || k.Limits.BudgetUSD.String() != "25" ||
 		k.Limits.BudgetPeriod != "monthly" || strings.Join(k.Models, ",") != "echo,claude-sonnet" {
 		t.Errorf("the new key: %+v %+v", keys[0], k)
+	}
+	// The audit log says alice made it.
+	events, err := p.s.Audit(context.Background(), store.AuditFilter{TargetID: keys[0].ID})
+	if err != nil || len(events) != 1 || events[0].ActorKind != "user" || events[0].ActorID != p.alice.ID || events[0].Action != "key_created" {
+		t.Errorf("the key's audit events: %+v %v", events, err)
 	}
 }

@@ -32,6 +32,7 @@ var funcs = template.FuncMap{
 	"isMaster": func(v *viewer) bool { return v != nil && v.operator() },
 	"isPerson": func(v *viewer) bool { return v != nil && v.KeyID == "" },
 	"who":      who,
+	"limits":   limitsText,
 }
 
 func parsePages() (map[string]*template.Template, error) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/store"
@@ -92,8 +93,22 @@ func (c *Console) session(a access, h pageFunc) http.Handler {
 				return
 			}
 		}
-		h(w, r, v)
+		// What the admin service changes for this page is the viewer's
+		// doing, in the audit log.
+		kind, id := v.actor()
+		h(w, r.WithContext(admin.WithActor(r.Context(), kind, id)), v)
 	})
+}
+
+// actor is who v is in the audit log.
+func (v *viewer) actor() (kind, id string) {
+	switch {
+	case v.User != nil:
+		return admin.ActorUser, v.User.ID
+	case v.KeyID != "":
+		return admin.ActorKey, v.KeyID
+	}
+	return admin.ActorMaster, ""
 }
 
 // viewer reads the session of r, and checks that a virtual key or user
