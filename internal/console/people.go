@@ -127,8 +127,7 @@ func (c *Console) user(w http.ResponseWriter, r *http.Request, v *viewer) {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	now := c.o.Now()
-	rep, err := c.usageOf(ctx, now.Add(-30*24*time.Hour), now.Add(time.Second), store.ByModel, scope{UserID: u.ID})
+	rep, err := c.lastMonth(ctx, scope{UserID: u.ID})
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
@@ -160,14 +159,19 @@ func (c *Console) team(w http.ResponseWriter, r *http.Request, v *viewer) {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	now := c.o.Now()
-	rep, err := c.usageOf(ctx, now.Add(-30*24*time.Hour), now.Add(time.Second), store.ByModel, scope{TeamID: t.ID})
+	rep, err := c.lastMonth(ctx, scope{TeamID: t.ID})
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
 	}
 	c.render(w, r, http.StatusOK, "team", v, map[string]any{"Title": "Team " + t.Name, "T": t, "Members": userRows(members.Data),
 		"Settings": prettyJSON(t.ClaudeCode.ManagedSettings), "Usage": rep})
+}
+
+// lastMonth is the usage of s in the last 30 days, by model.
+func (c *Console) lastMonth(ctx context.Context, s scope) (admin.UsageReport, error) {
+	now := c.o.Now()
+	return c.usageOf(ctx, now.Add(-30*24*time.Hour), now.Add(time.Second), store.ByModel, s)
 }
 
 // userNames maps user ids to how pages name them.

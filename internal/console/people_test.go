@@ -141,6 +141,21 @@ func (b *browser) post(path string, form url.Values) (int, string) {
 	return w.Code, w.Body.String()
 }
 
+// shows checks that page (of path) shows each of want and none of not.
+func shows(t *testing.T, path, page string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(page, w) {
+			t.Errorf("%s: no %q in:\n%s", path, w, page)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(page, w) {
+			t.Errorf("%s: %q is shown", path, w)
+		}
+	}
+}
+
 // SignInUser opens a session for the user, with the cookie the key
 // sign-in sets; the header names them; a disabled user gets none, and a
 // user disabled since signing in is signed out.
@@ -257,16 +272,7 @@ func TestMemberSeesOnlyTheirOwn(t *testing.T) {
 		if code != tt.code {
 			t.Errorf("%s: %d, want %d", tt.path, code, tt.code)
 		}
-		for _, w := range tt.want {
-			if !strings.Contains(page, w) {
-				t.Errorf("%s: no %q in:\n%s", tt.path, w, page)
-			}
-		}
-		for _, w := range tt.not {
-			if strings.Contains(page, w) {
-				t.Errorf("%s: %q is shown", tt.path, w)
-			}
-		}
+		shows(t, tt.path, page, tt.want, tt.not)
 	}
 	// Nor may she revoke bob's key, or edit her own (operators do).
 	if code, _ := alice.post("/console/keys/"+p.bobKey.ID+"/revoke", url.Values{"confirm": {"yes"}}); code != http.StatusNotFound {
@@ -315,16 +321,7 @@ func TestOperatorSeesEveryone(t *testing.T) {
 		if code != http.StatusOK {
 			t.Errorf("%s: %d", tt.path, code)
 		}
-		for _, w := range tt.want {
-			if !strings.Contains(page, w) {
-				t.Errorf("%s: no %q in:\n%s", tt.path, w, page)
-			}
-		}
-		for _, w := range tt.not {
-			if strings.Contains(page, w) {
-				t.Errorf("%s: %q is shown", tt.path, w)
-			}
-		}
+		shows(t, tt.path, page, tt.want, tt.not)
 	}
 	for _, path := range []string{"/console/users/usr_nobody", "/console/teams/team_nobody"} {
 		if code, _ := carol.get(path); code != http.StatusNotFound {
