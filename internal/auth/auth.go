@@ -73,11 +73,14 @@ func Status(err error) int {
 // error Check does not return).
 func Reason(err error) string {
 	var ke *keyError
+	var se *signInError
 	switch {
 	case err == nil:
 		return ""
 	case errors.As(err, &ke):
 		return ke.reason
+	case errors.As(err, &se):
+		return se.reason
 	case errors.Is(err, ErrInvalidKey):
 		return "unknown_key"
 	case errors.Is(err, ErrDuplicateKey):
@@ -205,12 +208,17 @@ func (*bothError) Error() string {
 }
 func (*bothError) Is(target error) bool { return target == ErrBothKeys }
 
-// Principal is who a request acts as: the master key, or a virtual key.
+// Principal is who a request acts as: the master key, a virtual key, or
+// a person signed in through the identity provider.
 type Principal struct {
 	// Master is true for the configured master key.
 	Master bool
-	// Key is the virtual key; nil for the master key.
+	// Key is the virtual key; nil for the master key and for a person's
+	// sign-in token.
 	Key *Key
+	// Person is who the request is for: the signed-in user, or the owner
+	// of the virtual key; nil for the master key and for keys no user owns.
+	Person *Person
 }
 
 // KeyID is the virtual key's id, "" for the master key.
@@ -226,7 +234,7 @@ func (p Principal) KeyID() string {
 // not call should be answered exactly as a model that does not exist, so
 // that a key learns nothing of the models outside its list.
 func (p Principal) AllowsModel(name string, aliases []string) bool {
-	return p.Key == nil || p.Key.AllowsModel(name, aliases)
+	return (p.Key == nil || p.Key.AllowsModel(name, aliases)) && p.Person.AllowsModel(name, aliases)
 }
 
 // Authenticator checks presented keys. It is safe for concurrent use.
@@ -234,6 +242,7 @@ type Authenticator struct {
 	masterHash [sha256.Size]byte
 	keys       *Cache    // nil: the master key only
 	throttle   *Throttle // nil: failures are not throttled
+	people     People    // nil: no sign-in tokens, and keys have no owners
 }
 
 // Option configures an Authenticator.
@@ -243,6 +252,10 @@ type Option func(*Authenticator)
 // client's address, and slows addresses that fail too often (nil: no
 // throttle).
 func WithThrottle(t *Throttle) Option { return func(a *Authenticator) { a.throttle = t } }
+
+// WithPeople accepts the credentials of people signed in through the
+// identity provider, and resolves the owners of virtual keys.
+func WithPeople(p People) Option { return func(a *Authenticator) { a.people = p } }
 
 // New returns an Authenticator that accepts masterKey and, when keys is
 // not nil, the virtual keys it finds.
@@ -312,12 +325,31 @@ func (a *Authenticator) checkKey(r *http.Request, key string, sum [sha256.Size]b
 	if subtle.ConstantTimeCompare(sum[:], a.masterHash[:]) == 1 {
 		return Principal{Master: true}, nil
 	}
-	if a.keys == nil || !strings.HasPrefix(key, SecretPrefix) {
+	if !strings.HasPrefix(key, SecretPrefix) {
+		// Not a virtual key's shape: a person's token, or nothing. A token
+		// is never looked up as a key, nor a key as a token.
+		if a.people == nil || !a.people.Handles(key) {
+			return Principal{}, ErrInvalidKey
+		}
+		p, err := a.people.Authenticate(r.Context(), key)
+		if err != nil {
+			return Principal{}, err
+		}
+		return Principal{Person: p}, nil
+	}
+	if a.keys == nil {
 		return Principal{}, ErrInvalidKey
 	}
 	k, err := a.keys.Lookup(r.Context(), sum)
 	if err != nil {
 		return Principal{}, err
 	}
-	return Principal{Key: k}, nil
+	if k.UserID == "" || a.people == nil {
+		return Principal{Key: k}, nil
+	}
+	p, err := a.people.Owner(r.Context(), k.UserID, k.TeamID)
+	if err != nil {
+		return Principal{}, err
+	}
+	return Principal{Key: k, Person: p}, nil
 }

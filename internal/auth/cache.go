@@ -24,6 +24,9 @@ type KeyStore interface {
 type Key struct {
 	ID   string
 	Name string
+	// UserID owns the key ("" none); TeamID is the team it acts in ("":
+	// the owner's primary team).
+	UserID, TeamID string
 	// models holds the allowed names and aliases; nil allows every model.
 	models    map[string]struct{}
 	expiresAt time.Time // zero: never
@@ -293,7 +296,7 @@ func (c *Cache) fetch(ctx context.Context, hash [sha256.Size]byte) (*entry, erro
 }
 
 func (c *Cache) newKey(sk store.Key) *Key {
-	k := &Key{ID: sk.ID, Name: sk.Name, revoked: sk.Revoked}
+	k := &Key{ID: sk.ID, Name: sk.Name, UserID: sk.UserID, TeamID: sk.TeamID, revoked: sk.Revoked}
 	if len(sk.Models) > 0 {
 		k.models = make(map[string]struct{}, len(sk.Models))
 		for _, m := range sk.Models {

@@ -17,6 +17,7 @@ import (
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/gateway"
+	"github.com/tollgate/tollgate/internal/identity"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/limiter"
 	"github.com/tollgate/tollgate/internal/metrics"
@@ -52,6 +53,8 @@ type ReloadReport struct {
 	ProvidersChanged []string `json:"providers_changed"`
 	// LimitsChanged is true when the limits section changed.
 	LimitsChanged bool `json:"limits_changed"`
+	// TeamsChanged is true when identity.teams changed (and were applied).
+	TeamsChanged bool `json:"teams_changed"`
 	// RestartRequired names the settings of the file that differ from
 	// those running and apply only at a restart (server.addr, …).
 	RestartRequired []string `json:"restart_required"`
@@ -63,16 +66,18 @@ var errNoConfigFile = errors.New("there is no configuration file to reload: serv
 // live is the part of a built gateway that outlives reloads, and the
 // generation current.
 type live struct {
-	start  *config.Config // as Build got it: restart-only settings are compared with it
-	file   string
-	db     *store.Store
-	keys   *auth.Cache
-	authn  *auth.Authenticator
-	log    *slog.Logger
-	redact *liveRedact // nil when the logger is not newLogger's
-	reg    *metrics.Registry
-	gw     *gateway.Gateway
-	admin  atomic.Pointer[http.Handler] // the admin API over the current routes
+	start *config.Config // as Build got it: restart-only settings are compared with it
+	file  string
+	db    *store.Store
+	keys  *auth.Cache
+	authn *auth.Authenticator
+	// identity is users, teams and sign-in; nil without a database.
+	identity *identity.Service
+	log      *slog.Logger
+	redact   *liveRedact // nil when the logger is not newLogger's
+	reg      *metrics.Registry
+	gw       *gateway.Gateway
+	admin    atomic.Pointer[http.Handler] // the admin API over the current routes
 
 	// lim is made by the first configuration that needs one, then kept.
 	lim atomic.Pointer[limiter.Limiter]
@@ -246,6 +251,15 @@ func (lv *live) reload(cfg *config.Config) (*ReloadReport, error) {
 	rep := &ReloadReport{Object: "reload", File: lv.file, Models: len(cfg.Models), Providers: len(cfg.Providers),
 		RestartRequired: restartOnly(lv.start, cfg)}
 	prev := lv.cur
+	if lv.identity != nil && !reflect.DeepEqual(prev.cfg.Identity.Teams, cfg.Identity.Teams) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := lv.identity.SyncConfigTeams(ctx, cfg.Identity.Teams)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		rep.TeamsChanged = true
+	}
 	rep.ModelsAdded, rep.ModelsRemoved, rep.ModelsChanged = diffByName(prev.cfg.Models, cfg.Models, func(m config.Model) string { return m.Name })
 	rep.ProvidersAdded, rep.ProvidersRemoved, rep.ProvidersChanged = diffByName(prev.cfg.Providers, cfg.Providers, func(p config.Provider) string { return p.Name })
 	rep.LimitsChanged = !reflect.DeepEqual(prev.cfg.Limits, cfg.Limits)
@@ -369,6 +383,9 @@ func restartOnly(was, now *config.Config) []string {
 			continue
 		}
 		for j := range fa.NumField() {
+			if sec == "identity" && yamlName(fa.Type().Field(j)) == "teams" {
+				continue // applied by reload
+			}
 			if !reflect.DeepEqual(fa.Field(j).Interface(), fb.Field(j).Interface()) {
 				out = append(out, sec+"."+yamlName(fa.Type().Field(j)))
 			}

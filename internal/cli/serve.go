@@ -25,6 +25,7 @@ import (
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/gateway"
+	"github.com/tollgate/tollgate/internal/identity"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/ledger"
 	"github.com/tollgate/tollgate/internal/metrics"
@@ -296,6 +297,9 @@ type Options struct {
 	// the built-in one of the same dialect (the Responses API's stored
 	// responses).
 	Lifecycles map[*dialect.Dialect]dialect.Lifecycle
+	// Now is sign-in's clock (tokens, device codes, IdP token times);
+	// clock.Now when nil. Tests move it.
+	Now func() time.Time
 }
 
 // Server is what Build makes.
@@ -348,10 +352,14 @@ func lifecycles(cfg *config.Config, db *store.Store, logger *slog.Logger, more m
 
 // newAuthenticator checks the master key and db's virtual keys, and
 // throttles failed authentications as auth configures.
-func newAuthenticator(cfg *config.Config, masterKey string, keys *auth.Cache) *auth.Authenticator {
+func newAuthenticator(cfg *config.Config, masterKey string, keys *auth.Cache, people *identity.Service) *auth.Authenticator {
 	th := auth.NewThrottle(auth.ThrottleOptions{MaxFailures: cfg.Auth.Failures(), Window: cfg.Auth.FailureWindow,
 		TrustedProxies: cfg.Auth.Proxies()})
-	return auth.New(masterKey, keys, auth.WithThrottle(th))
+	opts := []auth.Option{auth.WithThrottle(th)}
+	if people != nil {
+		opts = append(opts, auth.WithPeople(people))
+	}
+	return auth.New(masterKey, keys, opts...)
 }
 
 // build makes what lives as long as the process (the key cache, the
@@ -363,8 +371,12 @@ func build(cfg *config.Config, o Options) (*Server, error) {
 	if db != nil {
 		keys = auth.NewCache(db, logger)
 	}
-	authn := newAuthenticator(cfg, o.MasterKey, keys)
-	lv := &live{start: cfg, file: o.ConfigFile, db: db, keys: keys, authn: authn, log: logger, reg: metrics.New(), done: make(chan struct{})}
+	people, err := newIdentity(cfg, db, logger, o.Now)
+	if err != nil {
+		return nil, err
+	}
+	authn := newAuthenticator(cfg, o.MasterKey, keys, people)
+	lv := &live{start: cfg, file: o.ConfigFile, db: db, keys: keys, authn: authn, identity: people, log: logger, reg: metrics.New(), done: make(chan struct{})}
 	lv.redact, _ = logger.Handler().(*liveRedact)
 	gen, err := lv.prepare(cfg, nil)
 	if err != nil {
@@ -442,6 +454,7 @@ func build(cfg *config.Config, o Options) (*Server, error) {
 	} else {
 		mux.Handle("/admin/", gateway.WithRequestID(noAdmin(authn)))
 	}
+	lv.mountIdentity(mux, gateway.WithRequestID)
 	if err := lv.mountConsole(mux); err != nil {
 		closeAll()
 		return nil, err

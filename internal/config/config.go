@@ -74,6 +74,7 @@ type Config struct {
 	Metrics   Metrics    `yaml:"metrics"`
 	Pricing   PriceFiles `yaml:"pricing"`
 	Console   Console    `yaml:"console"`
+	Identity  Identity   `yaml:"identity"`
 }
 
 // Console configures the operator console at /console/.
@@ -596,6 +597,7 @@ func (c *Config) applyDefaults() {
 	if c.Database.URL == "" {
 		c.Database.URL = DefaultDatabaseURL
 	}
+	c.applyIdentityDefaults()
 	if c.Database.SpillPath == "" {
 		c.Database.SpillPath = "tollgate-ledger.spill"
 	}
@@ -706,6 +708,7 @@ func (c *Config) validate(skip map[string]bool) error {
 	default:
 		bad("console.secure_cookie", "must be auto, always or never, not %q", c.Console.SecureCookie)
 	}
+	c.validateIdentity(bad)
 	for i, f := range c.Pricing.Files {
 		if f == "" {
 			bad(fmt.Sprintf("pricing.files[%d]", i), "must not be empty")

@@ -69,6 +69,7 @@ var Messages = &Dialect{
 	Generated:   []string{"delta.text", "delta.thinking", "delta.partial_json"},
 	CountPrompt: countMessagesPrompt,
 	Unpriced:    messagesUnpriced,
+	Session:     messagesSession,
 	TokenCount:  func(n int) []byte { return fmt.Appendf(nil, `{"input_tokens":%d}`, n) },
 	// A count_tokens body is a Messages request without max_tokens.
 	CountRequest: func(body []byte) ([]byte, error) {

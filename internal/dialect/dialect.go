@@ -116,6 +116,11 @@ type Dialect struct {
 	// tool billed per use, the priority tier), for a USD budget to refuse;
 	// "" when it turns on none. Nil: the protocol has none.
 	Unpriced func(body []byte) string
+	// Session reads the agent session a request belongs to, as the client
+	// names it in its headers or body (h, body: the client's): at most
+	// MaxSessionID bytes of printable ASCII (SessionID), "" when it names
+	// none. A user's id is not a session. Nil: the protocol names none.
+	Session func(h http.Header, body []byte) string
 	// TokenCount renders the answer of a CountTokens endpoint.
 	TokenCount func(n int) []byte
 	// CountRequest turns a CountTokens body into the Generate request

@@ -67,6 +67,21 @@ type Turn interface {
 	Ended()
 }
 
+// SessionTurn is a Turn that may place its request in the agent session
+// of a stored conversation: the requests that continue one another
+// (previous_response_id) are one session, though the client names none.
+type SessionTurn interface {
+	Turn
+	// Session returns the session the request belongs to, given named,
+	// the one its dialect read from it (Dialect.Session, "" for none): a
+	// session the client names is kept; else it is the stored
+	// conversation's, the id of its first response; else "". A request
+	// that starts a conversation has it only once its response is
+	// stored, so ask when the answer is over (after Answer, or Ended).
+	// What it returns is bounded as SessionID bounds it.
+	Session(named string) string
+}
+
 // AttemptTarget is the target of one upstream attempt, as a Turn sees it.
 type AttemptTarget struct {
 	// Name is the target's name (provider/model).

@@ -54,6 +54,7 @@ var Chat = &Dialect{
 	},
 	CountPrompt: countChatPrompt,
 	Unpriced:    chatUnpriced,
+	Session:     chatSession,
 }
 
 func openAIModel(id string, created time.Time) map[string]any {

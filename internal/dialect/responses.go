@@ -49,6 +49,7 @@ var Responses = &Dialect{
 	Generated:   []string{"delta"},
 	CountPrompt: countResponsesPrompt,
 	Unpriced:    responsesUnpriced,
+	Session:     responsesSession,
 	TokenCount:  func(n int) []byte { return fmt.Appendf(nil, `{"object":"response.input_tokens","input_tokens":%d}`, n) },
 }
 

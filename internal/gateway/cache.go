@@ -36,7 +36,7 @@ func (c *call) routingKey() affinity.Key {
 			return stored
 		}
 	}
-	return k.Within(c.x.key.Tenant())
+	return k.Within(c.x.owner())
 }
 
 // stickyKey is the key a provider's pool ranks its keys by: none when the

@@ -27,7 +27,16 @@ type exchange struct {
 	dialect *dialect.Dialect
 	start   time.Time // time.Now(): durations are measured from it, never dates
 	key     *auth.Key // the virtual key used; nil for the master key (or none)
-	authed  bool      // a key was accepted: the master key when key is nil
+	// person is who the request is for: signed in, or the key's owner; nil
+	// for the master key and for keys no user owns.
+	person *auth.Person
+	// session is the agent session the client named ("" none);
+	// sessionTurn, when the lifecycle hook knows a conversation's session,
+	// decides it when the request ends (a conversation's first request has
+	// its session only once its answer is stored).
+	session     string
+	sessionTurn dialect.SessionTurn
+	authed      bool // a key was accepted: the master key when key is nil
 
 	ctx context.Context // the request's: cancelled when the client leaves or the server shuts down
 	gen *generation     // the routes and limits current when it started
@@ -170,6 +179,13 @@ func (x *exchange) outcome(r *http.Request) *outcome.Request {
 		Savings: saved.net, SavingsKnown: saved.known, ReadSavings: saved.read, WritePremium: saved.premium,
 		Latency: time.Since(x.start), FirstByte: x.firstByte, Upstream: x.upstream, Retries: x.retries, Attempts: x.attempts,
 		UserAgent: dialect.Clip(r.UserAgent()),
+	}
+	if p := x.person; p != nil {
+		o.UserID, o.TeamID = p.UserID, p.TeamID
+	}
+	o.SessionID = x.session
+	if x.sessionTurn != nil {
+		o.SessionID = x.sessionTurn.Session(x.session)
 	}
 	if x.upDialect != nil {
 		o.UpstreamProtocol = x.upDialect.Name

@@ -250,14 +250,18 @@ func (g *Gateway) finish(r *http.Request, x *exchange) {
 	o := x.outcome(r)
 	accesslog.Log(r.Context(), g.log, g.reqLog, o)
 	if g.metrics != nil {
-		g.metrics.Observe(metrics.Request{
+		q := metrics.Request{
 			Model: o.Routed, Provider: o.Provider, Lane: o.Lane, Status: o.Status, Stream: o.Stream,
 			Latency: o.Latency, FirstByte: o.FirstByte, Upstream: o.Upstream, Overhead: o.Overhead(),
 			Retries: o.Retries, Input: o.Usage.Input, CacheRead: o.Usage.CacheRead,
 			CacheWrite: o.Usage.CacheWrite5m + o.Usage.CacheWrite1h, Output: o.Usage.Output,
 			CostNano: o.Cost, CostKnown: o.CostKnown,
 			CacheSavingsNano: o.ReadSavings, CacheWritePremiumNano: o.WritePremium,
-		})
+		}
+		if x.person != nil {
+			q.Person, q.Team = true, x.person.Team
+		}
+		g.metrics.Observe(q)
 	}
 	if g.tracer != nil {
 		tracing.Span(g.tracer, r.Header, o)
@@ -289,7 +293,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, x *exchange, met
 		}
 		return authError(err)
 	}
-	x.key, x.authed = p.Key, true
+	x.key, x.person, x.authed = p.Key, p.Person, true
 	return h(w, r, x)
 }
 

@@ -123,6 +123,11 @@ func (g *Gateway) readRequest(c *call, w http.ResponseWriter, r *http.Request, x
 		}
 	}
 	x.reqBody = body
+	if d.Session != nil {
+		// The agent session the client names, read from what it sent
+		// (before a lifecycle hook expands the body).
+		x.session = d.Session(r.Header, body)
+	}
 	m := x.gen.routes.Lookup(s.Model)
 	if m != nil {
 		x.routed, x.canonical = m.Name, m.Name
@@ -152,16 +157,29 @@ func needConversation(conv string, n int) error {
 // allow checks that the request's key may use model m. A model the key
 // may not use is answered exactly as one that does not exist, so a key
 // cannot learn which other models the gateway serves; the log says why.
+//
+// A model the person's team (or the user) may not use is refused as such,
+// 400 invalid_request_error: the policy is the team's own, and Claude
+// Code shows that answer to the developer.
 func (x *exchange) allow(m *route.Model) error {
-	if x.mayUse(m) {
-		return nil
+	if x.key != nil && !x.key.AllowsModel(m.Name, m.Aliases) {
+		x.routed = "" // as for an unknown name: no model label, no model limits
+		return unknownModel(x.model, errors.New("the key may not use this model"))
 	}
-	x.routed = "" // as for an unknown name: no model label, no model limits
-	return unknownModel(x.model, errors.New("the key may not use this model"))
+	if !x.person.AllowsModel(m.Name, m.Aliases) {
+		x.routed = ""
+		msg := fmt.Sprintf("model %q is not available to you", x.model)
+		if x.person.Team != "" {
+			msg = fmt.Sprintf("model %q is not available to team %q; GET /v1/models lists the models you may use", x.model, x.person.Team)
+		}
+		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: "model", Code: "model_not_allowed",
+			Message: msg, Err: errors.New("the team or user may not use this model")}
+	}
+	return nil
 }
 
 func (x *exchange) mayUse(m *route.Model) bool {
-	return x.key == nil || x.key.AllowsModel(m.Name, m.Aliases)
+	return (x.key == nil || x.key.AllowsModel(m.Name, m.Aliases)) && x.person.AllowsModel(m.Name, m.Aliases)
 }
 
 // unknownModel is the answer for a model name that does not exist (or that

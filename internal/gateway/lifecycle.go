@@ -26,6 +26,7 @@ func (g *Gateway) begin(c *call) error {
 		return refusal(err)
 	}
 	c.turn, c.body, c.s = t, r.Body, r.Scan
+	x.sessionTurn, _ = t.(dialect.SessionTurn)
 	return nil
 }
 
@@ -82,12 +83,19 @@ func (g *Gateway) hookRoute(rt dialect.Route) handlerFunc {
 	}
 }
 
-// owner is who owns what the request's key stores ("" for the master key).
+// owner is the request's tenant: who owns what it stores and what is
+// derived from it (prompt-cache keys, sticky routing). A virtual key is
+// its own tenant (the key's id); a person signed in without a key is
+// theirs (their user id, which no key id equals); the master key is the
+// operator's "".
 func (x *exchange) owner() string {
-	if x.key == nil {
-		return ""
+	switch {
+	case x.key != nil:
+		return x.key.Tenant()
+	case x.person != nil:
+		return x.person.UserID
 	}
-	return x.key.ID
+	return ""
 }
 
 // refusal turns a hook's *dialect.Refusal into the gateway's answer; other

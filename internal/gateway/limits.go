@@ -40,6 +40,16 @@ func (g *Gateway) scopes(x *exchange, m *route.Model) []limiter.Scope {
 			scopes = append(scopes, limiter.Scope{Name: "key:" + k.ID + ":model:" + m.Name, Limits: l, KeyID: k.ID, Models: m.Names()})
 		}
 	}
+	// A person's requests also fit their own limits (over their team's
+	// per-member defaults) and their team's, in the same atomic step.
+	if p := x.person; p != nil {
+		if !p.Limits.IsZero() {
+			scopes = append(scopes, limiter.Scope{Name: "user:" + p.UserID, Limits: p.Limits, UserID: p.UserID})
+		}
+		if p.TeamID != "" && !p.TeamLimits.IsZero() {
+			scopes = append(scopes, limiter.Scope{Name: "team:" + p.TeamID, Limits: p.TeamLimits, TeamID: p.TeamID})
+		}
+	}
 	if !m.Limits.IsZero() {
 		scopes = append(scopes, limiter.Scope{Name: "model:" + m.Name, Limits: m.Limits, Models: m.Names()})
 	}

@@ -38,6 +38,14 @@ func StartWithLog(t testing.TB, yaml, masterKey string) (string, *LogBuffer) {
 // and the usage ledger.
 func StartDB(t testing.TB, yaml, masterKey string) string {
 	t.Helper()
+	url, _ := start(t, yaml, masterKey, OpenDB(t))
+	return url
+}
+
+// OpenDB opens an embedded SQLite database in a temporary directory,
+// migrated, closed when the test ends.
+func OpenDB(t testing.TB) *store.Store {
+	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "tollgate.db"))
 	if err != nil {
@@ -47,18 +55,34 @@ func StartDB(t testing.TB, yaml, masterKey string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	url, _ := start(t, yaml, masterKey, db)
-	return url
+	return db
+}
+
+// StartAt is StartWithLog for a configuration that names the gateway's
+// own URL (identity.public_url): yamlAt gets the URL the gateway will be
+// served at. o gives the master key, the database (nil: none) and the
+// clock; the logger and the ledger are the test's.
+func StartAt(t testing.TB, yamlAt func(url string) string, o cli.Options) (string, *LogBuffer) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	url := "http://" + srv.Listener.Addr().String()
+	return serve(t, srv, yamlAt(url), o)
 }
 
 func start(t testing.TB, yaml, masterKey string, db *store.Store) (string, *LogBuffer) {
 	t.Helper()
+	return serve(t, httptest.NewUnstartedServer(nil), yaml, cli.Options{MasterKey: masterKey, Store: db})
+}
+
+func serve(t testing.TB, srv *httptest.Server, yaml string, o cli.Options) (string, *LogBuffer) {
+	t.Helper()
+	db := o.Store
 	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatalf("config.Parse: %v\n%s", err, yaml)
 	}
 	logs := new(LogBuffer)
-	o := cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewTextHandler(logs, nil)), Store: db}
+	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	var rec *ledger.Recorder
 	if db != nil {
 		// Synchronous: a request's record is in the database when its
@@ -71,9 +95,11 @@ func start(t testing.TB, yaml, masterKey string, db *store.Store) (string, *LogB
 	}
 	built, err := cli.Build(cfg, o)
 	if err != nil {
+		srv.Close()
 		t.Fatalf("cli.Build: %v", err)
 	}
-	srv := httptest.NewServer(built.Handler)
+	srv.Config.Handler = built.Handler
+	srv.Start()
 	t.Cleanup(func() {
 		srv.Close() // waits for in-flight handlers, so the log is complete
 		built.Close()

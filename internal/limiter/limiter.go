@@ -38,6 +38,9 @@ type Scope struct {
 	// a budget's counter: "" is every key, nil every model.
 	KeyID  string
 	Models []string
+	// UserID or TeamID, when set, select a user's or a team's spend
+	// instead of a key's (through a HolderSpender).
+	UserID, TeamID string
 }
 
 // Request is what one request asks of its scopes.
@@ -122,6 +125,30 @@ var ErrUnavailable = errors.New("limits and budgets cannot be checked right now:
 // (index = unix milliseconds / slot milliseconds).
 type Spender interface {
 	Spend(ctx context.Context, keyID string, models []string, since time.Time, slot time.Duration) (total int64, bySlot map[int64]int64, err error)
+}
+
+// HolderSpender is a Spender that also reads a user's or a team's spend
+// (kind "user" or "team"), for the scopes of people and teams.
+type HolderSpender interface {
+	SpendOf(ctx context.Context, kind, id string, models []string, since time.Time, slot time.Duration) (total int64, bySlot map[int64]int64, err error)
+}
+
+// spend reads a scope's spend from the ledger.
+func (l *Limiter) spend(ctx context.Context, s Scope, since time.Time, slot time.Duration) (int64, map[int64]int64, error) {
+	kind, id := "", ""
+	switch {
+	case s.UserID != "":
+		kind, id = "user", s.UserID
+	case s.TeamID != "":
+		kind, id = "team", s.TeamID
+	default:
+		return l.spender.Spend(ctx, s.KeyID, s.Models, since, slot)
+	}
+	hs, ok := l.spender.(HolderSpender)
+	if !ok {
+		return 0, nil, fmt.Errorf("the ledger cannot read a %s's spend", kind)
+	}
+	return hs.SpendOf(ctx, kind, id, s.Models, since, slot)
 }
 
 // Options configure a Limiter.
@@ -357,7 +384,7 @@ func (l *Limiter) reload(ctx context.Context, req *Request, cs []check, idx []in
 		if l.spender != nil {
 			s := req.Scopes[c.scope]
 			var err error
-			if total, bySlot, err = l.spender.Spend(ctx, s.KeyID, s.Models, c.since, time.Duration(c.slotMS)*time.Millisecond); err != nil {
+			if total, bySlot, err = l.spend(ctx, s, c.since, time.Duration(c.slotMS)*time.Millisecond); err != nil {
 				return fmt.Errorf("reloading spend from the ledger: %w", err)
 			}
 		}
@@ -582,6 +609,10 @@ func atLeast(n int64, s string) string {
 
 func scopeWords(s Scope) string {
 	switch {
+	case s.UserID != "":
+		return "your account"
+	case s.TeamID != "":
+		return "your team"
 	case s.KeyID != "" && s.Models != nil:
 		return fmt.Sprintf("this API key for model %q", s.Models[0])
 	case s.KeyID != "":

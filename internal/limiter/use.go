@@ -43,7 +43,7 @@ func (l *Limiter) Use(ctx context.Context, scopes []Scope) ([]Use, error) {
 		}
 		out[i].FromLedger = true
 		if l.spender != nil {
-			total, _, err := l.spender.Spend(ctx, s.KeyID, s.Models, c.since, 0)
+			total, _, err := l.spend(ctx, s, c.since, 0)
 			if err != nil {
 				return nil, fmt.Errorf("reading spend from the ledger: %w", err)
 			}

@@ -23,6 +23,10 @@ type Request struct {
 	// what it cost above it (cache writes), in nano-USD, each ≥ 0 and 0
 	// when unknown: the request's saving is the first less the second.
 	CacheSavingsNano, CacheWritePremiumNano int64
+	// Person is true for the requests of a signed-in person or of a key a
+	// user owns; Team is their team's name ("" none).
+	Person bool
+	Team   string
 }
 
 // Requests holds the data plane's metrics. It is safe for concurrent use.
@@ -39,6 +43,7 @@ type Requests struct {
 	unpriced  *prometheus.CounterVec
 	retries   *prometheus.CounterVec
 	streaming prometheus.Gauge
+	teams     *teams
 }
 
 // latencyBuckets span a cached answer to a long generation.
@@ -77,8 +82,9 @@ func (r *Registry) Requests() *Requests {
 		streaming: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tollgate_streams_in_flight",
 			Help: "Streamed answers being relayed now."}),
 	}
+	m.teams = newTeams()
 	r.reg.MustRegister(m.total, m.latency, m.ttfb, m.upstream, m.overhead, m.tokens, m.cost, m.saved, m.premium, m.unpriced,
-		m.retries, m.streaming)
+		m.retries, m.streaming, m.teams.requests, m.teams.tokens, m.teams.cost)
 	return m
 }
 
@@ -107,6 +113,9 @@ func (m *Requests) Observe(q Request) {
 		lane = "none"
 	}
 	m.total.WithLabelValues(q.Model, q.Provider, status, lane).Inc()
+	if q.Person {
+		m.teams.observe(&q)
+	}
 	if q.Provider == "" {
 		return // refused before any upstream: no timings or tokens to tell
 	}

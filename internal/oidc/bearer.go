@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -34,7 +35,7 @@ func (p *Provider) VerifyBearer(ctx context.Context, raw string) (Identity, erro
 	if len(raw) > maxTokenBytes {
 		return Identity{}, failf(reasonMalformed, "token too long")
 	}
-	key := sha256.Sum256([]byte(raw))
+	key := tokenKey(raw)
 	now := p.now()
 	if e, ok := p.cache.get(key, now); ok {
 		if e.err != nil {
@@ -58,6 +59,19 @@ func (p *Provider) VerifyBearer(ctx context.Context, raw string) (Identity, erro
 	p.cache.put(key, cacheEntry{id: id, until: id.Expiry}, now)
 	id.Groups = slices.Clone(id.Groups)
 	return id, nil
+}
+
+// tokenBufs hold a token while it is hashed: []byte(raw) would copy it to
+// the heap on every request.
+var tokenBufs = sync.Pool{New: func() any { return new([maxTokenBytes]byte) }}
+
+// tokenKey is the cache key of a token, its SHA-256.
+func tokenKey(raw string) [sha256.Size]byte {
+	buf := tokenBufs.Get().(*[maxTokenBytes]byte)
+	n := copy(buf[:], raw)
+	key := sha256.Sum256(buf[:n])
+	tokenBufs.Put(buf)
+	return key
 }
 
 // verify checks raw's signature, issuer, audience and times, and returns

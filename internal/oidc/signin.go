@@ -95,8 +95,10 @@ func (p *Provider) Exchange(ctx context.Context, redirectURI, code, verifier, no
 	if azp, ok := claims["azp"]; ok && claimString(azp) != p.cfg.ClientID {
 		return Identity{}, fail(reasonAudience, fmt.Errorf("azp %q is not our client id", claimString(azp)))
 	}
-	if err := idt.VerifyAccessToken(tok.AccessToken); err != nil && idt.AccessTokenHash != "" {
-		return Identity{}, fail(reasonSignature, err)
+	if idt.AccessTokenHash != "" {
+		if err := idt.VerifyAccessToken(tok.AccessToken); err != nil {
+			return Identity{}, fail(reasonSignature, err)
+		}
 	}
 	if p.lacksClaims(claims) && d.userinfoURL != "" {
 		if err := p.mergeUserInfo(ctx, d, tok, idt.Subject, claims); err != nil {

@@ -12,7 +12,9 @@
 // gets the id when the request goes to the same target; every other
 // target gets the conversation, read back along the links, expanded into
 // input items. Every answer names the id the client continued, whichever
-// target served it.
+// target served it. A conversation's requests are one agent session,
+// named by its first response, unless the client names its own
+// (dialect.SessionTurn).
 //
 // Every key shares an upstream's account, so an id is forwarded only for
 // the key the gateway stored it for. Another key's id is not found, the

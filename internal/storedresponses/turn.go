@@ -44,7 +44,12 @@ type turn struct {
 	upstreamStored bool // a Responses upstream kept the response too
 	affinity       affinity.Key
 	tap            *storingTap // the stream's, until it ends
+	// conversation's first stored response: the session of a request
+	// that names none (Session).
+	first string
 }
+
+var _ dialect.SessionTurn = (*turn)(nil)
 
 // Begin reads store, conversation and previous_response_id, and finds
 // the previous response; a request that continues one is expanded into
@@ -91,7 +96,7 @@ func (h *Hook) Begin(ctx context.Context, r *dialect.TurnRequest) (dialect.Turn,
 		return nil, &dialect.Refusal{Status: http.StatusServiceUnavailable, Kind: dialect.Unavailable, Param: "previous_response_id",
 			Message: "stored responses cannot be read now", Err: err}
 	}
-	st.prev = &chain[len(chain)-1]
+	st.prev, st.first = &chain[len(chain)-1], chain[0].ID
 	// The conversation: what led to the previous response, its output, then
 	// the new input.
 	items := conversation(chain, output(*st.prev), st.input)
@@ -224,7 +229,21 @@ func (st *turn) keep(response []byte) {
 		h.log.Warn("storing a response failed", "request_id", st.req.RequestID, "response_id", id, "error", err)
 		return
 	}
+	if st.first == "" {
+		st.first = id // the request starts a conversation
+	}
 	h.purge(now)
+}
+
+// Session is the session the client named, else the stored
+// conversation's: the id of its first response, which every response
+// that continues it reaches (the chain walk keeps a conversation's start
+// for as long as one of its responses is kept).
+func (st *turn) Session(named string) string {
+	if named != "" {
+		return dialect.SessionID(named)
+	}
+	return dialect.SessionID(st.first)
 }
 
 // purgeEvery is how often expired responses are deleted, at most.

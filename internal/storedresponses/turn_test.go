@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/sse"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/store/storetest"
 )
@@ -109,6 +111,96 @@ func TestTurnResponseReferences(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// The requests of a stored conversation are one session: the id of its
+// first response, which a request that starts one has once its answer is
+// stored, and every request that continues it (from any response of it,
+// with or without storing its own, after its start was deleted) has from
+// the start. A session the client names outranks it.
+func TestTurnSession(t *testing.T) {
+	for name, db := range storetest.Open(t) {
+		t.Run(name, func(t *testing.T) {
+			h := New(Options{Store: db})
+			ctx := context.Background()
+			// ask begins a request with body, checks its session before and
+			// after the answer (the response with id answer; "" for none),
+			// and returns the turn.
+			ask := func(body, answer, before, after string) dialect.Turn {
+				t.Helper()
+				s, err := dialect.Scan([]byte(body), &dialect.Responses.Fields)
+				if err != nil {
+					t.Fatal(err)
+				}
+				turn, err := h.Begin(ctx, &dialect.TurnRequest{Op: dialect.Generate, Body: []byte(body), Scan: s, Owner: "key-a", Model: "gpt"})
+				if err != nil {
+					t.Fatalf("%s: %v", body, err)
+				}
+				if turn == nil {
+					t.Fatalf("%s: no turn", body)
+				}
+				st, ok := turn.(dialect.SessionTurn)
+				if !ok {
+					t.Fatal("the turn has no session")
+				}
+				if got := st.Session(""); got != before {
+					t.Errorf("%s: session %q before the answer, want %q", body, got, before)
+				}
+				if _, err := turn.Attempt(translated); err != nil {
+					t.Fatalf("%s: %v", body, err)
+				}
+				if answer != "" {
+					turn.Answer([]byte(`{"id":"`+answer+`","object":"response","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]}]}`), false)
+				}
+				if got := st.Session(""); got != after {
+					t.Errorf("%s: session %q, want %q", body, got, after)
+				}
+				if got := st.Session("named-1"); got != "named-1" {
+					t.Errorf("%s: a named session is %q", body, got)
+				}
+				return turn
+			}
+			ask(`{"model":"gpt","input":"one"}`, "resp_1", "", "resp_1")
+			ask(`{"model":"gpt","previous_response_id":"resp_1","input":"two"}`, "resp_2", "resp_1", "resp_1")
+			ask(`{"model":"gpt","previous_response_id":"resp_2","input":"three","store":false}`, "resp_3", "resp_1", "resp_1")
+			ask(`{"model":"gpt","previous_response_id":"resp_1","input":"a branch"}`, "resp_4", "resp_1", "resp_1")
+			// The start is deleted: it is hidden, kept for the
+			// conversations that continue it.
+			if err := db.DeleteResponse(ctx, "resp_1", "key-a"); err != nil {
+				t.Fatal(err)
+			}
+			ask(`{"model":"gpt","previous_response_id":"resp_2","input":"four"}`, "resp_5", "resp_1", "resp_1")
+			// Another conversation.
+			ask(`{"model":"gpt","input":"other"}`, "resp_9", "", "resp_9")
+			ask(`{"model":"gpt","previous_response_id":"resp_9","input":"go on"}`, "", "resp_9", "resp_9")
+			// A response that was not stored starts none.
+			ask(`{"model":"gpt","input":"x"}`, "", "", "")
+
+			// A stream's response is stored at its terminal event.
+			body := []byte(`{"model":"gpt","input":"streamed","stream":true}`)
+			sc, err := dialect.Scan(body, &dialect.Responses.Fields)
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn, err := h.Begin(ctx, &dialect.TurnRequest{Op: dialect.Generate, Body: body, Scan: sc, Owner: "key-a", Model: "gpt"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := turn.Attempt(translated); err != nil {
+				t.Fatal(err)
+			}
+			tap := turn.Stream(relayTap{})
+			tap.Feed(sse.AppendEvent(nil, "response.completed", []byte(`{"type":"response.completed","response":{"id":"resp_s","output":[]}}`)))
+			turn.Ended()
+			if got := turn.(dialect.SessionTurn).Session(""); got != "resp_s" {
+				t.Errorf("streamed: session %q, want resp_s", got)
+			}
+
+			// A long or odd id is bounded.
+			long := strings.Repeat("r", dialect.MaxSessionID+1)
+			ask(`{"model":"gpt","input":"long"}`, long, "", dialect.SessionID(long))
 		})
 	}
 }

@@ -1,0 +1,306 @@
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/store"
+)
+
+// The device flow's timings (RFC 8628): a device code lives ten minutes
+// and is polled every five seconds at most.
+const (
+	deviceTTL      = 10 * time.Minute
+	deviceInterval = 5
+	// maxFormBytes bounds the OAuth endpoints' form bodies.
+	maxFormBytes = 8 << 10
+)
+
+// oauthError is an OAuth endpoint's refusal (RFC 6749 §5.2).
+type oauthError struct {
+	status int
+	code   string // error
+	desc   string // error_description
+}
+
+func writeOAuthError(w http.ResponseWriter, e oauthError) {
+	writeJSON(w, e.status, map[string]string{"error": e.code, "error_description": e.desc})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := jsonx.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"server_error"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// discovery serves the OAuth authorization server metadata (RFC 8414)
+// that Claude Code reads to find the device and token endpoints. There is
+// no authorization_endpoint: the only grants are the device code's and
+// refresh.
+func (s *Service) discovery(w http.ResponseWriter, r *http.Request) {
+	base := s.base()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                base,
+		"device_authorization_endpoint":         base + "/oauth/device_authorization",
+		"token_endpoint":                        base + "/oauth/token",
+		"grant_types_supported":                 []string{"urn:ietf:params:oauth:grant-type:device_code", "refresh_token"},
+		"response_types_supported":              []string{},
+		"scopes_supported":                      []string{},
+		"token_endpoint_auth_methods_supported": []string{"none"},
+	})
+}
+
+// base is the public URL without a trailing slash.
+func (s *Service) base() string { return strings.TrimRight(s.cfg.PublicURL, "/") }
+
+// deviceAuthorization starts a device sign-in (RFC 8628 §3.1–3.2). Claude
+// Code sends an empty form: no client id, no scope.
+func (s *Service) deviceAuthorization(w http.ResponseWriter, r *http.Request) {
+	if err := readForm(w, r); err != nil {
+		writeOAuthError(w, oauthError{http.StatusBadRequest, "invalid_request", err.Error()})
+		return
+	}
+	if !s.devices.allow(s.clientIP(r), s.now()) {
+		w.Header().Set("Retry-After", "60")
+		writeOAuthError(w, oauthError{http.StatusTooManyRequests, "slow_down", "too many sign-ins started from this address; wait a minute"})
+		return
+	}
+	now := s.now()
+	code := newSecret(devicePrefix)
+	var d store.DeviceCode
+	var err error
+	for range 3 { // a clash of user codes among the live ones is rare: draw again
+		d = store.DeviceCode{Hash: digest(code), UserCode: newUserCode(), Status: "pending", Interval: deviceInterval,
+			CreatedAt: now, ExpiresAt: now.Add(deviceTTL)}
+		if err = s.st.CreateDeviceCode(r.Context(), d); err == nil || !errors.Is(err, store.ErrDuplicateUserCode) {
+			break
+		}
+	}
+	if err != nil {
+		s.log.Error("identity: storing a device code", "error", err)
+		writeOAuthError(w, oauthError{http.StatusServiceUnavailable, "temporarily_unavailable", "sign-in cannot start right now; try again"})
+		return
+	}
+	shown := displayUserCode(d.UserCode)
+	verify := s.base() + "/oauth/device"
+	writeJSON(w, http.StatusOK, map[string]any{
+		"device_code":               code,
+		"user_code":                 shown,
+		"verification_uri":          verify,
+		"verification_uri_complete": verify + "?user_code=" + shown,
+		"expires_in":                int(deviceTTL / time.Second),
+		"interval":                  deviceInterval,
+	})
+}
+
+// userCodeAlphabet is RFC 8628 §6.1's base-20: no vowels (no words), no
+// look-alikes. Eight of them are 34.5 bits, tried at most a few times a
+// minute per address over a code's ten minutes.
+const userCodeAlphabet = "BCDFGHJKLMNPQRSTVWXZ"
+
+func newUserCode() string {
+	var b [8]byte
+	var r [8]byte
+	for i := range b {
+		for {
+			_, _ = rand.Read(r[i : i+1])
+			if r[i] < 240 { // 240 = 12 × 20: no modulo bias
+				b[i] = userCodeAlphabet[r[i]%20]
+				break
+			}
+		}
+	}
+	return string(b[:])
+}
+
+// displayUserCode writes a user code as people read it: WDJB-MJHT.
+func displayUserCode(c string) string {
+	if len(c) != 8 {
+		return c
+	}
+	return c[:4] + "-" + c[4:]
+}
+
+// normalUserCode is what a person typed, as stored: upper case, without
+// dashes or spaces; "" when it cannot be a code.
+func normalUserCode(s string) string {
+	var b strings.Builder
+	for _, c := range strings.ToUpper(s) {
+		switch {
+		case c == '-' || c == ' ':
+		case strings.ContainsRune(userCodeAlphabet, c):
+			b.WriteRune(c)
+		default:
+			return ""
+		}
+	}
+	if b.Len() != 8 {
+		return ""
+	}
+	return b.String()
+}
+
+// token is the token endpoint: the device code grant, polled until the
+// person approves, and the refresh grant, which rotates the refresh token.
+func (s *Service) token(w http.ResponseWriter, r *http.Request) {
+	if err := readForm(w, r); err != nil {
+		writeOAuthError(w, oauthError{http.StatusBadRequest, "invalid_request", err.Error()})
+		return
+	}
+	switch g := r.PostForm.Get("grant_type"); g {
+	case "urn:ietf:params:oauth:grant-type:device_code":
+		s.deviceGrant(w, r)
+	case "refresh_token":
+		s.refreshGrant(w, r)
+	case "":
+		writeOAuthError(w, oauthError{http.StatusBadRequest, "invalid_request", "grant_type is required"})
+	default:
+		writeOAuthError(w, oauthError{http.StatusBadRequest, "unsupported_grant_type", "grant_type " + strconv.Quote(g) + " is not supported; use the device code or refresh_token grant"})
+	}
+}
+
+func (s *Service) deviceGrant(w http.ResponseWriter, r *http.Request) {
+	code := r.PostForm.Get("device_code")
+	if code == "" {
+		writeOAuthError(w, oauthError{http.StatusBadRequest, "invalid_request", "device_code is required"})
+		return
+	}
+	now := s.now()
+	d, slow, err := s.st.PollDevice(r.Context(), digest(code), now)
+	switch {
+	case store.IsNotFound(err):
+		writeOAuthError(w, oauthError{http.StatusBadRequest, "invalid_grant", "the device code is not valid; start the sign-in again"})
+		return
+	case err != nil:
+		s.log.Error("identity: polling a device code", "error", err)
+		writeOAuthError(w, oauthError{http.StatusServiceUnavailable, "temporarily_unavailable", "the sign-in cannot be checked right now; poll again"})
+		return
+	case !now.Before(d.ExpiresAt):
+		writeOAuthError(w, oauthError{http.StatusBadRequest, "expired_token", "the device code has expired; start the sign-in again"})
+		return
+	}
+	switch d.Status {
+	case "approved":
+		s.issue(w, r, d.UserID, d.TeamID, "", "claude-code")
+	case "denied":
+		writeOAuthError(w, oauthError{http.StatusBadRequest, "access_denied", "the sign-in was refused"})
+	case "consumed":
+		writeOAuthError(w, oauthError{http.StatusBadRequest, "invalid_grant", "the device code was already used; start the sign-in again"})
+	default:
+		if slow {
+			writeOAuthError(w, oauthError{http.StatusBadRequest, "slow_down", "polling too often; wait " + strconv.Itoa(d.Interval+5) + " seconds between polls"})
+			return
+		}
+		writeOAuthError(w, oauthError{http.StatusBadRequest, "authorization_pending", "the sign-in has not been approved in the browser yet"})
+	}
+}
+
+// refreshGrant exchanges a refresh token for new tokens. Each refresh
+// token is good once: a second use means it was copied, and ends the
+// whole sign-in (every token of its family). The answer to every refusal
+// is 401 invalid_grant, which Claude Code takes as "sign in again".
+func (s *Service) refreshGrant(w http.ResponseWriter, r *http.Request) {
+	raw := r.PostForm.Get("refresh_token")
+	deny := func(why string) {
+		writeOAuthError(w, oauthError{http.StatusUnauthorized, "invalid_grant", why})
+	}
+	if !strings.HasPrefix(raw, refreshPrefix) {
+		deny("the refresh token is not valid; sign in again")
+		return
+	}
+	ctx := r.Context()
+	now := s.now()
+	t, err := s.st.UseRefreshToken(ctx, digest(raw), now)
+	switch {
+	case errors.Is(err, store.ErrTokenReused):
+		n, rerr := s.st.RevokeTokenFamily(context.WithoutCancel(ctx), t.FamilyID, now)
+		if rerr != nil {
+			s.log.Error("identity: revoking a reused refresh token's family", "error", rerr)
+		}
+		s.Forget()
+		s.audit(ctx, r, store.AuditEvent{ActorKind: "user", ActorID: t.UserID, Action: "token_reuse", TargetKind: "token_family",
+			TargetID: t.FamilyID, Detail: detail(map[string]any{"revoked": n, "client": t.Client})})
+		deny("the refresh token was already used; every token of this sign-in is revoked; sign in again")
+		return
+	case store.IsNotFound(err), errors.Is(err, store.ErrTokenInvalid):
+		deny("the refresh token is not valid (expired or revoked); sign in again")
+		return
+	case err != nil:
+		s.log.Error("identity: using a refresh token", "error", err)
+		writeOAuthError(w, oauthError{http.StatusServiceUnavailable, "temporarily_unavailable", "the token cannot be refreshed right now; try again"})
+		return
+	}
+	// The user must still exist, be enabled and be in the team of their
+	// sign-in: a user removed from it signs in again (into their teams now).
+	if _, err := s.resolve(ctx, t.UserID, t.TeamID, true); err != nil {
+		if errors.Is(err, auth.ErrUnavailable) {
+			writeOAuthError(w, oauthError{http.StatusServiceUnavailable, "temporarily_unavailable", "the token cannot be refreshed right now; try again"})
+			return
+		}
+		s.audit(ctx, r, store.AuditEvent{ActorKind: "user", ActorID: t.UserID, Action: "refresh_refused", TargetKind: "token_family",
+			TargetID: t.FamilyID, Detail: detail(map[string]any{"reason": auth.Reason(err)})})
+		deny("your access has been removed; sign in again")
+		return
+	}
+	s.issue(w, r, t.UserID, t.TeamID, t.FamilyID, t.Client)
+}
+
+// issue mints an access token and a refresh token for a user in a team
+// and answers the token request with them. family is the sign-in's token
+// family ("": a new sign-in).
+func (s *Service) issue(w http.ResponseWriter, r *http.Request, userID, teamID, family, client string) {
+	ctx := r.Context()
+	now := s.now()
+	first := family == ""
+	if first {
+		family = newID("fam_")
+	}
+	access, refresh := newSecret(accessPrefix), newSecret(refreshPrefix)
+	ttl := s.cfg.Tokens
+	for _, t := range []store.Token{
+		{Hash: digest(access), Kind: "access", UserID: userID, TeamID: teamID, FamilyID: family, Client: client, CreatedAt: now, ExpiresAt: now.Add(ttl.AccessTTL)},
+		{Hash: digest(refresh), Kind: "refresh", UserID: userID, TeamID: teamID, FamilyID: family, Client: client, CreatedAt: now, ExpiresAt: now.Add(ttl.RefreshTTL)},
+	} {
+		if err := s.st.CreateToken(ctx, t); err != nil {
+			s.log.Error("identity: storing a token", "error", err)
+			writeOAuthError(w, oauthError{http.StatusServiceUnavailable, "temporarily_unavailable", "tokens cannot be issued right now; try again"})
+			return
+		}
+	}
+	if first {
+		s.audit(ctx, r, store.AuditEvent{ActorKind: "user", ActorID: userID, Action: "token_issued", TargetKind: "token_family",
+			TargetID: family, Detail: detail(map[string]any{"client": client, "team_id": teamID})})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token":  access,
+		"token_type":    "Bearer",
+		"expires_in":    int(ttl.AccessTTL / time.Second),
+		"refresh_token": refresh,
+	})
+}
+
+// readForm reads an application/x-www-form-urlencoded body, bounded.
+func readForm(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return errors.New("use POST")
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		return errors.New("the body must be a form (application/x-www-form-urlencoded) of at most 8 KiB")
+	}
+	return nil
+}
