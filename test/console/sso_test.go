@@ -9,39 +9,34 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	gwconfig "github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/gatewaytest"
 	"github.com/tollgate/tollgate/internal/oidc/oidctest"
 )
 
-// ssoConfig is the gateway of config with an identity service that signs
-// people in at the IdP (issuer, client id and secret): members of the
-// IdP's group eng are team eng, which may use echo.
+// ssoConfig is the gateway of config (at its public URL) with sign-in at
+// the IdP (issuer, client id and secret): members of the IdP's group eng
+// are team eng, which may call echo; members of ops operate the console.
 const ssoConfig = config + `
 identity:
-  oidc: { issuer: %q, client_id: %q, client_secret: %q }
-  admin_groups: [ops]
+  public_url: %s
+  oidc: { issuer: %q, client_id: %q, client_secret: %q, admin_groups: [ops] }
   teams:
-    - { name: eng, idp_groups: [eng], models: [echo] }
+    - { name: eng, idp_groups: [eng], models: [echo], member_limits: { rpm: 100 } }
 `
 
 // waitsFor is why the single sign-on test skips until what it drives is
-// there.
-const waitsFor = "waits for the identity service on main (internal/identity: the identity configuration, GET /oauth/console and " +
-	"its callback calling console.SignInUser) and for internal/cli to set console.Options.SSO"
+// wired.
+const waitsFor = "waits for internal/cli to give the identity service the console's sign-in " +
+	"(identity.Options.ConsoleSignIn = console.SignInUser) and to set console.Options.SSO"
 
-// ssoGateway starts a gateway (on 127.0.0.1) whose console signs people
-// in at idp (on localhost, another site to the browser).
+// ssoGateway starts a gateway (on 127.0.0.1, over SQLite) whose console
+// signs people in at idp (on localhost, another site to the browser).
 func ssoGateway(t *testing.T, idp *oidctest.IdP) string {
 	t.Helper()
-	yaml := fmt.Sprintf(ssoConfig, idp.URL, idp.ClientID, idp.ClientSecret)
-	if _, err := gwconfig.Parse([]byte(yaml), func(string) (string, bool) { return "", false }); err != nil {
-		if strings.Contains(err.Error(), "identity") {
-			t.Skipf("%s: the configuration is refused (%v)", waitsFor, err)
-		}
-		t.Fatal(err)
-	}
-	base := gatewaytest.StartDB(t, yaml, masterKey)
+	base, _ := gatewaytest.StartAt(t, func(u string) string {
+		return fmt.Sprintf(ssoConfig, u, idp.URL, idp.ClientID, idp.ClientSecret)
+	}, cli.Options{MasterKey: masterKey, Store: gatewaytest.OpenDB(t)})
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noRedirect.Get(base + "/oauth/console")
 	if err != nil {
@@ -64,7 +59,7 @@ func ssoGateway(t *testing.T, idp *oidctest.IdP) string {
 // ssoSignIn signs the IdP's user in from the console's sign-in page: the
 // link, the IdP's /authorize (which approves at once), the callback, and
 // the console as that user.
-func ssoSignIn(t *testing.T, ctx context.Context, base, email string) {
+func ssoSignIn(t *testing.T, ctx context.Context, base, who string) {
 	t.Helper()
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/console/signin"),
@@ -72,10 +67,10 @@ func ssoSignIn(t *testing.T, ctx context.Context, base, email string) {
 		chromedp.Click(chromedp.ID("sso")),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-page="overview"] h1`)),
 	); err != nil {
-		t.Fatalf("signing %s in through the IdP: %v", email, err)
+		t.Fatalf("signing %s in through the IdP: %v", who, err)
 	}
-	if got := text(t, ctx, "#who"); got != email {
-		t.Fatalf("signed in as %q, want %s", got, email)
+	if got := text(t, ctx, "#who"); got != who {
+		t.Fatalf("signed in as %q, want %s", got, who)
 	}
 }
 
@@ -116,11 +111,12 @@ func TestConsoleSSO(t *testing.T) {
 	base := ssoGateway(t, idp)
 	dir := artifacts(t)
 
-	alice, bob := browserContext(t, ctx), browserContext(t, ctx)
+	alice := ctx
 	idp.SetUser(oidctest.User{Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}})
 	ssoSignIn(t, alice, base, "alice@example.com")
 	shot(t, alice, dir, "sso-overview")
 	aliceKey := createKey(t, alice, base, "alice-laptop")
+	bob := browserContext(t, ctx) // another browser: its own cookies
 	idp.SetUser(oidctest.User{Sub: "bob-sub", Email: "bob@example.com", Name: "Bob", Groups: []string{"eng"}})
 	ssoSignIn(t, bob, base, "bob@example.com")
 	bobKey := createKey(t, bob, base, "bob-laptop")
@@ -150,14 +146,23 @@ func TestConsoleSSO(t *testing.T) {
 		t.Errorf("bob sees %d requests, want his 2", n)
 	}
 
+	// A member of the IdP's admin group operates the console.
+	carol := browserContext(t, ctx)
+	idp.SetUser(oidctest.User{Sub: "carol-sub", Email: "carol@example.com", Name: "Carol", Groups: []string{"ops"}})
+	ssoSignIn(t, carol, base, "carol@example.com (operator)")
+	if n := rows(t, carol, base+"/console/requests"); n != 3 {
+		t.Errorf("an operator sees %d requests, want all 3", n)
+	}
+
 	// The master key sees both, by user.
-	signIn(t, ctx, base, masterKey, "overview")
-	got := navText(t, ctx, base+"/console/usage?since=1h&by=user", "main")
+	master := browserContext(t, ctx)
+	signIn(t, master, base, masterKey, "overview")
+	got := navText(t, master, base+"/console/usage?since=1h&by=user", "main")
 	if !strings.Contains(got, "alice@example.com") || !strings.Contains(got, "bob@example.com") {
 		t.Errorf("usage by user:\n%s", got)
 	}
-	shot(t, ctx, dir, "sso-usage-by-user")
-	if got := navText(t, ctx, base+"/console/users", "table"); !strings.Contains(got, "alice@example.com") || !strings.Contains(got, "eng") {
+	shot(t, master, dir, "sso-usage-by-user")
+	if got := navText(t, master, base+"/console/users", "table"); !strings.Contains(got, "alice@example.com") || !strings.Contains(got, "eng") {
 		t.Errorf("the users page:\n%s", got)
 	}
 }
