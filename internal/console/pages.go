@@ -76,7 +76,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, v *viewer) {
 		"P50": store.Percentile(t.Latency, .5), "P95": store.Percentile(t.Latency, .95),
 		"TTFB50": store.Percentile(t.TTFB, .5), "TTFB95": store.Percentile(t.TTFB, .95),
 		"Over50": store.Percentile(t.Overhead, .5), "Over95": store.Percentile(t.Overhead, .95),
-		"Sampled": len(t.Latency),
+		"Sampled": len(t.Latency), "Timings": own.UserID == "",
 	}
 	m := pickMeasure(r.URL.Query().Get("measure"), tot)
 	data["Measures"], data["Measure"] = measures, m.Name

@@ -243,7 +243,7 @@ func TestMemberSeesOnlyTheirOwn(t *testing.T) {
 		code      int
 		want, not []string
 	}{
-		{"/console/overview?window=1h", 200, []string{">$2.11<"}, []string{"$8.88", "$7.77"}},
+		{"/console/overview?window=1h", 200, []string{">$2.11<"}, []string{"$8.88", "$7.77", "Latency"}},
 		{"/console/usage?since=1d", 200, []string{"$2.11"}, []string{"$7.77", "$8.88"}},
 		{"/console/usage?since=1d&user=usr_bob", 200, []string{"$2.11"}, []string{"$7.77"}},
 		{"/console/usage?since=1d&team=team_eng", 200, []string{"$2.11"}, []string{"$8.88"}},
