@@ -51,4 +51,20 @@ func (lv *live) mountIdentity(mux *http.ServeMux, wrap func(http.Handler) http.H
 	for _, p := range identity.Paths {
 		mux.Handle(p, h)
 	}
+	go func() {
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			select {
+			case <-lv.done:
+				return
+			case <-t.C:
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				if err := lv.identity.Purge(ctx); err != nil {
+					lv.log.Warn("identity: purging expired tokens and sign-in flows", "error", err)
+				}
+				cancel()
+			}
+		}
+	}()
 }

@@ -185,3 +185,14 @@ func (p *perAddr) allow(addr string, now time.Time) bool {
 	p.counts[addr]++
 	return p.counts[addr] <= p.limit
 }
+
+// Purge deletes the expired tokens, device codes and browser flows: what
+// can no longer sign anyone in. The server calls it hourly.
+func (s *Service) Purge(ctx context.Context) error {
+	now := s.now()
+	if _, err := s.st.DeleteExpiredTokens(ctx, now); err != nil {
+		return err
+	}
+	_, err := s.st.PurgeAuthFlows(ctx, now)
+	return err
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tollgate/tollgate/internal/identity"
 	"github.com/tollgate/tollgate/internal/oidc/oidctest"
 	"github.com/tollgate/tollgate/internal/store"
 )
@@ -379,4 +380,34 @@ func TestTeamBudget(t *testing.T) {
 	if spent <= 0 || spent > 500_000 { // nano-USD: 0.0005 USD
 		t.Errorf("the team spent %d nano-USD, want some and at most its budget of 500000", spent)
 	}
+}
+
+// Purge drops what can no longer sign anyone in, and nothing else.
+func TestPurge(t *testing.T) {
+	r := newRig(t, "")
+	access, _ := r.signIn(t)
+	ctx := context.Background()
+	st, d := r.form(t, "/oauth/device_authorization", nil)
+	if st != 200 {
+		t.Fatal(st)
+	}
+	// The purge runs hourly in the server; here it runs at once, after
+	// the access token has expired but before the refresh token has.
+	r.clock.Add(time.Hour)
+	if _, err := r.db.TokenByHash(ctx, sha256Of(access)); err != nil {
+		t.Fatalf("the access token before the purge: %v", err)
+	}
+	if err := purge(r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.db.TokenByHash(ctx, sha256Of(access)); !store.IsNotFound(err) {
+		t.Errorf("an expired access token after the purge: %v", err)
+	}
+	if _, err := r.db.DeviceByUserCode(ctx, strings.ReplaceAll(d.Get("user_code").String(), "-", ""), r.clock.Now().Add(-time.Hour)); !store.IsNotFound(err) {
+		t.Errorf("an expired device code after the purge: %v", err)
+	}
+}
+
+func purge(r *rig) error {
+	return identity.New(identity.Options{Store: r.db, Now: r.clock.Now}).Purge(context.Background())
 }

@@ -22,6 +22,7 @@ func TestDocumentedMetricsExist(t *testing.T) {
 		Input: 1, CacheRead: 1, CacheWrite: 1, Output: 1, CostNano: 1, CostKnown: true, Retries: 1,
 		CacheSavingsNano: 3, CacheWritePremiumNano: 1})
 	q.Observe(Request{Model: "m", Provider: "p", Status: 200, Output: 1})
+	q.Observe(Request{Model: "m", Provider: "p", Status: 200, Output: 1, CostNano: 1, CostKnown: true, Person: true, Team: "eng"})
 	zero := func() int64 { return 0 }
 	r.Limiter(LimiterStats{Backend: "memory", Errors: zero, Unchecked: zero, Up: func() bool { return true },
 		Refused: func(string) int64 { return 0 }, Kinds: []string{"requests"}})
