@@ -20,7 +20,7 @@ import (
 	"github.com/tollgate/tollgate/internal/provider"
 )
 
-// backend is what the keys and usage commands act on: the database named
+// backend is what the admin commands act on: the database named
 // in the configuration (admin.Service) or a running gateway's admin API.
 type backend interface {
 	CreateKey(ctx context.Context, req admin.CreateKey) (admin.KeyView, error)
@@ -29,6 +29,7 @@ type backend interface {
 	UpdateKey(ctx context.Context, id string, p admin.KeyPatch) (admin.KeyView, error)
 	RevokeKey(ctx context.Context, id string) (admin.KeyView, error)
 	Usage(ctx context.Context, q admin.UsageQuery) (admin.UsageReport, error)
+	peopleBackend
 }
 
 // backendFlags are the flags every admin command takes.
