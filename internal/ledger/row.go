@@ -13,7 +13,7 @@ import (
 // Row is the database row of a request's outcome.
 func Row(r *outcome.Request) store.Request {
 	rec := store.Request{
-		ID: r.ID, Time: r.Arrived, KeyID: r.KeyID, ClientProtocol: r.ClientProtocol, Endpoint: Endpoint(r.Path),
+		ID: r.ID, Time: r.Arrived, KeyID: r.KeyID, UserID: r.UserID, TeamID: r.TeamID, SessionID: r.SessionID, ClientProtocol: r.ClientProtocol, Endpoint: Endpoint(r.Path),
 		Model: r.Model, CanonicalModel: r.Canonical, Provider: r.Provider,
 		UpstreamModel: r.UpstreamModel, Lane: r.Lane, Stream: r.Stream, Status: r.Status, ErrorType: r.ErrorType,
 		Input: r.Usage.Input, CacheRead: r.Usage.CacheRead, CacheWrite5m: r.Usage.CacheWrite5m,

@@ -109,3 +109,12 @@ func TestRowCacheSavings(t *testing.T) {
 }
 
 func ptr(n int64) *int64 { return &n }
+
+// A record names the user, team and agent session of its request.
+func TestRowAttribution(t *testing.T) {
+	o := outcome.Request{ID: "req_1", Path: "/v1/messages", KeyID: "key_1", UserID: "usr_a", TeamID: "team_1", SessionID: "sess-1"}
+	r := ledger.Row(&o)
+	if r.KeyID != "key_1" || r.UserID != "usr_a" || r.TeamID != "team_1" || r.SessionID != "sess-1" {
+		t.Errorf("attribution: key %q, user %q, team %q, session %q", r.KeyID, r.UserID, r.TeamID, r.SessionID)
+	}
+}

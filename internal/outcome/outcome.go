@@ -22,6 +22,10 @@ type Request struct {
 	// KeyID is the virtual key's id; "" for the master key, Unauthenticated
 	// for a request no key was accepted for.
 	KeyID string
+	// UserID is the user the request was made for (signed in with a token
+	// of theirs, or with a key of theirs), TeamID the team it is charged
+	// to, SessionID the agent session the client named; "" for none.
+	UserID, TeamID, SessionID string
 	// Model is the model as the client named it; Routed the configured
 	// model it resolved to ("" when none: an unknown name).
 	Model, Routed string

@@ -61,14 +61,19 @@ type Request struct {
 	// bucket with tokens, or the input, unpriced; records made before it
 	// was recorded).
 	CacheSavingsNano *int64
+	// UserID is the user the request was made for (a signed-in user's
+	// token, or a key of theirs), TeamID the team it is charged to, and
+	// SessionID the agent session the client named (Claude Code's session
+	// id); "" for none.
+	UserID, TeamID, SessionID string
 }
 
 const requestColumns = "id, time, key_id, client_protocol, model, provider, upstream_model, lane, stream, status, error_type, " +
 	"input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, " +
 	"cost_nano_usd, latency_ms, ttfb_ms, upstream_ms, overhead_ms, client_ip, user_agent, attempts, usage_estimated, " +
-	"endpoint, canonical_model, cache_savings_nano"
+	"endpoint, canonical_model, cache_savings_nano, user_id, team_id, session_id"
 
-const requestColumnCount = 29
+const requestColumnCount = 32
 
 // maxChunkRows bounds the rows of one INSERT (SQLite and PostgreSQL both
 // cap the parameters of a statement).
@@ -143,7 +148,7 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 			args = append(args, r.ID, r.Time.UnixMilli(), key, r.ClientProtocol, r.Model, r.Provider, r.UpstreamModel,
 				r.Lane, r.Stream, r.Status, r.ErrorType, r.Input, r.CacheRead, r.CacheWrite5m, r.CacheWrite1h,
 				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent, orEmptyList(r.Attempts),
-				r.UsageEstimated, r.Endpoint, r.CanonicalModel, saved)
+				r.UsageEstimated, r.Endpoint, r.CanonicalModel, saved, r.UserID, r.TeamID, r.SessionID)
 		}
 		var err error
 		if stored, err = insertChunk(ctx, tx.StmtContext(ctx, stmts[bits.Len(uint(size))]), args, chunk, stored); err != nil {
@@ -156,6 +161,9 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 			if err := s.addRollups(ctx, tx, rollupTables[i], deltas); err != nil {
 				return fmt.Errorf("adding to the usage roll-ups: %w", err)
 			}
+		}
+		if err := s.addAgentSessions(ctx, tx, stored); err != nil {
+			return fmt.Errorf("adding to the agent sessions: %w", err)
 		}
 	}
 	return tx.Commit()
@@ -243,9 +251,12 @@ const MaxRequestsPage = 1001 // a page of 1000 and one to tell whether there are
 
 // RequestFilter selects ledger records; zero fields match everything.
 type RequestFilter struct {
-	KeyID  string
-	Model  string
-	Status int
+	KeyID string
+	// UserID, TeamID and SessionID select the records of a user, a team,
+	// an agent session.
+	UserID, TeamID, SessionID string
+	Model                     string
+	Status                    int
 	// Lane is "passthrough", "translated", or NoLane for the records no
 	// upstream served (refused, failed before one was chosen).
 	Lane   string
@@ -268,6 +279,16 @@ func (s *Store) Requests(ctx context.Context, f RequestFilter) ([]Request, error
 	}
 	if f.Model != "" {
 		where, args = append(where, "model = ?"), append(args, cleanField(f.Model))
+	}
+	// Their indexes are partial (00015): SQLite needs the condition
+	// written out to use them, as for status below.
+	for _, c := range []struct{ col, v string }{{"user_id", f.UserID}, {"team_id", f.TeamID}, {"session_id", f.SessionID}} {
+		if c.v != "" {
+			where, args = append(where, c.col+" = ?"), append(args, cleanField(c.v))
+			if s.dialect == SQLite {
+				where = append(where, c.col+" <> ''")
+			}
+		}
 	}
 	// The literal conditions let SQLite use the partial indexes of
 	// migration 00009, which a bound value alone would not prove apply.
@@ -326,7 +347,7 @@ func scanRequests(rows *sql.Rows) ([]Request, error) {
 		if err := rows.Scan(&r.ID, &ms, &key, &r.ClientProtocol, &r.Model, &r.Provider, &r.UpstreamModel, &r.Lane,
 			&r.Stream, &r.Status, &r.ErrorType, &r.Input, &r.CacheRead, &r.CacheWrite5m, &r.CacheWrite1h, &r.Output,
 			&r.Reasoning, &cost, &r.LatencyMS, &r.TTFBMS, &r.UpstreamMS, &r.OverheadMS, &r.ClientIP, &r.UserAgent, &r.Attempts,
-			&r.UsageEstimated, &r.Endpoint, &r.CanonicalModel, &saved); err != nil {
+			&r.UsageEstimated, &r.Endpoint, &r.CanonicalModel, &saved, &r.UserID, &r.TeamID, &r.SessionID); err != nil {
 			return nil, err
 		}
 		r.Time = time.UnixMilli(ms).UTC()

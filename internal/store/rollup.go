@@ -41,9 +41,12 @@ func floorDay(ms int64) int64 { return ms - ((ms%dayMS)+dayMS)%dayMS }
 func ceilDay(ms int64) int64 { return floorDay(ms + dayMS - 1) }
 
 // rollupKey is a row of usage_hourly_keys; keyID is "" in usage_hourly.
+// In usage_hourly_principals kind is "user" or "team" and keyID the
+// user's or team's id.
 type rollupKey struct {
 	hour     int64
-	keyID    string // "" for the master key
+	kind     string
+	keyID    string // "" for the master key (or no user or team)
 	model    string // as the client named it: what budgets filter by
 	group    string // modelGroup
 	provider string
@@ -52,6 +55,9 @@ type rollupKey struct {
 
 func (a rollupKey) compare(b rollupKey) int {
 	if c := cmp.Compare(a.hour, b.hour); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.kind, b.kind); c != 0 {
 		return c
 	}
 	if c := strings.Compare(a.keyID, b.keyID); c != 0 {
@@ -154,9 +160,16 @@ func modelGroupOf(r *Request) string {
 	return g
 }
 
-func rollupKeyOf(r *Request) rollupKey {
-	return rollupKey{hour: floorHour(r.Time.UnixMilli()), keyID: r.KeyID, model: r.Model, group: modelGroupOf(r),
-		provider: r.Provider, usage: inUsageScope(r)}
+// recordKey is the finest grouping of a batch's records: a row of
+// usage_hourly_keys of one user and one team.
+type recordKey struct {
+	rollupKey
+	user, team string
+}
+
+func recordKeyOf(r *Request) recordKey {
+	return recordKey{rollupKey{hour: floorHour(r.Time.UnixMilli()), keyID: r.KeyID, model: r.Model, group: modelGroupOf(r),
+		provider: r.Provider, usage: inUsageScope(r)}, r.UserID, r.TeamID}
 }
 
 // rollupDelta is what a batch adds to one roll-up row.
@@ -165,36 +178,51 @@ type rollupDelta struct {
 	sums rollupSums
 }
 
-// aggregate sums records into the rows of usage_hourly_keys,
-// usage_hourly, usage_daily and usage_daily_keys (the days' keys have the
-// day's start as their hour, and those of usage_daily_keys no model or
-// provider), each sorted by key, in rollupTables' order: writers that
-// share a database lock the rows they add to in one order, so that they
-// cannot deadlock.
+// Principal kinds of usage_hourly_principals (and SpendOf).
+const (
+	principalUser = "user"
+	principalTeam = "team"
+)
+
+// aggregate sums records into the rows of the roll-up tables, each sorted
+// by key, in rollupTables' order: usage_hourly_keys, usage_hourly,
+// usage_daily, usage_daily_keys (the days' keys have the day's start as
+// their hour, and those of usage_daily_keys no model or provider),
+// usage_hourly_principals and usage_daily_principals (a row of each kind
+// for every record: its user's and its team's). Writers that share a
+// database lock the rows they add to in one order, so that they cannot
+// deadlock.
 func aggregate(recs []*Request) [][]rollupDelta {
-	byKey := map[rollupKey]*rollupSums{}
+	byRecord := map[recordKey]*rollupSums{}
 	for _, r := range recs {
-		k := rollupKeyOf(r)
-		s := byKey[k]
+		k := recordKeyOf(r)
+		s := byRecord[k]
 		if s == nil {
 			s = &rollupSums{}
-			byKey[k] = s
+			byRecord[k] = s
 		}
 		s.add(r)
 	}
-	byAll, byDay, byDayKey := map[rollupKey]*rollupSums{}, map[rollupKey]*rollupSums{}, map[rollupKey]*rollupSums{}
-	perKey := make([]rollupDelta, 0, len(byKey))
-	for k, s := range byKey {
-		perKey = append(perKey, rollupDelta{k, *s})
+	byKey, byAll, byDay, byDayKey := map[rollupKey]*rollupSums{}, map[rollupKey]*rollupSums{}, map[rollupKey]*rollupSums{}, map[rollupKey]*rollupSums{}
+	byPrincipal, byDayPrincipal := map[rollupKey]*rollupSums{}, map[rollupKey]*rollupSums{}
+	for rk, s := range byRecord {
+		k := rk.rollupKey
+		mergeInto(byKey, k, s)
 		day := floorDay(k.hour)
 		mergeInto(byDayKey, rollupKey{hour: day, keyID: k.keyID, usage: k.usage}, s)
+		for _, p := range [...]struct{ kind, id string }{{principalUser, rk.user}, {principalTeam, rk.team}} {
+			pk := k
+			pk.kind, pk.keyID = p.kind, p.id
+			mergeInto(byPrincipal, pk, s)
+			mergeInto(byDayPrincipal, rollupKey{hour: day, kind: p.kind, keyID: p.id, usage: k.usage}, s)
+		}
 		k.keyID = ""
 		mergeInto(byAll, k, s)
 		k.hour = day
 		mergeInto(byDay, k, s)
 	}
-	slices.SortFunc(perKey, func(a, b rollupDelta) int { return a.key.compare(b.key) })
-	return [][]rollupDelta{perKey, sortedDeltas(byAll), sortedDeltas(byDay), sortedDeltas(byDayKey)}
+	return [][]rollupDelta{sortedDeltas(byKey), sortedDeltas(byAll), sortedDeltas(byDay), sortedDeltas(byDayKey),
+		sortedDeltas(byPrincipal), sortedDeltas(byDayPrincipal)}
 }
 
 func mergeInto(m map[rollupKey]*rollupSums, k rollupKey, s *rollupSums) {
@@ -226,11 +254,14 @@ var (
 	hourlyAll  = rollupTable{"usage_hourly", []string{"hour", "model", "model_group", "provider", "is_usage"}}
 	dailyAll   = rollupTable{"usage_daily", []string{"day", "model", "model_group", "provider", "is_usage"}}
 	dailyKeys  = rollupTable{"usage_daily_keys", []string{"day", "key_id", "is_usage"}}
+	// Usage by user and by team (00015).
+	hourlyPrincipals = rollupTable{"usage_hourly_principals", []string{"hour", "kind", "principal_id", "model", "model_group", "provider", "is_usage"}}
+	dailyPrincipals  = rollupTable{"usage_daily_principals", []string{"day", "kind", "principal_id", "is_usage"}}
 )
 
 // rollupTables are the roll-up tables, each with the index of its prepared
 // upserts in Store.upserts.
-var rollupTables = []rollupTable{hourlyKeys, hourlyAll, dailyAll, dailyKeys}
+var rollupTables = []rollupTable{hourlyKeys, hourlyAll, dailyAll, dailyKeys, hourlyPrincipals, dailyPrincipals}
 
 // keyArgs appends the values of t's key columns of k.
 func (t rollupTable) keyArgs(args []any, k rollupKey) []any {
@@ -238,8 +269,10 @@ func (t rollupTable) keyArgs(args []any, k rollupKey) []any {
 		switch c {
 		case "hour", "day":
 			args = append(args, k.hour)
-		case "key_id":
+		case "key_id", "principal_id":
 			args = append(args, k.keyID)
+		case "kind":
+			args = append(args, k.kind)
 		case "model":
 			args = append(args, k.model)
 		case "model_group":
@@ -274,7 +307,7 @@ func (s *Store) upsertSQL(t rollupTable, rows int) string {
 		for i, c := range cols {
 			typ := "::bigint"
 			switch c {
-			case "key_id", "model", "model_group", "provider":
+			case "key_id", "kind", "principal_id", "model", "model_group", "provider":
 				typ = ""
 			case "is_usage":
 				typ = "::boolean"
@@ -440,8 +473,10 @@ const hexDigits = "0123456789abcdef"
 // every batch would add to it at places spread over the whole index,
 // where the rows of the primary key it adds to are those of the current
 // hour, together; a key's usage over a year is some 9,000 lookups.
-func (s *Store) keyHours(from, to int64) (string, []any) {
-	t := hourlyKeys.name
+//
+// usage_hourly_principals is read the same way, for a user or a team.
+func (s *Store) keyHours(table rollupTable, from, to int64) (string, []any) {
+	t := table.name
 	if s.dialect == Postgres {
 		return "hour = ANY(ARRAY(SELECT generate_series(GREATEST(?::bigint, COALESCE((SELECT MIN(hour) FROM " + t + "), ?::bigint)), " +
 			"LEAST(?::bigint, COALESCE((SELECT MAX(hour) FROM " + t + ") + 3600000, 0)) - 1, 3600000)))", []any{from, to, to}

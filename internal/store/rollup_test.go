@@ -37,6 +37,9 @@ func randomLedger(rng *rand.Rand, prefix string, n int) []store.Request {
 	// The savings from a generator of their own: the records are otherwise
 	// those of before savings were recorded, and rng goes on as it did.
 	saving := rand.New(rand.NewPCG(uint64(n), uint64(len(prefix))))
+	// The users, teams and agent sessions (00015) too.
+	who := rand.New(rand.NewPCG(uint64(n), 0x05e7+uint64(len(prefix))))
+	whoPick := func(xs []string) string { return xs[who.IntN(len(xs))] }
 	recs := make([]store.Request, n)
 	for i := range recs {
 		nm := names[rng.IntN(len(names))]
@@ -75,6 +78,9 @@ func randomLedger(rng *rand.Rand, prefix string, n int) []store.Request {
 			}
 			r.CacheSavingsNano = &v
 		}
+		r.UserID = whoPick([]string{"", "usr_a", "usr_b", "usr_c"})
+		r.TeamID = whoPick([]string{"", "team_x", "team_y"})
+		r.SessionID = whoPick([]string{"", "", "sess-1", "sess-2", "sess-3"})
 		recs[i] = r
 	}
 	return recs
@@ -91,7 +97,8 @@ func naiveUsage(recs []store.Request, f store.UsageFilter) []store.UsageGroup {
 		ms := r.Time.UnixMilli()
 		usage := slices.Contains(store.InferenceEndpoints, r.Endpoint) ||
 			r.Endpoint == "" && (r.Model != "" || r.Status >= 400 || r.ErrorType != "")
-		if ms < since || ms >= until || !usage || f.KeyID != "" && r.KeyID != f.KeyID {
+		if ms < since || ms >= until || !usage || f.KeyID != "" && r.KeyID != f.KeyID ||
+			f.UserID != "" && r.UserID != f.UserID || f.TeamID != "" && r.TeamID != f.TeamID {
 			continue
 		}
 		var g string
@@ -100,6 +107,12 @@ func naiveUsage(recs []store.Request, f store.UsageFilter) []store.UsageGroup {
 			g = modelGroup(r)
 		case store.ByKey:
 			g = r.KeyID
+		case store.ByUser:
+			g = r.UserID
+		case store.ByTeam:
+			g = r.TeamID
+		case store.BySession:
+			g = r.SessionID
 		case store.ByProvider:
 			g = r.Provider
 		case store.ByDay:
@@ -174,10 +187,16 @@ func modelGroup(r store.Request) string {
 }
 
 func naiveSpend(recs []store.Request, key string, models []string, since time.Time, slot time.Duration) (int64, map[int64]int64) {
+	return naiveSpendOf(recs, store.SpendKey, key, models, since, slot)
+}
+
+// naiveSpendOf is what SpendOf answers, summed in Go from the records.
+func naiveSpendOf(recs []store.Request, kind, id string, models []string, since time.Time, slot time.Duration) (int64, map[int64]int64) {
 	var total int64
 	bySlot := map[int64]int64{}
 	for _, r := range recs {
-		if r.Time.Before(since) || r.CostNanoUSD == nil || key != "" && r.KeyID != key ||
+		of := map[string]string{store.SpendKey: r.KeyID, store.SpendUser: r.UserID, store.SpendTeam: r.TeamID}[kind]
+		if r.Time.Before(since) || r.CostNanoUSD == nil || id != "" && of != id ||
 			models != nil && !slices.Contains(models, modelGroup(r)) {
 			continue
 		}

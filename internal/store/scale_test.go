@@ -40,6 +40,7 @@ func BenchmarkUsageAtScale(b *testing.B) {
 			{"by=model", store.ByModel, ""},
 			{"by=day", store.ByDay, ""},
 			{"by=key", store.ByKey, ""},
+			{"by=user", store.ByUser, ""},
 			{"by=model/key=key_42", store.ByModel, "key_42"},
 		} {
 			for _, rollups := range []bool{true, false} {
@@ -85,7 +86,8 @@ func BenchmarkInsertAtScale(b *testing.B) {
 				defer s.SetNoRollups(false)
 				defer func() {
 					for _, q := range []string{"DELETE FROM requests WHERE time >= ?", "DELETE FROM usage_hourly_keys WHERE hour >= ?",
-						"DELETE FROM usage_hourly WHERE hour >= ?", "DELETE FROM usage_daily WHERE day >= ?", "DELETE FROM usage_daily_keys WHERE day >= ?"} {
+						"DELETE FROM usage_hourly WHERE hour >= ?", "DELETE FROM usage_daily WHERE day >= ?", "DELETE FROM usage_daily_keys WHERE day >= ?",
+						"DELETE FROM usage_hourly_principals WHERE hour >= ?", "DELETE FROM usage_daily_principals WHERE day >= ?"} {
 						if s.Dialect() == store.Postgres {
 							q = strings.Replace(q, "?", "$1", 1)
 						}

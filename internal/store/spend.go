@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -27,6 +28,32 @@ import (
 // spend goes to its later slot, where it stays in a rolling window a little
 // longer than it should rather than leave it early.
 func (s *Store) Spend(ctx context.Context, keyID string, models []string, since time.Time, slot time.Duration) (int64, map[int64]int64, error) {
+	return s.SpendOf(ctx, SpendKey, keyID, models, since, slot)
+}
+
+// Kinds of SpendOf: whose spend it sums.
+const (
+	SpendKey  = "key"
+	SpendUser = principalUser
+	SpendTeam = principalTeam
+)
+
+// SpendOf is Spend for a key, a user or a team: kind is SpendKey,
+// SpendUser or SpendTeam, id its id ("" for everyone's spend). A user's
+// and a team's whole hours come from usage_hourly_principals as a key's
+// from usage_hourly_keys.
+func (s *Store) SpendOf(ctx context.Context, kind, id string, models []string, since time.Time, slot time.Duration) (int64, map[int64]int64, error) {
+	var dim *dimension
+	switch kind {
+	case SpendKey:
+		dim = keyDimension
+	case SpendUser:
+		dim = userDimension
+	case SpendTeam:
+		dim = teamDimension
+	default:
+		return 0, nil, fmt.Errorf("spend of %q: want key, user or team", kind)
+	}
 	if models != nil && len(models) == 0 {
 		return 0, nil, nil // no model: no spend
 	}
@@ -74,10 +101,13 @@ func (s *Store) Spend(ctx context.Context, keyID string, models []string, since 
 		}
 		return where, args
 	}
-	// filter selects the key's and the models' records.
+	// filter selects the key's (user's, team's) and the models' records.
 	filter := func(where []string, args []any) ([]string, []any) {
-		if keyID != "" {
-			where, args = append(where, "key_id = ?"), append(args, cleanField(keyID))
+		if id != "" {
+			where, args = append(where, dim.column+" = ?"), append(args, cleanField(id))
+			if dim != keyDimension && s.dialect == SQLite {
+				where = append(where, dim.column+" <> ''") // the partial index's condition (00015)
+			}
 		}
 		return modelsIn(modelGroup, where, args)
 	}
@@ -101,9 +131,9 @@ func (s *Store) Spend(ctx context.Context, keyID string, models []string, since 
 
 	// The whole hours.
 	table, where, args := hourlyAll.name, []string{"hour >= ?"}, []any{first}
-	if keyID != "" {
-		hours, hoursArgs := s.keyHours(first, maxTime)
-		table, where, args = hourlyKeys.name, []string{hours, "key_id = ?"}, append(hoursArgs, cleanField(keyID))
+	if id != "" {
+		cond, condArgs := s.rollupFilter(dim, dim.hourly, id, first, maxTime)
+		table, where, args = dim.hourly.name, []string{cond}, condArgs
 	}
 	where, args = modelsIn("model_group", where, args)
 	from := " FROM " + table + " WHERE " + strings.Join(where, " AND ")

@@ -40,7 +40,7 @@ type Store struct {
 
 	prepMu  sync.Mutex
 	inserts [10]*sql.Stmt    // multi-row INSERTs of request records, by bits.Len(rows)
-	upserts [4][10]*sql.Stmt // additions to each of rollupTables, by bits.Len(rows) (0: JSON)
+	upserts [6][10]*sql.Stmt // additions to each of rollupTables, by bits.Len(rows) (0: JSON)
 
 	// noRollups makes InsertRequests write records only: for benchmarks
 	// that measure what the roll-ups cost.

@@ -17,7 +17,39 @@ const (
 	ByKey      GroupBy = "key"
 	ByDay      GroupBy = "day" // UTC calendar days, as YYYY-MM-DD
 	ByProvider GroupBy = "provider"
+	ByUser     GroupBy = "user"    // "" for the records of no user
+	ByTeam     GroupBy = "team"    // "" for the records of no team
+	BySession  GroupBy = "session" // agent sessions; "" for the records of none
 )
+
+// dimension is a way of telling records apart that has roll-ups of its
+// own: by key, by user, by team.
+type dimension struct {
+	column        string // of requests
+	hourly, daily rollupTable
+	idColumn      string // of the roll-ups
+	kind          string // of usage_hourly_principals; "" for keys
+}
+
+var (
+	keyDimension  = &dimension{"key_id", hourlyKeys, dailyKeys, "key_id", ""}
+	userDimension = &dimension{"user_id", hourlyPrincipals, dailyPrincipals, "principal_id", principalUser}
+	teamDimension = &dimension{"team_id", hourlyPrincipals, dailyPrincipals, "principal_id", principalTeam}
+)
+
+// rollupFilter is the condition, and its arguments, that selects id's
+// rows of d's roll-up table t: for the hourly table, an id's hours are
+// looked up one by one (keyHours) in [from, to).
+func (s *Store) rollupFilter(d *dimension, t rollupTable, id string, from, to int64) (string, []any) {
+	hours, args := s.keyHours(t, from, to)
+	q := hours + " AND " + d.idColumn + " = ?"
+	args = append(args, cleanField(id))
+	if d.kind != "" {
+		q += " AND kind = ?"
+		args = append(args, d.kind)
+	}
+	return q, args
+}
 
 // inferenceEndpoints are the gateway's endpoints that run a model: only
 // their records are usage. The others (listing models, reading stored
@@ -63,6 +95,8 @@ type UsageFilter struct {
 	Since, Until time.Time
 	GroupBy      GroupBy
 	KeyID        string // only this key's records, when set
+	UserID       string // only this user's records, when set
+	TeamID       string // only this team's records, when set
 }
 
 // UsageGroup sums the records of one group.
@@ -98,8 +132,11 @@ type UsageGroup struct {
 // order; by model, UnknownModel comes last.
 //
 // The whole UTC hours of [Since, Until) are summed from the hourly
-// roll-ups (and, without a key, or by key, its whole UTC days from the
-// daily ones);
+// roll-ups (and, without a key, user or team, or by one of those, its
+// whole UTC days from the daily ones); a query that needs two of key,
+// user and team (by key for a user, for a team and a key), or is by
+// session, has no roll-up to read and sums the records of the whole
+// window;
 // only the parts of its first and last hours that it does not cover whole
 // are summed from the records themselves. The answer is the sum of the
 // records exactly, at a cost that does not grow with the ledger. Once
@@ -109,11 +146,18 @@ type UsageGroup struct {
 // retention is exact to the hour.
 func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) {
 	var group, rollupGroup string
+	var groupDim *dimension
 	switch f.GroupBy {
 	case ByModel:
 		group, rollupGroup = modelGroup, "model_group"
 	case ByKey:
-		group, rollupGroup = "COALESCE(key_id, '')", "key_id"
+		group, rollupGroup, groupDim = "COALESCE(key_id, '')", "key_id", keyDimension
+	case ByUser:
+		group, rollupGroup, groupDim = "user_id", "principal_id", userDimension
+	case ByTeam:
+		group, rollupGroup, groupDim = "team_id", "principal_id", teamDimension
+	case BySession:
+		group = "session_id"
 	case ByProvider:
 		group, rollupGroup = "provider", "provider"
 	case ByDay:
@@ -122,6 +166,22 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 		group, rollupGroup = "(time / 86400000)", "(bucket / 86400000)"
 	default:
 		return nil, fmt.Errorf("unknown grouping %q", f.GroupBy)
+	}
+	// dim is the one dimension the roll-ups read must have (nil: none),
+	// filterID the id it is filtered by ("" for all); onlyRecords when no
+	// roll-up has what the query needs.
+	dim, filterID, onlyRecords := groupDim, "", f.GroupBy == BySession
+	for _, fl := range []struct {
+		d  *dimension
+		id string
+	}{{keyDimension, f.KeyID}, {userDimension, f.UserID}, {teamDimension, f.TeamID}} {
+		if fl.id == "" {
+			continue
+		}
+		if (dim != nil && dim != fl.d) || filterID != "" {
+			onlyRecords = true
+		}
+		dim, filterID = fl.d, fl.id
 	}
 	since := f.Since.UnixMilli()
 	// Records keep whole milliseconds: the end rounds up, so a record
@@ -143,13 +203,17 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 			"SUM(cache_savings_nano) AS sv, SUM(CASE WHEN cache_savings_nano IS NULL THEN 0 ELSE 1 END) AS svk " +
 			"FROM requests WHERE time >= ? AND time < ? AND " + scope
 		args = append(append(args, from, to), scopeArgs...)
-		if f.KeyID != "" {
-			q += " AND key_id = ?"
-			args = append(args, cleanField(f.KeyID))
+		for _, fl := range []struct{ col, id string }{{"key_id", f.KeyID}, {"user_id", f.UserID}, {"team_id", f.TeamID}} {
+			if fl.id != "" {
+				q += " AND " + fl.col + " = ?"
+				args = append(args, cleanField(fl.id))
+				if fl.col != "key_id" && s.dialect == SQLite {
+					q += " AND " + fl.col + " <> ''" // the partial index's condition (00015)
+				}
+			}
 		}
 		parts = append(parts, q+" GROUP BY "+group)
 	}
-	keyed := f.KeyID != "" || f.GroupBy == ByKey
 	rollups := func(t rollupTable, from, to int64) {
 		bucket := t.keyCols[0] // hour or day
 		q := "SELECT " + strings.ReplaceAll(rollupGroup, "bucket", bucket) + " AS g, SUM(requests) AS n, SUM(errors) AS e, " +
@@ -157,13 +221,17 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 			"SUM(cache_write_1h_tokens) AS cw1, SUM(output_tokens) AS o, SUM(reasoning_tokens) AS r, " +
 			"SUM(cost_nano_usd) AS c, SUM(unpriced) AS u, SUM(estimated) AS est, " +
 			"SUM(cache_savings_nano) AS sv, SUM(cache_savings_known) AS svk FROM " + t.name + " WHERE "
-		if f.KeyID != "" {
-			hours, hoursArgs := s.keyHours(from, to)
-			q += hours + " AND key_id = ?"
-			args = append(append(args, hoursArgs...), cleanField(f.KeyID))
+		if filterID != "" {
+			cond, condArgs := s.rollupFilter(dim, t, filterID, from, to)
+			q += cond
+			args = append(args, condArgs...)
 		} else {
 			q += bucket + " >= ? AND " + bucket + " < ?"
 			args = append(args, from, to)
+			if dim != nil && dim.kind != "" {
+				q += " AND kind = ?"
+				args = append(args, dim.kind)
+			}
 		}
 		q += " AND is_usage"
 		parts = append(parts, q+" GROUP BY 1")
@@ -174,22 +242,22 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 	first, last := max(ceilHour(since), 0), floorHour(until)
 	firstDay, lastDay := max(ceilDay(since), 0), floorDay(until)
 	switch {
-	case first < last && !s.noRollups:
+	case first < last && !s.noRollups && !onlyRecords:
 		if since < first {
 			records(since, first)
 		}
 		switch {
-		case f.KeyID == "" && f.GroupBy == ByKey && firstDay < lastDay:
-			// Every key's whole days from a row a key a day.
+		case dim != nil && filterID == "" && firstDay < lastDay:
+			// Every key's (user's, team's) whole days from a row each a day.
 			if first < firstDay {
-				rollups(hourlyKeys, first, firstDay)
+				rollups(dim.hourly, first, firstDay)
 			}
-			rollups(dailyKeys, firstDay, lastDay)
+			rollups(dim.daily, firstDay, lastDay)
 			if lastDay < last {
-				rollups(hourlyKeys, lastDay, last)
+				rollups(dim.hourly, lastDay, last)
 			}
-		case keyed:
-			rollups(hourlyKeys, first, last)
+		case dim != nil:
+			rollups(dim.hourly, first, last)
 		case firstDay < lastDay:
 			// A handful of rows a day, however long the window.
 			if first < firstDay {
