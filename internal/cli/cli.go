@@ -29,8 +29,9 @@ Usage:
                                                       manage teams and their members (tollgate teams help)
   tollgate audit [--actor ID] [--action A] [--since 7d] [--limit 50]
                                                       read the audit log: who changed what
-  tollgate usage [--since 24h] [--by model|key|day|provider] [--key NAME] [--format table|json|csv]
-                                                      sum tokens and cost from the usage ledger
+  tollgate usage [--since 24h] [--by model|key|day|provider|user|team|session] [--key NAME] [--user U] [--team T]
+                [--format table|json|csv]             sum tokens and cost from the usage ledger
+  tollgate sessions [--user U] [--team T] [--since 7d] list agent sessions with their cost and cache use
   tollgate prices check FILE                          validate a price file (LiteLLM's format) and list its prices
   tollgate version                                    print the version and build
 
@@ -68,6 +69,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = teams(args[1:], stdout, stderr)
 	case "audit":
 		err = auditCmd(args[1:], stdout, stderr)
+	case "sessions":
+		err = sessionsCmd(args[1:], stdout, stderr)
 	case "prices":
 		err = pricesCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
@@ -109,8 +112,8 @@ var synopses = map[string]string{
 	"serve":               "tollgate serve [--config FILE] [--addr HOST:PORT]\n\nRun the gateway until SIGINT or SIGTERM, then drain in-flight requests.",
 	"check-config":        "tollgate check-config [--config FILE]\n\nValidate a configuration and print its models, targets and limits (secrets masked);\nwarn, on stderr, of the targets nothing prices.",
 	"migrate":             "tollgate migrate [--config FILE]\n\nApply the database migrations and exit (serve applies them too).",
-	"keys create":         "tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [LIMITS] [--json]\n\nCreate a virtual key and print it (once: only its hash is stored).",
-	"keys update":         "tollgate keys update ID [--name NAME] [--models a,b] [--expires 720h|never] [LIMITS] [--json]\n\nChange a virtual key; flags not given are left as they are.",
+	"keys create":         "tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [--user USER [--team TEAM]] [LIMITS] [--json]\n\nCreate a virtual key and print it (once: only its hash is stored).",
+	"keys update":         "tollgate keys update ID [--name NAME] [--models a,b] [--expires 720h|never] [--user USER|none] [--team TEAM|none] [LIMITS] [--json]\n\nChange a virtual key; flags not given are left as they are.",
 	"keys list":           "tollgate keys list [--json]\n\nList the virtual keys.",
 	"keys revoke":         "tollgate keys revoke ID\n\nRevoke a virtual key: it is refused from then on (gateways notice within a few seconds).",
 	"users list":          "tollgate users list [--team TEAM] [--query TEXT] [--json]\n\nList the users.",
@@ -129,7 +132,8 @@ var synopses = map[string]string{
 	"teams remove-member": "tollgate teams remove-member TEAM USER\n\nEnd a user's membership of a team.",
 	"audit":               "tollgate audit [--actor ID] [--action A] [--target ID] [--since 7d] [--until T] [--limit 50] [--before ID] [--json]\n\nList the audit log, newest first: who created, changed or revoked keys, users and teams, and who signed in.",
 	"prices check":        "tollgate prices check FILE [--model ID]\n\nRead a price file in LiteLLM's model_prices_and_context_window.json format and list what it prices, per million tokens;\nentries it cannot use are listed on stderr. Exit code 1 when the file prices nothing.",
-	"usage":               "tollgate usage [--since 24h] [--by model|key|day|provider] [--key NAME] [--format table|json|csv]\n\nSum tokens and cost from the usage ledger.",
+	"usage":               "tollgate usage [--since 24h] [--by model|key|day|provider|user|team|session] [--key NAME] [--user USER] [--team TEAM] [--format table|json|csv]\n\nSum tokens and cost from the usage ledger.",
+	"sessions":            "tollgate sessions [--user USER] [--team TEAM] [--key NAME] [--since 7d] [--until T] [--limit 50] [--json]\n\nList agent sessions (the session ids clients such as Claude Code send), the most recently active first,\nwith their requests, tokens, cost and the share of their prompt read from the cache.",
 }
 
 // newFlagSet is a command's flag set. It prints nothing itself: parse

@@ -93,9 +93,18 @@ func TestPeopleCommands(t *testing.T) {
 				}
 
 				// A key of the user's, charged to the team, shows in users show.
-				k := store.Key{ID: "key_" + mode, Name: "ada-laptop", Hash: []byte(mode), Prefix: "sk-tg-x", CreatedAt: time.Now(), UserID: uv.ID, TeamID: tv.ID}
-				if err := db.CreateKey(context.Background(), k); err != nil {
-					t.Fatal(err)
+				out, errs, code = cmd("keys", "create", "--name", "ada-laptop", "--user", subject, "--team", team, "--json")
+				var k struct {
+					ID     string
+					UserID *string `json:"user_id"`
+					TeamID *string `json:"team_id"`
+				}
+				if code != 0 || json.Unmarshal([]byte(out), &k) != nil || k.UserID == nil || *k.UserID != uv.ID || k.TeamID == nil || *k.TeamID != tv.ID {
+					t.Fatalf("%s: keys create --user --team: %d %q %q", mode, code, out, errs)
+				}
+				out, errs, code = cmd("keys", "update", k.ID, "--team", "none", "--json")
+				if code != 0 || json.Unmarshal([]byte(out), &k) != nil || k.TeamID != nil || k.UserID == nil {
+					t.Fatalf("%s: keys update --team none: %d %q %q", mode, code, out, errs)
 				}
 				out, errs, code = cmd("users", "show", uv.ID)
 				if code != 0 || !strings.Contains(out, subject) || !strings.Contains(out, "Keys (1)") || !strings.Contains(out, "ada-laptop") {
@@ -223,5 +232,87 @@ func TestPeopleCommandErrors(t *testing.T) {
 	// Members of a configured team can be changed.
 	if out, errs, code := run(t, "teams", "add-member", "configured", "ada", "--config", cfgPath); code != 0 {
 		t.Errorf("add a member to a configured team: %d %q %q", code, out, errs)
+	}
+}
+
+// TestAttributionCommands: usage by user, team and session, and the
+// agent sessions, from records on a fixed day, from the database and
+// from a running gateway.
+func TestAttributionCommands(t *testing.T) {
+	t.Setenv("TOLLGATE_CONFIG", "")
+	t.Setenv("TOLLGATE_URL", "")
+	t.Setenv("TOLLGATE_MASTER_KEY", "")
+	cfgPath, cfg, db := cliDB(t, "sqlite://"+filepath.Join(t.TempDir(), "sessions.db"))
+	ctx := context.Background()
+	day := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	if err := db.CreateTeam(ctx, store.Team{ID: "team_x", Name: "platform", Source: "admin", CreatedAt: day, UpdatedAt: day}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []store.User{{ID: "usr_a", Subject: "ada@example.com"}, {ID: "usr_b", Subject: "bob@example.com"}} {
+		u.Source, u.CreatedAt = "admin", day
+		if err := db.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cost := func(n int64) *int64 { return &n }
+	rec := func(i int, user, team, session string, input, cacheRead int64) store.Request {
+		return store.Request{ID: "req_" + string(rune('a'+i)), Time: day.Add(time.Duration(i) * time.Minute), Endpoint: "/v1/messages",
+			Model: "echo", CanonicalModel: "echo", Provider: "demo", Status: 200, Input: input, CacheRead: cacheRead,
+			CostNanoUSD: cost(1_000_000 * (input + cacheRead)), UserID: user, TeamID: team, SessionID: session}
+	}
+	if err := db.InsertRequests(ctx, []store.Request{rec(1, "usr_a", "team_x", "sess-1", 10, 30), rec(2, "usr_a", "team_x", "sess-1", 10, 50),
+		rec(3, "usr_b", "", "sess-2", 5, 0), rec(4, "", "", "", 1, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	built, err := cli.Build(cfg, cli.Options{MasterKey: "sk-master-cli", Logger: slog.New(slog.DiscardHandler), Store: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(built.Handler)
+	defer func() { gw.Close(); built.Close() }()
+	span := []string{"--since", "2026-11-22T00:00:00Z", "--until", "2026-11-23T00:00:00Z"}
+	for mode, flags := range map[string][]string{"config": {"--config", cfgPath}, "url": {"--url", gw.URL, "--admin-key", "sk-master-cli"}} {
+		cmd := func(args ...string) (string, string, int) {
+			t.Helper()
+			return run(t, append(append(args, span...), flags...)...)
+		}
+		out, errs, code := cmd("usage", "--by", "user")
+		for _, want := range []string{"ada@example.com (usr_a)", "bob@example.com (usr_b)", "(no user)", "by user"} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf("%s: usage --by user: no %q: %d %q %q", mode, want, code, out, errs)
+			}
+		}
+		out, errs, code = cmd("usage", "--by", "team", "--user", "ada@example.com", "--format", "json")
+		var rep struct {
+			Data []struct {
+				Group    string
+				Requests int
+			}
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Data) != 1 || rep.Data[0].Group != "team_x" || rep.Data[0].Requests != 2 {
+			t.Errorf("%s: usage --by team --user: %d %q %q", mode, code, out, errs)
+		}
+		out, errs, code = cmd("usage", "--by", "session", "--team", "platform")
+		if code != 0 || !strings.Contains(out, "sess-1") || strings.Contains(out, "sess-2") || !strings.Contains(out, "of team platform") {
+			t.Errorf("%s: usage --by session --team: %d %q %q", mode, code, out, errs)
+		}
+		out, errs, code = cmd("sessions")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[1], "sess-2") || !strings.Contains(lines[2], "ada@example.com") ||
+			!strings.Contains(lines[2], "platform") || !strings.Contains(lines[2], "80%") || !strings.Contains(lines[2], "0.10") {
+			t.Errorf("%s: sessions: %d %q %q", mode, code, out, errs)
+		}
+		out, errs, code = cmd("sessions", "--user", "bob@example.com", "--json")
+		var l struct {
+			Data []struct {
+				SessionID string `json:"session_id"`
+			}
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &l) != nil || len(l.Data) != 1 || l.Data[0].SessionID != "sess-2" {
+			t.Errorf("%s: sessions --user: %d %q %q", mode, code, out, errs)
+		}
+		if _, errs, code = cmd("sessions", "--team", "nope"); code == 0 || !strings.Contains(errs, "no team is named") {
+			t.Errorf("%s: sessions --team nope: %d %q", mode, code, errs)
+		}
 	}
 }

@@ -27,6 +27,7 @@ type peopleBackend interface {
 	AddMember(ctx context.Context, teamID, userID string) (admin.UserView, error)
 	RemoveMember(ctx context.Context, teamID, userID string) (admin.UserView, error)
 	Audit(ctx context.Context, q admin.AuditQuery) (admin.AuditPage, error)
+	Sessions(ctx context.Context, q admin.SessionQuery) (admin.SessionList, error)
 }
 
 func (r *remote) CreateUser(ctx context.Context, req admin.CreateUser) (admin.UserView, error) {
@@ -156,19 +157,36 @@ func (r *remote) Audit(ctx context.Context, q admin.AuditQuery) (admin.AuditPage
 			v.Set(name, s)
 		}
 	}
-	for name, t := range map[string]time.Time{"since": q.Since, "until": q.Until} {
+	setWindow(v, q.Since, q.Until, q.Limit)
+	if q.Before > 0 {
+		v.Set("before", strconv.FormatInt(q.Before, 10))
+	}
+	var p admin.AuditPage
+	return p, r.do(ctx, http.MethodGet, withQuery("/admin/audit", v), nil, &p)
+}
+
+func (r *remote) Sessions(ctx context.Context, q admin.SessionQuery) (admin.SessionList, error) {
+	v := url.Values{}
+	for name, s := range map[string]string{"user_id": q.UserID, "team_id": q.TeamID, "key_id": q.KeyID} {
+		if s != "" {
+			v.Set(name, s)
+		}
+	}
+	setWindow(v, q.Since, q.Until, q.Limit)
+	var l admin.SessionList
+	return l, r.do(ctx, http.MethodGet, withQuery("/admin/sessions", v), nil, &l)
+}
+
+// setWindow sets since, until and limit, those that are not zero.
+func setWindow(v url.Values, since, until time.Time, limit int) {
+	for name, t := range map[string]time.Time{"since": since, "until": until} {
 		if !t.IsZero() {
 			v.Set(name, t.UTC().Format(time.RFC3339Nano))
 		}
 	}
-	if q.Before > 0 {
-		v.Set("before", strconv.FormatInt(q.Before, 10))
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
 	}
-	if q.Limit > 0 {
-		v.Set("limit", strconv.Itoa(q.Limit))
-	}
-	var p admin.AuditPage
-	return p, r.do(ctx, http.MethodGet, withQuery("/admin/audit", v), nil, &p)
 }
 
 // withQuery is path with v's parameters, if any.
