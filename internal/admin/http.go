@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,8 @@ func Handler(s *Service, a *auth.Authenticator) http.Handler {
 		http.MethodPut: h.addMember, http.MethodDelete: h.removeMember}))
 	mux.HandleFunc("/admin/audit", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
 		http.MethodGet: h.audit}))
+	mux.HandleFunc("/admin/sessions", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.sessions}))
 	mux.HandleFunc("/admin/usage", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
 		http.MethodGet: h.usage}))
 	mux.HandleFunc("/admin/requests", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
@@ -222,7 +225,7 @@ func (h *handler) revokeKey(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) usage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	if err := onlyParams(q, "since", "until", "group_by", "key"); err != nil {
+	if err := onlyParams(q, "since", "until", "group_by", "key", "user_id", "team_id"); err != nil {
 		return err
 	}
 	now := h.s.now()
@@ -238,7 +241,8 @@ func (h *handler) usage(w http.ResponseWriter, r *http.Request) error {
 	if group == "" {
 		group = store.ByModel
 	}
-	rep, err := h.s.Usage(r.Context(), UsageQuery{Since: since, Until: until, GroupBy: group, KeyID: q.Get("key")})
+	rep, err := h.s.Usage(r.Context(), UsageQuery{Since: since, Until: until, GroupBy: group, KeyID: q.Get("key"),
+		UserID: q.Get("user_id"), TeamID: q.Get("team_id")})
 	if err != nil {
 		return err
 	}
@@ -247,10 +251,11 @@ func (h *handler) usage(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) requests(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	if err := onlyParams(q, "limit", "key", "model", "status", "lane", "after_id"); err != nil {
+	if err := onlyParams(q, "limit", "key", "model", "status", "lane", "after_id", "user_id", "team_id", "session_id"); err != nil {
 		return err
 	}
-	rq := RequestQuery{KeyID: q.Get("key"), Model: q.Get("model"), Lane: q.Get("lane"), AfterID: q.Get("after_id")}
+	rq := RequestQuery{KeyID: q.Get("key"), Model: q.Get("model"), Lane: q.Get("lane"), AfterID: q.Get("after_id"),
+		UserID: q.Get("user_id"), TeamID: q.Get("team_id"), SessionID: q.Get("session_id")}
 	for _, p := range []struct {
 		name string
 		dst  *int
@@ -279,16 +284,9 @@ func (h *handler) audit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	aq := AuditQuery{ActorID: q.Get("actor_id"), Action: q.Get("action"), TargetID: q.Get("target_id")}
-	now := h.s.now()
-	for _, p := range []struct {
-		name string
-		dst  *time.Time
-	}{{"since", &aq.Since}, {"until", &aq.Until}} {
-		t, err := ParseTime(q.Get(p.name), now, time.Time{})
-		if err != nil {
-			return invalid("%s: %v", p.name, err)
-		}
-		*p.dst = t
+	var err error
+	if aq.Since, aq.Until, aq.Limit, err = h.window(q); err != nil {
+		return err
 	}
 	if v := q.Get("before"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -297,18 +295,46 @@ func (h *handler) audit(w http.ResponseWriter, r *http.Request) error {
 		}
 		aq.Before = n
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxPage {
-			return invalid("limit: must be between 1 and %d", MaxPage)
-		}
-		aq.Limit = n
-	}
 	page, err := h.s.Audit(r.Context(), aq)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, page)
+}
+
+func (h *handler) sessions(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := onlyParams(q, "user_id", "team_id", "key_id", "since", "until", "limit"); err != nil {
+		return err
+	}
+	sq := SessionQuery{UserID: q.Get("user_id"), TeamID: q.Get("team_id"), KeyID: q.Get("key_id")}
+	var err error
+	if sq.Since, sq.Until, sq.Limit, err = h.window(q); err != nil {
+		return err
+	}
+	l, err := h.s.Sessions(r.Context(), sq)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, l)
+}
+
+// window reads since and until (zero when absent) and limit (0 when
+// absent).
+func (h *handler) window(q url.Values) (since, until time.Time, limit int, err error) {
+	now := h.s.now()
+	if since, err = ParseTime(q.Get("since"), now, time.Time{}); err != nil {
+		return since, until, 0, invalid("since: %v", err)
+	}
+	if until, err = ParseTime(q.Get("until"), now, time.Time{}); err != nil {
+		return since, until, 0, invalid("until: %v", err)
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > MaxPage {
+			return since, until, 0, invalid("limit: must be between 1 and %d", MaxPage)
+		}
+	}
+	return since, until, limit, nil
 }
 
 // ParseTime reads a time parameter: RFC 3339, a date (UTC midnight), or a

@@ -1,6 +1,8 @@
-// Package admin manages virtual keys and reads the usage ledger: the
-// service behind the admin API (/admin/…) and the CLI's keys and usage
-// commands, which call it directly on a database or over HTTP.
+// Package admin manages virtual keys, users and teams, keeps the audit
+// log of their changes and reads the usage ledger: the service behind
+// the admin API (/admin/…) and the CLI's keys, users, teams, audit, usage
+// and sessions commands, which call it directly on a database or over
+// HTTP.
 package admin
 
 import (
@@ -402,12 +404,16 @@ type UsageQuery struct {
 	Since, Until time.Time
 	GroupBy      store.GroupBy
 	KeyID        string
+	// UserID and TeamID keep a user's, a team's records.
+	UserID, TeamID string
 }
 
 // Usage sums the ledger by group over [Since, Until).
 func (s *Service) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) {
-	if err := checkParam("key", q.KeyID); err != nil {
-		return UsageReport{}, err
+	for _, p := range []struct{ name, v string }{{"key", q.KeyID}, {"user_id", q.UserID}, {"team_id", q.TeamID}} {
+		if err := checkParam(p.name, p.v); err != nil {
+			return UsageReport{}, err
+		}
 	}
 	for _, t := range []struct {
 		name string
@@ -421,11 +427,12 @@ func (s *Service) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) 
 		return UsageReport{}, invalid("since (%s) must be before until (%s)", q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
 	}
 	switch q.GroupBy {
-	case store.ByModel, store.ByKey, store.ByDay, store.ByProvider:
+	case store.ByModel, store.ByKey, store.ByDay, store.ByProvider, store.ByUser, store.ByTeam, store.BySession:
 	default:
-		return UsageReport{}, invalid("group_by: %q is not one of model, key, day, provider", q.GroupBy)
+		return UsageReport{}, invalid("group_by: %q is not one of model, key, day, provider, user, team, session", q.GroupBy)
 	}
-	groups, err := s.store.Usage(ctx, store.UsageFilter{Since: q.Since, Until: q.Until, GroupBy: q.GroupBy, KeyID: q.KeyID})
+	groups, err := s.store.Usage(ctx, store.UsageFilter{Since: q.Since, Until: q.Until, GroupBy: q.GroupBy, KeyID: q.KeyID,
+		UserID: q.UserID, TeamID: q.TeamID})
 	if err != nil {
 		return UsageReport{}, err
 	}
@@ -479,6 +486,9 @@ type RequestQuery struct {
 	Status  int
 	Lane    string // passthrough, translated or none (store.Lanes)
 	AfterID string
+	// UserID, TeamID and SessionID keep a user's, a team's, an agent
+	// session's records.
+	UserID, TeamID, SessionID string
 }
 
 // MaxPage is the largest page of records.
@@ -486,7 +496,8 @@ const MaxPage = 1000
 
 // Requests pages the ledger, newest first.
 func (s *Service) Requests(ctx context.Context, q RequestQuery) (RequestPage, error) {
-	for _, p := range []struct{ name, v string }{{"key", q.KeyID}, {"model", q.Model}, {"after_id", q.AfterID}} {
+	for _, p := range []struct{ name, v string }{{"key", q.KeyID}, {"model", q.Model}, {"after_id", q.AfterID},
+		{"user_id", q.UserID}, {"team_id", q.TeamID}, {"session_id", q.SessionID}} {
 		if err := checkParam(p.name, p.v); err != nil {
 			return RequestPage{}, err
 		}
@@ -508,7 +519,7 @@ func (s *Service) Requests(ctx context.Context, q RequestQuery) (RequestPage, er
 		}
 	}
 	recs, err := s.store.Requests(ctx, store.RequestFilter{KeyID: q.KeyID, Model: q.Model, Status: q.Status, Lane: q.Lane,
-		AfterID: q.AfterID, Limit: q.Limit + 1})
+		AfterID: q.AfterID, Limit: q.Limit + 1, UserID: q.UserID, TeamID: q.TeamID, SessionID: q.SessionID})
 	if err != nil {
 		return RequestPage{}, err
 	}
@@ -533,7 +544,8 @@ func recordView(r store.Request) RequestRecord {
 			Output: r.Output, Reasoning: r.Reasoning},
 		CostNanoUSD: r.CostNanoUSD, LatencyMS: r.LatencyMS, TTFBMS: r.TTFBMS, UpstreamMS: r.UpstreamMS,
 		OverheadMS: r.OverheadMS, ClientIP: r.ClientIP, UserAgent: r.UserAgent, Attempts: jsonx.Value("[]"),
-		UsageEstimated: r.UsageEstimated, CacheSavingsNanoUSD: r.CacheSavingsNano}
+		UsageEstimated: r.UsageEstimated, CacheSavingsNanoUSD: r.CacheSavingsNano,
+		UserID: nullable(r.UserID), TeamID: nullable(r.TeamID), SessionID: nullable(r.SessionID)}
 	if r.Attempts != "" {
 		v.Attempts = jsonx.Value(r.Attempts)
 	}

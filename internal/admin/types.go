@@ -100,6 +100,12 @@ type RequestRecord struct {
 	// cost more than cache reads saved; null when unknown (unpriced, or
 	// recorded before savings were).
 	CacheSavingsNanoUSD *int64 `json:"cache_savings_nano_usd"`
+	// UserID is the user the request was made for, TeamID the team it
+	// is charged to, SessionID the agent session the client named; null
+	// for none.
+	UserID    *string `json:"user_id"`
+	TeamID    *string `json:"team_id"`
+	SessionID *string `json:"session_id"`
 }
 
 // RequestPage is the answer to GET /admin/requests, newest first. Pass
@@ -267,4 +273,36 @@ type AuditPage struct {
 	HasMore bool             `json:"has_more"`
 	FirstID *int64           `json:"first_id"`
 	LastID  *int64           `json:"last_id"`
+}
+
+// SessionView sums one agent session: the records a client such as
+// Claude Code marked with one session id, of one key and user.
+type SessionView struct {
+	SessionID string    `json:"session_id"`
+	Object    string    `json:"object"`  // "agent_session"
+	KeyID     *string   `json:"key_id"`  // null for the master key
+	UserID    *string   `json:"user_id"` // null for none
+	TeamID    *string   `json:"team_id"` // of its latest request; null for none
+	Model     string    `json:"model"`   // of its latest request, as the client named it
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	Requests  int64     `json:"requests"`
+	Tokens    struct {
+		Input      int64 `json:"input"`
+		CacheRead  int64 `json:"cache_read"`
+		CacheWrite int64 `json:"cache_write"` // both lifetimes
+		Output     int64 `json:"output"`
+	} `json:"tokens"`
+	// CostNanoUSD sums the priced requests; null when none was priced.
+	CostNanoUSD *int64 `json:"cost_nano_usd"`
+	// CacheReadShare is the share of the prompt tokens read from the
+	// cache, 0 to 1: how well the session kept its prompt cache warm.
+	CacheReadShare float64 `json:"cache_read_share"`
+}
+
+// SessionList is the answer to GET /admin/sessions, the most recently
+// active first.
+type SessionList struct {
+	Object string        `json:"object"` // "list"
+	Data   []SessionView `json:"data"`
 }
