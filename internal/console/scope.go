@@ -35,25 +35,7 @@ func (v *viewer) owns(keyID, userID string) bool {
 	return keyID != "" && keyID == v.KeyID
 }
 
-// usageOf sums the ledger of s over [since, until) by group. The admin
-// service answers what it can (by key, model, day, provider); the store
-// answers for a user or team and for grouping by either.
+// usageOf sums the ledger of s over [since, until) by group.
 func (c *Console) usageOf(ctx context.Context, since, until time.Time, by store.GroupBy, s scope) (admin.UsageReport, error) {
-	if s.UserID == "" && s.TeamID == "" && by != store.ByUser && by != store.ByTeam {
-		return c.svc().Usage(ctx, admin.UsageQuery{Since: since, Until: until, GroupBy: by, KeyID: s.KeyID})
-	}
-	groups, err := c.o.Store.Usage(ctx, store.UsageFilter{Since: since, Until: until, GroupBy: by, KeyID: s.KeyID, UserID: s.UserID, TeamID: s.TeamID})
-	if err != nil {
-		return admin.UsageReport{}, err
-	}
-	rep := admin.UsageReport{Object: "usage", Since: since.UTC(), Until: until.UTC(), GroupBy: string(by), Data: make([]admin.UsageGroup, 0, len(groups))}
-	for _, g := range groups {
-		ug := admin.UsageGroup{Group: g.Group, Requests: g.Requests, Errors: g.Errors, CostNanoUSD: g.CostNanoUSD,
-			UnpricedRequests: g.Unpriced, EstimatedRequests: g.Estimated, Tokens: admin.Tokens{Input: g.Input, CacheRead: g.CacheRead,
-				CacheWrite5m: g.CacheWrite5m, CacheWrite1h: g.CacheWrite1h, Output: g.Output, Reasoning: g.Reasoning},
-			CacheSavingsNanoUSD: g.CacheSavingsNanoUSD, CacheSavingsUnknownRequests: g.SavingsUnknown}
-		rep.Data = append(rep.Data, ug)
-		rep.Total.Add(ug)
-	}
-	return rep, nil
+	return c.svc().Usage(ctx, admin.UsageQuery{Since: since, Until: until, GroupBy: by, KeyID: s.KeyID, UserID: s.UserID, TeamID: s.TeamID})
 }
