@@ -308,6 +308,7 @@ func TestOperatorSeesEveryone(t *testing.T) {
 		{"/console/requests?user=usr_alice", []string{"req_alice1"}, []string{"req_bob1"}},
 		{"/console/requests?session=sess-bob", []string{"req_bob1"}, []string{"req_alice1"}},
 		{"/console/requests/req_bob1", []string{"Request req_bob1"}, nil},
+		{"/console/keys/" + p.bobKey.ID, []string{`Belongs to</dt><dd><a href="/console/users/usr_bob">usr_bob</a>, charged to team <a href="/console/teams/team_eng">team_eng</a>`, "<h2>Edit</h2>"}, nil},
 		{"/console/keys", []string{"alice-laptop", "bob-laptop"}, nil},
 		{"/console/sessions", []string{"sess-alice", "sess-bob", "alice@example.com", ">eng<"}, nil},
 		{"/console/sessions?team=team_ops", nil, []string{"sess-alice", "sess-bob"}},
