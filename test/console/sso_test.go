@@ -165,4 +165,19 @@ func TestConsoleSSO(t *testing.T) {
 	if got := navText(t, master, base+"/console/users", "table"); !strings.Contains(got, "alice@example.com") || !strings.Contains(got, "eng") {
 		t.Errorf("the users page:\n%s", got)
 	}
+	shot(t, master, dir, "sso-users")
+	// The team from the configuration, with its members.
+	if err := chromedp.Do(master, chromedp.Navigate(base+"/console/teams"), chromedp.Click(chromedp.CSS("table tbody a")),
+		chromedp.WaitVisible(chromedp.ID("allowlist"))); err != nil {
+		t.Fatalf("opening team eng: %v", err)
+	}
+	if got := text(t, master, "main"); !strings.Contains(got, "Team eng") || !strings.Contains(got, "bob@example.com") || !strings.Contains(got, "rpm 100") {
+		t.Errorf("team eng's page:\n%s", got)
+	}
+	shot(t, master, dir, "sso-team")
+	// The audit log names who made the keys: the members, in the console.
+	if got := navText(t, master, base+"/console/audit?action=key_created", "table"); strings.Count(got, "key_created") != 2 || strings.Count(got, "user usr_") != 2 {
+		t.Errorf("the keys' audit events:\n%s", got)
+	}
+	shot(t, master, dir, "sso-audit")
 }
