@@ -51,13 +51,7 @@ func TestGeminiCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real Gemini CLI: go test without -short runs it")
 	}
-	cli := os.Getenv("TOLLGATE_TEST_GEMINI_CLI")
-	if cli == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("TOLLGATE_TEST_GEMINI_CLI is not set: .ci/run installs the pinned @google/gemini-cli and sets it; CI must run this test")
-		}
-		t.Skip("TOLLGATE_TEST_GEMINI_CLI is not set: it names the gemini script of @google/gemini-cli (pinned in .ci/run) this test runs")
-	}
+	cli := gatewaytest.Require(t, "TOLLGATE_TEST_GEMINI_CLI", "it names the gemini script of @google/gemini-cli, which .ci/run installs (pinned)")
 	for _, tc := range []struct {
 		name     string
 		provider string // the upstream's provider entry, %[1]s its URL, %[2]s its key
