@@ -14,8 +14,10 @@ import (
 // 00010; 00011 adds cache savings): usage_hourly_keys per (hour, key, model, model group, provider,
 // whether the records are usage), usage_hourly the same over all keys,
 // usage_daily that by UTC day, and usage_daily_keys per (UTC day, key,
-// whether usage), for usage by key over long windows. InsertRequests adds
-// the records it stores to all four in the same transaction, so the roll-ups always equal the
+// whether usage), for usage by key over long windows; 00015 adds
+// usage_hourly_principals and usage_daily_principals, the same by user
+// and by team. InsertRequests adds
+// the records it stores to all of them in the same transaction, so the roll-ups always equal the
 // sums of the records written; deleting records (DeleteRequestsBefore)
 // leaves them as they are. Usage and Spend read them for whole hours (and
 // days) and records only for what is left at a window's edges.

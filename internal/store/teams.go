@@ -188,21 +188,10 @@ func orEmptyJSON(b []byte) []byte {
 // records name a team that no longer exists).
 func (s *Store) DeleteTeam(ctx context.Context, id string) error {
 	id = cleanText(id)
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.rebind("DELETE FROM team_members WHERE team_id = ?"), id); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, s.rebind("UPDATE users SET primary_team_id = '' WHERE primary_team_id = ?"), id); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, s.rebind("DELETE FROM teams WHERE id = ?"), id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err == nil && n == 0 {
-			return errNoRows
-		}
-		return nil
+	return s.execSteps(ctx, []step{
+		{"DELETE FROM team_members WHERE team_id = ?", []any{id}},
+		{"UPDATE users SET primary_team_id = '' WHERE primary_team_id = ?", []any{id}},
+		{"DELETE FROM teams WHERE id = ?", []any{id}},
 	})
 }
 

@@ -179,23 +179,35 @@ func (s *Store) updateRow(ctx context.Context, table string, sets []string, args
 // could call the gateway with goes with them. Their ledger records stay.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	id = cleanText(id)
+	return s.execSteps(ctx, []step{
+		{"UPDATE keys SET revoked = ? WHERE user_id = ?", []any{true, id}},
+		{"UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", []any{time.Now().UnixMilli(), id}},
+		{"DELETE FROM team_members WHERE user_id = ?", []any{id}},
+		{"DELETE FROM users WHERE id = ?", []any{id}},
+	})
+}
+
+// step is a statement of execSteps.
+type step struct {
+	q    string
+	args []any
+}
+
+// execSteps runs statements in order in one transaction. The last one
+// must change a row: IsNotFound(err) when it changes none, and nothing
+// is changed.
+func (s *Store) execSteps(ctx context.Context, steps []step) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.rebind("UPDATE keys SET revoked = ? WHERE user_id = ?"), true, id); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, s.rebind("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL"),
-			time.Now().UnixMilli(), id); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, s.rebind("DELETE FROM team_members WHERE user_id = ?"), id); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, s.rebind("DELETE FROM users WHERE id = ?"), id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err == nil && n == 0 {
-			return errNoRows
+		for i, st := range steps {
+			res, err := tx.ExecContext(ctx, s.rebind(st.q), st.args...)
+			if err != nil {
+				return err
+			}
+			if i == len(steps)-1 {
+				if n, err := res.RowsAffected(); err == nil && n == 0 {
+					return errNoRows
+				}
+			}
 		}
 		return nil
 	})
