@@ -35,17 +35,17 @@ func Handler(s *Service, a *auth.Authenticator) http.Handler {
 	mux.HandleFunc("/admin/users", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
 		http.MethodGet: h.listUsers, http.MethodPost: h.createUser}))
 	mux.HandleFunc("/admin/users/{id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
-		http.MethodGet: h.getUser, http.MethodPatch: h.patchUser, http.MethodDelete: h.deleteUser}))
+		http.MethodGet: byID(s.User), http.MethodPatch: h.patchUser, http.MethodDelete: byID(s.DeleteUser)}))
 	mux.HandleFunc("/admin/users/{id}/keys", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
-		http.MethodGet: h.userKeys}))
+		http.MethodGet: byID(s.UserKeys)}))
 	mux.HandleFunc("/admin/teams", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
 		http.MethodGet: h.listTeams, http.MethodPost: h.createTeam}))
 	mux.HandleFunc("/admin/teams/{id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
-		http.MethodGet: h.getTeam, http.MethodPatch: h.patchTeam, http.MethodDelete: h.deleteTeam}))
+		http.MethodGet: byID(s.Team), http.MethodPatch: h.patchTeam, http.MethodDelete: byID(s.DeleteTeam)}))
 	mux.HandleFunc("/admin/teams/{id}/members", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
-		http.MethodGet: h.members}))
+		http.MethodGet: byID(s.Members)}))
 	mux.HandleFunc("/admin/teams/{id}/members/{user_id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
-		http.MethodPut: h.addMember, http.MethodDelete: h.removeMember}))
+		http.MethodPut: member(s.AddMember), http.MethodDelete: member(s.RemoveMember)}))
 	mux.HandleFunc("/admin/audit", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
 		http.MethodGet: h.audit}))
 	mux.HandleFunc("/admin/sessions", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{

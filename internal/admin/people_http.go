@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -33,14 +34,6 @@ func (h *handler) listUsers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, l)
-}
-
-func (h *handler) getUser(w http.ResponseWriter, r *http.Request) error {
-	u, err := h.s.User(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, u)
 }
 
 func (h *handler) patchUser(w http.ResponseWriter, r *http.Request) error {
@@ -88,22 +81,6 @@ func (h *handler) patchUser(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, u)
 }
 
-func (h *handler) deleteUser(w http.ResponseWriter, r *http.Request) error {
-	u, err := h.s.DeleteUser(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, u)
-}
-
-func (h *handler) userKeys(w http.ResponseWriter, r *http.Request) error {
-	l, err := h.s.UserKeys(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, l)
-}
-
 func (h *handler) createTeam(w http.ResponseWriter, r *http.Request) error {
 	var req CreateTeam
 	if err := readJSON(r, &req); err != nil {
@@ -125,14 +102,6 @@ func (h *handler) listTeams(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, l)
-}
-
-func (h *handler) getTeam(w http.ResponseWriter, r *http.Request) error {
-	t, err := h.s.Team(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, t)
 }
 
 func (h *handler) patchTeam(w http.ResponseWriter, r *http.Request) error {
@@ -181,36 +150,26 @@ func (h *handler) patchTeam(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, t)
 }
 
-func (h *handler) deleteTeam(w http.ResponseWriter, r *http.Request) error {
-	t, err := h.s.DeleteTeam(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
+// byID serves call on the path's id, answering what it returns.
+func byID[T any](call func(context.Context, string) (T, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		v, err := call(r.Context(), r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, v)
 	}
-	return writeJSON(w, http.StatusOK, t)
 }
 
-func (h *handler) members(w http.ResponseWriter, r *http.Request) error {
-	l, err := h.s.Members(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
+// member serves call on the path's team and user.
+func member(call func(ctx context.Context, teamID, userID string) (UserView, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		u, err := call(r.Context(), r.PathValue("id"), r.PathValue("user_id"))
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, u)
 	}
-	return writeJSON(w, http.StatusOK, l)
-}
-
-func (h *handler) addMember(w http.ResponseWriter, r *http.Request) error {
-	u, err := h.s.AddMember(r.Context(), r.PathValue("id"), r.PathValue("user_id"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, u)
-}
-
-func (h *handler) removeMember(w http.ResponseWriter, r *http.Request) error {
-	u, err := h.s.RemoveMember(r.Context(), r.PathValue("id"), r.PathValue("user_id"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, u)
 }
 
 // readPatch reads a PATCH body's fields in turn into field, which says

@@ -138,17 +138,7 @@ func (s *Service) Team(ctx context.Context, id string) (TeamView, error) {
 // team reads a team; a missing one is 404 when field is the path's id,
 // else 400 naming field.
 func (s *Service) team(ctx context.Context, field, id string) (store.Team, error) {
-	if err := checkParam(field, id); err != nil {
-		return store.Team{}, err
-	}
-	t, err := s.store.TeamByID(ctx, id)
-	if store.IsNotFound(err) {
-		if field == "id" {
-			return store.Team{}, notFound("team", id)
-		}
-		return store.Team{}, invalid("%s: no team with id %q", field, id)
-	}
-	return t, err
+	return lookup(ctx, "team", field, id, s.store.TeamByID)
 }
 
 // editable reads a team the admin API may change: not one of the
@@ -331,11 +321,7 @@ func (s *Service) memberUser(ctx context.Context, userID string) (store.User, er
 	if err := checkParam("user_id", userID); err != nil {
 		return store.User{}, err
 	}
-	u, err := s.store.UserByID(ctx, userID)
-	if store.IsNotFound(err) {
-		return store.User{}, notFound("user", userID)
-	}
-	return u, err
+	return s.user(ctx, "id", userID)
 }
 
 func teamView(t store.Team, members int) TeamView {

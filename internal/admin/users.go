@@ -164,17 +164,24 @@ func (s *Service) User(ctx context.Context, id string) (UserView, error) {
 // user reads a user; a missing one is 404 when field is the path's id,
 // else 400 naming field.
 func (s *Service) user(ctx context.Context, field, id string) (store.User, error) {
+	return lookup(ctx, "user", field, id, s.store.UserByID)
+}
+
+// lookup reads what by id with get: a missing one is 404 when field is
+// the path's id, else 400 naming field.
+func lookup[T any](ctx context.Context, what, field, id string, get func(context.Context, string) (T, error)) (T, error) {
+	var zero T
 	if err := checkParam(field, id); err != nil {
-		return store.User{}, err
+		return zero, err
 	}
-	u, err := s.store.UserByID(ctx, id)
+	v, err := get(ctx, id)
 	if store.IsNotFound(err) {
 		if field == "id" {
-			return store.User{}, notFound("user", id)
+			return zero, notFound(what, id)
 		}
-		return store.User{}, invalid("%s: no user with id %q", field, id)
+		return zero, invalid("%s: no %s with id %q", field, what, id)
 	}
-	return u, err
+	return v, err
 }
 
 // UserPatch is a decoded PATCH /admin/users/{id}: nil fields stay.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -11,31 +12,58 @@ import (
 	"github.com/tollgate/tollgate/internal/clock"
 )
 
+// windowFlags are --since, --until and --limit of the commands that list
+// the newest of something.
+type windowFlags struct {
+	since, until *string
+	limit        *int
+}
+
+// addWindowFlags adds them; since is --since's default ("": the
+// beginning), what names what is listed.
+func addWindowFlags(fs *flag.FlagSet, since, what string) windowFlags {
+	from := "start: a duration ago (24h, 7d), a date or an RFC 3339 time"
+	if since == "" {
+		from += " (default: the beginning)"
+	}
+	return windowFlags{
+		since: fs.String("since", since, from),
+		until: fs.String("until", "", "end (exclusive), in the same forms (default: now)"),
+		limit: fs.Int("limit", 50, fmt.Sprintf("at most this many %s, the latest (1 to %d)", what, admin.MaxPage)),
+	}
+}
+
+// read returns the window the flags give (zero times: unbounded).
+func (f windowFlags) read(fs *flag.FlagSet) (since, until time.Time, limit int, err error) {
+	if *f.limit < 1 || *f.limit > admin.MaxPage {
+		return since, until, 0, usageError(fs, "--limit %d: want 1 to %d", *f.limit, admin.MaxPage)
+	}
+	now := clock.Now()
+	if since, err = admin.ParseTime(*f.since, now, time.Time{}); err != nil {
+		return since, until, 0, usageError(fs, "--since: %v", err)
+	}
+	if until, err = admin.ParseTime(*f.until, now, time.Time{}); err != nil {
+		return since, until, 0, usageError(fs, "--until: %v", err)
+	}
+	return since, until, *f.limit, nil
+}
+
 func auditCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit", stderr)
 	bf := addBackendFlags(fs)
 	actor := fs.String("actor", "", "only what this actor did (a user's ID; the master key and the CLI have none)")
 	action := fs.String("action", "", "only this action, such as key_created, user_disabled or signin")
 	target := fs.String("target", "", "only what was done to this key, user or team (its ID)")
-	since := fs.String("since", "", "start: a duration ago (24h, 7d), a date or an RFC 3339 time (default: the beginning)")
-	until := fs.String("until", "", "end (exclusive), in the same forms (default: now)")
-	limit := fs.Int("limit", 50, fmt.Sprintf("at most this many events, the newest (1 to %d)", admin.MaxPage))
+	wf := addWindowFlags(fs, "", "events")
 	before := fs.Int64("before", 0, "only events older than this event ID (the next page)")
 	asJSON := fs.Bool("json", false, "print the events as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *limit < 1 || *limit > admin.MaxPage {
-		return usageError(fs, "--limit %d: want 1 to %d", *limit, admin.MaxPage)
-	}
-	now := clock.Now()
-	q := admin.AuditQuery{ActorID: *actor, Action: *action, TargetID: *target, Limit: *limit, Before: *before}
+	q := admin.AuditQuery{ActorID: *actor, Action: *action, TargetID: *target, Before: *before}
 	var err error
-	if q.Since, err = admin.ParseTime(*since, now, time.Time{}); err != nil {
-		return usageError(fs, "--since: %v", err)
-	}
-	if q.Until, err = admin.ParseTime(*until, now, time.Time{}); err != nil {
-		return usageError(fs, "--until: %v", err)
+	if q.Since, q.Until, q.Limit, err = wf.read(fs); err != nil {
+		return err
 	}
 	b, closeB, err := bf.open()
 	if err != nil {

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-	"time"
 
 	"github.com/tollgate/tollgate/internal/admin"
-	"github.com/tollgate/tollgate/internal/clock"
 )
 
 func sessionsCmd(args []string, stdout, stderr io.Writer) error {
@@ -16,24 +14,15 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) error {
 	user := fs.String("user", "", "only this user's sessions (their ID, subject or email)")
 	team := fs.String("team", "", "only the sessions charged to this team (its ID or name)")
 	key := fs.String("key", "", "only this key's sessions (its name or ID)")
-	since := fs.String("since", "7d", "active since: a duration ago (24h, 7d), a date or an RFC 3339 time")
-	until := fs.String("until", "", "active before, in the same forms (default: now)")
-	limit := fs.Int("limit", 50, fmt.Sprintf("at most this many sessions, the most recently active (1 to %d)", admin.MaxPage))
+	wf := addWindowFlags(fs, "7d", "sessions")
 	asJSON := fs.Bool("json", false, "print the sessions as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *limit < 1 || *limit > admin.MaxPage {
-		return usageError(fs, "--limit %d: want 1 to %d", *limit, admin.MaxPage)
-	}
-	now := clock.Now()
-	q := admin.SessionQuery{Limit: *limit}
+	var q admin.SessionQuery
 	var err error
-	if q.Until, err = admin.ParseTime(*until, now, time.Time{}); err != nil {
-		return usageError(fs, "--until: %v", err)
-	}
-	if q.Since, err = admin.ParseTime(*since, now, time.Time{}); err != nil {
-		return usageError(fs, "--since: %v", err)
+	if q.Since, q.Until, q.Limit, err = wf.read(fs); err != nil {
+		return err
 	}
 	b, closeB, err := bf.open()
 	if err != nil {

@@ -229,22 +229,11 @@ func limitsText(l limit.Limits) string { return cmp.Or(strings.Join(admin.LimitW
 func teamsDelete(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("teams delete", stderr)
 	bf := addBackendFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError(fs, "give one team (ID or name; tollgate teams list shows them)")
-	}
-	b, closeB, err := bf.open()
+	ctx, b, id, closeB, err := openOne(fs, bf, args, resolveTeam)
 	if err != nil {
 		return err
 	}
 	defer closeB()
-	ctx := adminContext()
-	id, err := resolveTeam(ctx, b, fs.Arg(0))
-	if err != nil {
-		return err
-	}
 	t, err := b.DeleteTeam(ctx, id)
 	if err != nil {
 		return err
@@ -331,22 +320,11 @@ func teamsShow(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("teams show", stderr)
 	bf := addBackendFlags(fs)
 	asJSON := fs.Bool("json", false, "print the team and its members as JSON")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError(fs, "give one team (ID or name; tollgate teams list shows them)")
-	}
-	b, closeB, err := bf.open()
+	ctx, b, id, closeB, err := openOne(fs, bf, args, resolveTeam)
 	if err != nil {
 		return err
 	}
 	defer closeB()
-	ctx := adminContext()
-	id, err := resolveTeam(ctx, b, fs.Arg(0))
-	if err != nil {
-		return err
-	}
 	t, err := b.Team(ctx, id)
 	if err != nil {
 		return err
@@ -362,18 +340,14 @@ func teamsShow(args []string, stdout, stderr io.Writer) error {
 	if len(t.ClaudeCode.ManagedSettings) > 0 {
 		settings = string(t.ClaudeCode.ManagedSettings)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	for _, row := range [][2]string{{"ID", t.ID}, {"Name", t.Name}, {"Source", t.Source},
+	if err := printFields(stdout, [][2]string{{"ID", t.ID}, {"Name", t.Name}, {"Source", t.Source},
 		{"IdP groups", cmp.Or(strings.Join(t.IDPGroups, ", "), "-")}, {"Models", cmp.Or(strings.Join(t.Models, ", "), "*")},
 		{"Limits", limitsText(t.Limits)}, {"Each member", limitsText(t.MemberLimits)}, {"Claude Code settings", settings},
-		{"Created", shortTime(&t.CreatedAt)}, {"Updated", shortTime(&t.UpdatedAt)}} {
-		fmt.Fprintf(tw, "%s:\t%s\n", row[0], printable(row[1]))
-	}
-	if err := tw.Flush(); err != nil {
+		{"Created", shortTime(&t.CreatedAt)}, {"Updated", shortTime(&t.UpdatedAt)}}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nMembers (%d):\n", len(members.Data))
-	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, u := range members.Data {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", printable(u.ID), printable(u.Subject), printable(cmp.Or(u.Email, "-")), userStatus(u))
 	}

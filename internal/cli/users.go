@@ -76,6 +76,31 @@ func commaList(s string) []string {
 	return list
 }
 
+// openOne parses the args of a command on one user or team, opens its
+// backend and resolves the user or team it names.
+func openOne(fs *flag.FlagSet, bf backendFlags, args []string, resolve func(context.Context, backend, string) (string, error)) (
+	ctx context.Context, b backend, id string, closeB func(), err error) {
+	if err := parseFlags(fs, args); err != nil {
+		return nil, nil, "", nil, err
+	}
+	if fs.NArg() != 1 {
+		what := "one user (ID, subject or email; tollgate users list shows them)"
+		if strings.HasPrefix(fs.Name(), "teams") {
+			what = "one team (ID or name; tollgate teams list shows them)"
+		}
+		return nil, nil, "", nil, usageError(fs, "give %s", what)
+	}
+	if b, closeB, err = bf.open(); err != nil {
+		return nil, nil, "", nil, err
+	}
+	ctx = adminContext()
+	if id, err = resolve(ctx, b, fs.Arg(0)); err != nil {
+		closeB()
+		return nil, nil, "", nil, err
+	}
+	return ctx, b, id, closeB, nil
+}
+
 // resolveUser returns the id of the user whose id, subject or email is
 // ref; a subject or email several users share is refused.
 func resolveUser(ctx context.Context, b backend, ref string) (string, error) {
@@ -253,22 +278,11 @@ func usersUpdate(args []string, stdout, stderr io.Writer) error {
 func usersDisable(verb string, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("users "+verb, stderr)
 	bf := addBackendFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError(fs, "give one user (ID, subject or email; tollgate users list shows them)")
-	}
-	b, closeB, err := bf.open()
+	ctx, b, id, closeB, err := openOne(fs, bf, args, resolveUser)
 	if err != nil {
 		return err
 	}
 	defer closeB()
-	ctx := adminContext()
-	id, err := resolveUser(ctx, b, fs.Arg(0))
-	if err != nil {
-		return err
-	}
 	disabled := verb == "disable"
 	u, err := b.UpdateUser(ctx, id, admin.UserPatch{Disabled: &disabled})
 	if err != nil {
@@ -285,22 +299,11 @@ func usersDisable(verb string, args []string, stdout, stderr io.Writer) error {
 func usersDelete(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("users delete", stderr)
 	bf := addBackendFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError(fs, "give one user (ID, subject or email; tollgate users list shows them)")
-	}
-	b, closeB, err := bf.open()
+	ctx, b, id, closeB, err := openOne(fs, bf, args, resolveUser)
 	if err != nil {
 		return err
 	}
 	defer closeB()
-	ctx := adminContext()
-	id, err := resolveUser(ctx, b, fs.Arg(0))
-	if err != nil {
-		return err
-	}
 	u, err := b.DeleteUser(ctx, id)
 	if err != nil {
 		return err
@@ -370,6 +373,15 @@ func userStatus(u admin.UserView) string {
 	return "active"
 }
 
+// printFields prints name: value rows, the values aligned and escaped.
+func printFields(w io.Writer, rows [][2]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s:\t%s\n", row[0], printable(row[1]))
+	}
+	return tw.Flush()
+}
+
 // userDetail is users show --json: the user and their keys.
 type userDetail struct {
 	admin.UserView
@@ -380,22 +392,11 @@ func usersShow(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("users show", stderr)
 	bf := addBackendFlags(fs)
 	asJSON := fs.Bool("json", false, "print the user and their keys as JSON")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError(fs, "give one user (ID, subject or email; tollgate users list shows them)")
-	}
-	b, closeB, err := bf.open()
+	ctx, b, id, closeB, err := openOne(fs, bf, args, resolveUser)
 	if err != nil {
 		return err
 	}
 	defer closeB()
-	ctx := adminContext()
-	id, err := resolveUser(ctx, b, fs.Arg(0))
-	if err != nil {
-		return err
-	}
 	u, err := b.User(ctx, id)
 	if err != nil {
 		return err
@@ -408,18 +409,14 @@ func usersShow(args []string, stdout, stderr io.Writer) error {
 		return printJSON(stdout, userDetail{UserView: u, Keys: keys.Data})
 	}
 	models := cmp.Or(strings.Join(u.Models, ","), "* (as their teams allow)")
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	for _, row := range [][2]string{{"ID", u.ID}, {"Subject", u.Subject}, {"Email", cmp.Or(u.Email, "-")}, {"Name", cmp.Or(u.Name, "-")},
+	if err := printFields(stdout, [][2]string{{"ID", u.ID}, {"Subject", u.Subject}, {"Email", cmp.Or(u.Email, "-")}, {"Name", cmp.Or(u.Name, "-")},
 		{"Teams", teamNames(u) + " (* primary)"}, {"Models", models},
 		{"Limits", cmp.Or(strings.Join(admin.LimitWords(u.Limits), ", "), "-")}, {"Status", userStatus(u)}, {"Source", u.Source},
-		{"Created", shortTime(&u.CreatedAt)}, {"Last seen", shortTime(u.LastSeenAt)}} {
-		fmt.Fprintf(tw, "%s:\t%s\n", row[0], printable(row[1]))
-	}
-	if err := tw.Flush(); err != nil {
+		{"Created", shortTime(&u.CreatedAt)}, {"Last seen", shortTime(u.LastSeenAt)}}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nKeys (%d):\n", len(keys.Data))
-	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, k := range keys.Data {
 		status := "active"
 		if k.Revoked {
