@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,9 @@ import (
 const maxBody = 1 << 20
 
 // Handler serves the admin API under /admin/. Only the master key may use
-// it: a virtual key gets 403, anything else 401.
+// it: a virtual key gets 403, anything else 401. Its changes are audited
+// as the master key's, unless the request's context names another actor
+// (WithActor).
 func Handler(s *Service, a *auth.Authenticator) http.Handler {
 	h := &handler{s: s}
 	mux := http.NewServeMux()
@@ -29,6 +32,24 @@ func Handler(s *Service, a *auth.Authenticator) http.Handler {
 		http.MethodGet: h.listKeys, http.MethodPost: h.createKey}))
 	mux.HandleFunc("/admin/keys/{id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
 		http.MethodGet: h.getKey, http.MethodPatch: h.patchKey, http.MethodDelete: h.revokeKey}))
+	mux.HandleFunc("/admin/users", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.listUsers, http.MethodPost: h.createUser}))
+	mux.HandleFunc("/admin/users/{id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: byID(s.User), http.MethodPatch: h.patchUser, http.MethodDelete: byID(s.DeleteUser)}))
+	mux.HandleFunc("/admin/users/{id}/keys", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: byID(s.UserKeys)}))
+	mux.HandleFunc("/admin/teams", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.listTeams, http.MethodPost: h.createTeam}))
+	mux.HandleFunc("/admin/teams/{id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: byID(s.Team), http.MethodPatch: h.patchTeam, http.MethodDelete: byID(s.DeleteTeam)}))
+	mux.HandleFunc("/admin/teams/{id}/members", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: byID(s.Members)}))
+	mux.HandleFunc("/admin/teams/{id}/members/{user_id}", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodPut: member(s.AddMember), http.MethodDelete: member(s.RemoveMember)}))
+	mux.HandleFunc("/admin/audit", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.audit}))
+	mux.HandleFunc("/admin/sessions", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
+		http.MethodGet: h.sessions}))
 	mux.HandleFunc("/admin/usage", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
 		http.MethodGet: h.usage}))
 	mux.HandleFunc("/admin/requests", h.methods(map[string]func(http.ResponseWriter, *http.Request) error{
@@ -44,7 +65,7 @@ func Handler(s *Service, a *auth.Authenticator) http.Handler {
 		case !p.Master:
 			writeError(w, &Error{Status: http.StatusForbidden, Type: "permission_error", Message: "the admin API takes the master key; virtual keys may not use it"})
 		default:
-			mux.ServeHTTP(w, r)
+			mux.ServeHTTP(w, withOrigin(w, r))
 		}
 	})
 }
@@ -74,7 +95,7 @@ type handler struct{ s *Service }
 // envelope, and renders a returned error.
 func (h *handler) methods(m map[string]func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	var allowed []string
-	for _, meth := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+	for _, meth := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		if m[meth] != nil {
 			allowed = append(allowed, meth)
 		}
@@ -112,6 +133,21 @@ func (h *handler) createKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) listKeys(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := onlyParams(q, "user_id"); err != nil {
+		return err
+	}
+	if q.Has("user_id") {
+		l, err := h.s.UserKeys(r.Context(), q.Get("user_id"))
+		var e *Error
+		if errors.As(err, &e) && e.Status == http.StatusNotFound {
+			return invalid("user_id: no user with id %q", q.Get("user_id"))
+		}
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, l)
+	}
 	l, err := h.s.Keys(r.Context())
 	if err != nil {
 		return err
@@ -156,10 +192,16 @@ func (h *handler) patchKey(w http.ResponseWriter, r *http.Request) error {
 		case "model_limits":
 			p.ModelLimits = new(map[string]limit.Limits)
 			err = jsonx.UnmarshalStrict(v, p.ModelLimits)
+		case "user_id":
+			p.UserID = new(string) // null: none
+			err = jsonx.Unmarshal(v, p.UserID)
+		case "team_id":
+			p.TeamID = new(string)
+			err = jsonx.Unmarshal(v, p.TeamID)
 		case "revoked":
 			return invalid("revoked: revoke a key with DELETE /admin/keys/{id}; revocation cannot be undone")
 		default:
-			return invalid("unknown field %q; a key's name, models, metadata, expires_at, limits and model_limits can be changed", name)
+			return invalid("unknown field %q; a key's name, models, metadata, expires_at, limits, model_limits, user_id and team_id can be changed", name)
 		}
 		if err != nil {
 			_, msg := jsonx.ExplainAt(name, err)
@@ -183,7 +225,7 @@ func (h *handler) revokeKey(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) usage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	if err := onlyParams(q, "since", "until", "group_by", "key"); err != nil {
+	if err := onlyParams(q, "since", "until", "group_by", "key", "user_id", "team_id"); err != nil {
 		return err
 	}
 	now := h.s.now()
@@ -199,7 +241,8 @@ func (h *handler) usage(w http.ResponseWriter, r *http.Request) error {
 	if group == "" {
 		group = store.ByModel
 	}
-	rep, err := h.s.Usage(r.Context(), UsageQuery{Since: since, Until: until, GroupBy: group, KeyID: q.Get("key")})
+	rep, err := h.s.Usage(r.Context(), UsageQuery{Since: since, Until: until, GroupBy: group, KeyID: q.Get("key"),
+		UserID: q.Get("user_id"), TeamID: q.Get("team_id")})
 	if err != nil {
 		return err
 	}
@@ -208,10 +251,11 @@ func (h *handler) usage(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) requests(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	if err := onlyParams(q, "limit", "key", "model", "status", "lane", "after_id"); err != nil {
+	if err := onlyParams(q, "limit", "key", "model", "status", "lane", "after_id", "user_id", "team_id", "session_id"); err != nil {
 		return err
 	}
-	rq := RequestQuery{KeyID: q.Get("key"), Model: q.Get("model"), Lane: q.Get("lane"), AfterID: q.Get("after_id")}
+	rq := RequestQuery{KeyID: q.Get("key"), Model: q.Get("model"), Lane: q.Get("lane"), AfterID: q.Get("after_id"),
+		UserID: q.Get("user_id"), TeamID: q.Get("team_id"), SessionID: q.Get("session_id")}
 	for _, p := range []struct {
 		name string
 		dst  *int
@@ -232,6 +276,65 @@ func (h *handler) requests(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, page)
+}
+
+func (h *handler) audit(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := onlyParams(q, "actor_id", "action", "target_id", "since", "until", "before", "limit"); err != nil {
+		return err
+	}
+	aq := AuditQuery{ActorID: q.Get("actor_id"), Action: q.Get("action"), TargetID: q.Get("target_id")}
+	var err error
+	if aq.Since, aq.Until, aq.Limit, err = h.window(q); err != nil {
+		return err
+	}
+	if v := q.Get("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return invalid("before: %q is not an event id (a positive integer)", v)
+		}
+		aq.Before = n
+	}
+	page, err := h.s.Audit(r.Context(), aq)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+func (h *handler) sessions(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := onlyParams(q, "user_id", "team_id", "key_id", "since", "until", "limit"); err != nil {
+		return err
+	}
+	sq := SessionQuery{UserID: q.Get("user_id"), TeamID: q.Get("team_id"), KeyID: q.Get("key_id")}
+	var err error
+	if sq.Since, sq.Until, sq.Limit, err = h.window(q); err != nil {
+		return err
+	}
+	l, err := h.s.Sessions(r.Context(), sq)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, l)
+}
+
+// window reads since and until (zero when absent) and limit (0 when
+// absent).
+func (h *handler) window(q url.Values) (since, until time.Time, limit int, err error) {
+	now := h.s.now()
+	if since, err = ParseTime(q.Get("since"), now, time.Time{}); err != nil {
+		return since, until, 0, invalid("since: %v", err)
+	}
+	if until, err = ParseTime(q.Get("until"), now, time.Time{}); err != nil {
+		return since, until, 0, invalid("until: %v", err)
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > MaxPage {
+			return since, until, 0, invalid("limit: must be between 1 and %d", MaxPage)
+		}
+	}
+	return since, until, limit, nil
 }
 
 // ParseTime reads a time parameter: RFC 3339, a date (UTC midnight), or a

@@ -21,7 +21,7 @@ func TestAdminBodyErrorsNameNoGoInternals(t *testing.T) {
 	tests := []struct {
 		method, body, want string
 	}{
-		{"POST", `{"name":"a","modles":["e"]}`, `unknown field "modles"; expected one of name, models, expires_at, metadata, limits, model_limits`},
+		{"POST", `{"name":"a","modles":["e"]}`, `unknown field "modles"; expected one of name, models, expires_at, metadata, limits, model_limits, user_id, team_id`},
 		{"POST", `{"name":"a","expires_at":"tomorrow"}`, "expires_at: " + rfc3339},
 		{"POST", `{"name":`, "name: invalid JSON at byte 8: unexpected end of input"},
 		{"POST", `{"name":"a"} x`, "invalid JSON at byte 13: invalid character 'x' after top-level value"},

@@ -1,6 +1,8 @@
-// Package admin manages virtual keys and reads the usage ledger: the
-// service behind the admin API (/admin/…) and the CLI's keys and usage
-// commands, which call it directly on a database or over HTTP.
+// Package admin manages virtual keys, users and teams, keeps the audit
+// log of their changes and reads the usage ledger: the service behind
+// the admin API (/admin/…) and the CLI's keys, users, teams, audit, usage
+// and sessions commands, which call it directly on a database or over
+// HTTP.
 package admin
 
 import (
@@ -86,9 +88,13 @@ func (s *Service) CreateKey(ctx context.Context, req CreateKey) (KeyView, error)
 	if err != nil {
 		return KeyView{}, err
 	}
+	if err := s.checkOwner(ctx, req.UserID, req.TeamID); err != nil {
+		return KeyView{}, err
+	}
 	secret, hash, prefix := auth.NewSecret()
 	k := store.Key{ID: auth.NewKeyID(), Name: req.Name, Hash: hash, Prefix: prefix, Models: req.Models,
-		Metadata: meta, CreatedAt: now, ExpiresAt: req.ExpiresAt, Limits: limits, ModelLimits: modelLimits}
+		Metadata: meta, CreatedAt: now, ExpiresAt: req.ExpiresAt, Limits: limits, ModelLimits: modelLimits,
+		UserID: req.UserID, TeamID: req.TeamID}
 	if err := s.store.CreateKey(ctx, k); err != nil {
 		return KeyView{}, err
 	}
@@ -96,6 +102,7 @@ func (s *Service) CreateKey(ctx context.Context, req CreateKey) (KeyView, error)
 		s.keys.Known(hash)
 	}
 	s.log.Info("admin: key created", "key_id", k.ID, "name", k.Name, "prefix", k.Prefix)
+	s.audit(ctx, ActionKeyCreated, "key", k.ID, map[string]any{"name": k.Name, "prefix": k.Prefix, "user_id": k.UserID, "team_id": k.TeamID})
 	v := keyView(k)
 	v.Key = secret
 	return v, nil
@@ -138,6 +145,8 @@ type KeyPatch struct {
 	// Limits and ModelLimits replace the key's as a whole.
 	Limits      *limit.Limits
 	ModelLimits *map[string]limit.Limits
+	// UserID and TeamID set the key's user and team; "" removes one.
+	UserID, TeamID *string
 }
 
 // UpdateKey changes a key's name, models, metadata or expiry.
@@ -188,6 +197,26 @@ func (s *Service) UpdateKey(ctx context.Context, id string, p KeyPatch) (KeyView
 			u.ModelLimits = ml
 		}
 	}
+	if p.UserID != nil || p.TeamID != nil {
+		cur, err := s.store.KeyByID(ctx, id)
+		if store.IsNotFound(err) {
+			return KeyView{}, notFound("key", id)
+		}
+		if err != nil {
+			return KeyView{}, err
+		}
+		user, team := cur.UserID, cur.TeamID
+		if p.UserID != nil {
+			user = *p.UserID
+		}
+		if p.TeamID != nil {
+			team = *p.TeamID
+		}
+		if err := s.checkOwner(ctx, user, team); err != nil {
+			return KeyView{}, err
+		}
+		u.UserID, u.TeamID = p.UserID, p.TeamID
+	}
 	k, err := s.store.UpdateKey(ctx, id, u)
 	if store.IsNotFound(err) {
 		return KeyView{}, notFound("key", id)
@@ -197,6 +226,7 @@ func (s *Service) UpdateKey(ctx context.Context, id string, p KeyPatch) (KeyView
 	}
 	s.invalidate(id)
 	s.log.Info("admin: key updated", "key_id", id)
+	s.audit(ctx, ActionKeyUpdated, "key", id, p.changed())
 	return keyView(k), nil
 }
 
@@ -216,7 +246,23 @@ func (s *Service) RevokeKey(ctx context.Context, id string) (KeyView, error) {
 	}
 	s.invalidate(id)
 	s.log.Info("admin: key revoked", "key_id", id, "name", k.Name)
+	s.audit(ctx, ActionKeyRevoked, "key", id, map[string]any{"name": k.Name})
 	return keyView(k), nil
+}
+
+// changed lists the fields a patch sets, for its audit event.
+func (p KeyPatch) changed() map[string]any {
+	var fields []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"name", p.Name != nil}, {"models", p.Models != nil}, {"metadata", p.Metadata != nil}, {"expires_at", p.ExpiresAt != nil},
+		{"limits", p.Limits != nil}, {"model_limits", p.ModelLimits != nil}, {"user_id", p.UserID != nil}, {"team_id", p.TeamID != nil}} {
+		if f.set {
+			fields = append(fields, f.name)
+		}
+	}
+	return map[string]any{"fields": fields}
 }
 
 func (s *Service) invalidate(id string) {
@@ -326,7 +372,8 @@ func (s *Service) checkLimits(own limit.Limits, per map[string]limit.Limits) (li
 func keyView(k store.Key) KeyView {
 	v := KeyView{ID: k.ID, Object: "key", Name: k.Name, Prefix: k.Prefix, Models: nonNil(k.Models),
 		Metadata: jsontext.Value(k.Metadata), CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt,
-		LastUsedAt: k.LastUsedAt, Revoked: k.Revoked, ModelLimits: map[string]limit.Limits{}}
+		LastUsedAt: k.LastUsedAt, Revoked: k.Revoked, ModelLimits: map[string]limit.Limits{},
+		UserID: nullable(k.UserID), TeamID: nullable(k.TeamID)}
 	// Stored by checkLimits; an unreadable value shows as none.
 	if len(k.Limits) > 0 {
 		jsonx.Unmarshal(k.Limits, &v.Limits)
@@ -335,6 +382,14 @@ func keyView(k store.Key) KeyView {
 		jsonx.Unmarshal(k.ModelLimits, &v.ModelLimits)
 	}
 	return v
+}
+
+// nullable is s, or nil for "" (null in JSON).
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func nonNil(s []string) []string {
@@ -349,12 +404,16 @@ type UsageQuery struct {
 	Since, Until time.Time
 	GroupBy      store.GroupBy
 	KeyID        string
+	// UserID and TeamID keep a user's, a team's records.
+	UserID, TeamID string
 }
 
 // Usage sums the ledger by group over [Since, Until).
 func (s *Service) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) {
-	if err := checkParam("key", q.KeyID); err != nil {
-		return UsageReport{}, err
+	for _, p := range []struct{ name, v string }{{"key", q.KeyID}, {"user_id", q.UserID}, {"team_id", q.TeamID}} {
+		if err := checkParam(p.name, p.v); err != nil {
+			return UsageReport{}, err
+		}
 	}
 	for _, t := range []struct {
 		name string
@@ -368,11 +427,12 @@ func (s *Service) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) 
 		return UsageReport{}, invalid("since (%s) must be before until (%s)", q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
 	}
 	switch q.GroupBy {
-	case store.ByModel, store.ByKey, store.ByDay, store.ByProvider:
+	case store.ByModel, store.ByKey, store.ByDay, store.ByProvider, store.ByUser, store.ByTeam, store.BySession:
 	default:
-		return UsageReport{}, invalid("group_by: %q is not one of model, key, day, provider", q.GroupBy)
+		return UsageReport{}, invalid("group_by: %q is not one of model, key, day, provider, user, team, session", q.GroupBy)
 	}
-	groups, err := s.store.Usage(ctx, store.UsageFilter{Since: q.Since, Until: q.Until, GroupBy: q.GroupBy, KeyID: q.KeyID})
+	groups, err := s.store.Usage(ctx, store.UsageFilter{Since: q.Since, Until: q.Until, GroupBy: q.GroupBy, KeyID: q.KeyID,
+		UserID: q.UserID, TeamID: q.TeamID})
 	if err != nil {
 		return UsageReport{}, err
 	}
@@ -426,6 +486,9 @@ type RequestQuery struct {
 	Status  int
 	Lane    string // passthrough, translated or none (store.Lanes)
 	AfterID string
+	// UserID, TeamID and SessionID keep a user's, a team's, an agent
+	// session's records.
+	UserID, TeamID, SessionID string
 }
 
 // MaxPage is the largest page of records.
@@ -433,7 +496,8 @@ const MaxPage = 1000
 
 // Requests pages the ledger, newest first.
 func (s *Service) Requests(ctx context.Context, q RequestQuery) (RequestPage, error) {
-	for _, p := range []struct{ name, v string }{{"key", q.KeyID}, {"model", q.Model}, {"after_id", q.AfterID}} {
+	for _, p := range []struct{ name, v string }{{"key", q.KeyID}, {"model", q.Model}, {"after_id", q.AfterID},
+		{"user_id", q.UserID}, {"team_id", q.TeamID}, {"session_id", q.SessionID}} {
 		if err := checkParam(p.name, p.v); err != nil {
 			return RequestPage{}, err
 		}
@@ -455,7 +519,7 @@ func (s *Service) Requests(ctx context.Context, q RequestQuery) (RequestPage, er
 		}
 	}
 	recs, err := s.store.Requests(ctx, store.RequestFilter{KeyID: q.KeyID, Model: q.Model, Status: q.Status, Lane: q.Lane,
-		AfterID: q.AfterID, Limit: q.Limit + 1})
+		AfterID: q.AfterID, Limit: q.Limit + 1, UserID: q.UserID, TeamID: q.TeamID, SessionID: q.SessionID})
 	if err != nil {
 		return RequestPage{}, err
 	}
@@ -480,7 +544,8 @@ func recordView(r store.Request) RequestRecord {
 			Output: r.Output, Reasoning: r.Reasoning},
 		CostNanoUSD: r.CostNanoUSD, LatencyMS: r.LatencyMS, TTFBMS: r.TTFBMS, UpstreamMS: r.UpstreamMS,
 		OverheadMS: r.OverheadMS, ClientIP: r.ClientIP, UserAgent: r.UserAgent, Attempts: jsonx.Value("[]"),
-		UsageEstimated: r.UsageEstimated, CacheSavingsNanoUSD: r.CacheSavingsNano}
+		UsageEstimated: r.UsageEstimated, CacheSavingsNanoUSD: r.CacheSavingsNano,
+		UserID: nullable(r.UserID), TeamID: nullable(r.TeamID), SessionID: nullable(r.SessionID)}
 	if r.Attempts != "" {
 		v.Attempts = jsonx.Value(r.Attempts)
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/tollgate/tollgate/internal/provider"
 )
 
-// backend is what the keys and usage commands act on: the database named
+// backend is what the admin commands act on: the database named
 // in the configuration (admin.Service) or a running gateway's admin API.
 type backend interface {
 	CreateKey(ctx context.Context, req admin.CreateKey) (admin.KeyView, error)
@@ -29,6 +29,7 @@ type backend interface {
 	UpdateKey(ctx context.Context, id string, p admin.KeyPatch) (admin.KeyView, error)
 	RevokeKey(ctx context.Context, id string) (admin.KeyView, error)
 	Usage(ctx context.Context, q admin.UsageQuery) (admin.UsageReport, error)
+	peopleBackend
 }
 
 // backendFlags are the flags every admin command takes.
@@ -190,6 +191,12 @@ func (r *remote) UpdateKey(ctx context.Context, id string, p admin.KeyPatch) (ad
 	if p.ModelLimits != nil {
 		body["model_limits"] = *p.ModelLimits
 	}
+	if p.UserID != nil {
+		body["user_id"] = *p.UserID
+	}
+	if p.TeamID != nil {
+		body["team_id"] = *p.TeamID
+	}
 	var k admin.KeyView
 	return k, r.do(ctx, http.MethodPatch, "/admin/keys/"+url.PathEscape(id), body, &k)
 }
@@ -204,6 +211,12 @@ func (r *remote) Usage(ctx context.Context, q admin.UsageQuery) (admin.UsageRepo
 		"group_by": {string(q.GroupBy)}}
 	if q.KeyID != "" {
 		v.Set("key", q.KeyID)
+	}
+	if q.UserID != "" {
+		v.Set("user_id", q.UserID)
+	}
+	if q.TeamID != "" {
+		v.Set("team_id", q.TeamID)
 	}
 	var rep admin.UsageReport
 	return rep, r.do(ctx, http.MethodGet, "/admin/usage?"+v.Encode(), nil, &rep)

@@ -23,12 +23,19 @@ Usage:
   tollgate check-config [--config FILE]               validate a config and print its routes
   tollgate migrate [--config FILE]                    apply database migrations and exit
   tollgate keys create|update|list|revoke …           manage virtual keys (tollgate keys help)
-  tollgate usage [--since 24h] [--by model|key|day|provider] [--key NAME] [--format table|json|csv]
-                                                      sum tokens and cost from the usage ledger
+  tollgate users list|show|create|update|disable|enable|delete …
+                                                      manage people (tollgate users help)
+  tollgate teams list|show|create|update|delete|add-member|remove-member …
+                                                      manage teams and their members (tollgate teams help)
+  tollgate audit [--actor ID] [--action A] [--since 7d] [--limit 50]
+                                                      read the audit log: who changed what
+  tollgate usage [--since 24h] [--by model|key|day|provider|user|team|session] [--key NAME] [--user U] [--team T]
+                [--format table|json|csv]             sum tokens and cost from the usage ledger
+  tollgate sessions [--user U] [--team T] [--since 7d] list agent sessions with their cost and cache use
   tollgate prices check FILE                          validate a price file (LiteLLM's format) and list its prices
   tollgate version                                    print the version and build
 
-keys and usage act on the database of --config FILE (default $TOLLGATE_CONFIG, else
+keys, users, teams, audit, usage and sessions act on the database of --config FILE (default $TOLLGATE_CONFIG, else
 ./tollgate.db), or on a running gateway with --url URL --admin-key KEY
 (default $TOLLGATE_URL and $TOLLGATE_MASTER_KEY).
 
@@ -56,6 +63,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = keys(args[1:], stdout, stderr)
 	case "usage":
 		err = usageCmd(args[1:], stdout, stderr)
+	case "users":
+		err = users(args[1:], stdout, stderr)
+	case "teams":
+		err = teams(args[1:], stdout, stderr)
+	case "audit":
+		err = auditCmd(args[1:], stdout, stderr)
+	case "sessions":
+		err = sessionsCmd(args[1:], stdout, stderr)
 	case "prices":
 		err = pricesCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
@@ -94,15 +109,31 @@ func exitCode(err error, stdout, stderr io.Writer) int {
 
 // synopses head each command's help.
 var synopses = map[string]string{
-	"serve":        "tollgate serve [--config FILE] [--addr HOST:PORT]\n\nRun the gateway until SIGINT or SIGTERM, then drain in-flight requests.",
-	"check-config": "tollgate check-config [--config FILE]\n\nValidate a configuration and print its models, targets and limits (secrets masked);\nwarn, on stderr, of the targets nothing prices.",
-	"migrate":      "tollgate migrate [--config FILE]\n\nApply the database migrations and exit (serve applies them too).",
-	"keys create":  "tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [LIMITS] [--json]\n\nCreate a virtual key and print it (once: only its hash is stored).",
-	"keys update":  "tollgate keys update ID [--name NAME] [--models a,b] [--expires 720h|never] [LIMITS] [--json]\n\nChange a virtual key; flags not given are left as they are.",
-	"keys list":    "tollgate keys list [--json]\n\nList the virtual keys.",
-	"keys revoke":  "tollgate keys revoke ID\n\nRevoke a virtual key: it is refused from then on (gateways notice within a few seconds).",
-	"prices check": "tollgate prices check FILE [--model ID]\n\nRead a price file in LiteLLM's model_prices_and_context_window.json format and list what it prices, per million tokens;\nentries it cannot use are listed on stderr. Exit code 1 when the file prices nothing.",
-	"usage":        "tollgate usage [--since 24h] [--by model|key|day|provider] [--key NAME] [--format table|json|csv]\n\nSum tokens and cost from the usage ledger.",
+	"serve":               "tollgate serve [--config FILE] [--addr HOST:PORT]\n\nRun the gateway until SIGINT or SIGTERM, then drain in-flight requests.",
+	"check-config":        "tollgate check-config [--config FILE]\n\nValidate a configuration and print its models, targets and limits (secrets masked);\nwarn, on stderr, of the targets nothing prices.",
+	"migrate":             "tollgate migrate [--config FILE]\n\nApply the database migrations and exit (serve applies them too).",
+	"keys create":         "tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [--user USER [--team TEAM]] [LIMITS] [--json]\n\nCreate a virtual key and print it (once: only its hash is stored).",
+	"keys update":         "tollgate keys update ID [--name NAME] [--models a,b] [--expires 720h|never] [--user USER|none] [--team TEAM|none] [LIMITS] [--json]\n\nChange a virtual key; flags not given are left as they are.",
+	"keys list":           "tollgate keys list [--json]\n\nList the virtual keys.",
+	"keys revoke":         "tollgate keys revoke ID\n\nRevoke a virtual key: it is refused from then on (gateways notice within a few seconds).",
+	"users list":          "tollgate users list [--team TEAM] [--query TEXT] [--json]\n\nList the users.",
+	"users show":          "tollgate users show USER [--json]\n\nShow a user (ID, subject or email), their teams and their keys.",
+	"users create":        "tollgate users create --subject SUBJECT [--email E] [--name N] [--team TEAM] [--models a,b] [--admin] [LIMITS] [--json]\n\nCreate a user; --team makes them a member of their primary team.",
+	"users update":        "tollgate users update USER [--email E] [--name N] [--team TEAM|none] [--models a,b|*] [--admin=true|false] [LIMITS] [--json]\n\nChange a user; flags not given are left as they are.",
+	"users disable":       "tollgate users disable USER\n\nDisable a user: their sign-in tokens are revoked and they are refused until enabled.",
+	"users enable":        "tollgate users enable USER\n\nEnable a disabled user; they sign in again.",
+	"users delete":        "tollgate users delete USER\n\nDelete a user and their memberships, and revoke their keys and sign-in tokens. Their usage records stay.",
+	"teams list":          "tollgate teams list [--json]\n\nList the teams.",
+	"teams show":          "tollgate teams show TEAM [--json]\n\nShow a team (ID or name) and its members.",
+	"teams create":        "tollgate teams create --name NAME [--idp-groups a,b] [--models a,b] [--managed-settings FILE] [LIMITS [--per-member]] [--json]\n\nCreate a team.",
+	"teams update":        "tollgate teams update TEAM [--name NAME] [--idp-groups a,b] [--models a,b|*] [--managed-settings FILE|none] [LIMITS [--per-member]] [--json]\n\nChange a team; flags not given are left as they are. Teams of the configuration file are changed there.",
+	"teams delete":        "tollgate teams delete TEAM\n\nDelete a team and its memberships.",
+	"teams add-member":    "tollgate teams add-member TEAM USER\n\nMake a user a member of a team (sign-ins leave the membership alone).",
+	"teams remove-member": "tollgate teams remove-member TEAM USER\n\nEnd a user's membership of a team.",
+	"audit":               "tollgate audit [--actor ID] [--action A] [--target ID] [--since 7d] [--until T] [--limit 50] [--before ID] [--json]\n\nList the audit log, newest first: who created, changed or revoked keys, users and teams, and who signed in.",
+	"prices check":        "tollgate prices check FILE [--model ID]\n\nRead a price file in LiteLLM's model_prices_and_context_window.json format and list what it prices, per million tokens;\nentries it cannot use are listed on stderr. Exit code 1 when the file prices nothing.",
+	"usage":               "tollgate usage [--since 24h] [--by model|key|day|provider|user|team|session] [--key NAME] [--user USER] [--team TEAM] [--format table|json|csv]\n\nSum tokens and cost from the usage ledger.",
+	"sessions":            "tollgate sessions [--user USER] [--team TEAM] [--key NAME] [--since 7d] [--until T] [--limit 50] [--json]\n\nList agent sessions (the session ids clients such as Claude Code send), the most recently active first,\nwith their requests, tokens, cost and the share of their prompt read from the cache.",
 }
 
 // newFlagSet is a command's flag set. It prints nothing itself: parse

@@ -18,8 +18,8 @@ import (
 )
 
 const keysUsage = `Usage:
-  tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [LIMITS] [--json]
-  tollgate keys update ID [--name NAME] [--models a,b] [--expires 720h|never] [--metadata JSON] [LIMITS] [--json]
+  tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [--user USER [--team TEAM]] [LIMITS] [--json]
+  tollgate keys update ID [--name NAME] [--models a,b] [--expires 720h|never] [--metadata JSON] [--user USER|none] [--team TEAM|none] [LIMITS] [--json]
   tollgate keys list [--json]
   tollgate keys revoke ID
 
@@ -59,6 +59,8 @@ func keysCreate(args []string, stdout, stderr io.Writer) error {
 	models := fs.String("models", "", "comma-separated models or aliases the key may use (default: all)")
 	expires := fs.String("expires", "", "lifetime, such as 720h or 30d (default: never expires)")
 	metadata := fs.String("metadata", "", "a JSON object stored with the key")
+	user := fs.String("user", "", "the user the key belongs to (their ID, subject or email)")
+	team := fs.String("team", "", "the team the key's usage is charged to (its ID or name); the user must be a member")
 	lf := addLimitFlags(fs)
 	asJSON := fs.Bool("json", false, "print the key as JSON")
 	if err := parseFlags(fs, args); err != nil {
@@ -99,7 +101,18 @@ func keysCreate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeB()
-	k, err := b.CreateKey(context.Background(), req)
+	ctx := adminContext()
+	if *user != "" {
+		if req.UserID, err = resolveUser(ctx, b, *user); err != nil {
+			return err
+		}
+	}
+	if *team != "" {
+		if req.TeamID, err = resolveTeam(ctx, b, *team); err != nil {
+			return err
+		}
+	}
+	k, err := b.CreateKey(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -117,6 +130,8 @@ func keysUpdate(args []string, stdout, stderr io.Writer) error {
 	models := fs.String("models", "", "comma-separated models or aliases the key may use (\"*\": all)")
 	expires := fs.String("expires", "", "a new lifetime from now, such as 720h or 30d, or \"never\"")
 	metadata := fs.String("metadata", "", "a JSON object stored with the key, replacing its metadata")
+	user := fs.String("user", "", "the user the key belongs to (their ID, subject or email), or \"none\"")
+	team := fs.String("team", "", "the team the key's usage is charged to (its ID or name), or \"none\"")
 	lf := addLimitFlags(fs)
 	asJSON := fs.Bool("json", false, "print the key as JSON")
 	if err := parseFlags(fs, args); err != nil {
@@ -130,10 +145,27 @@ func keysUpdate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeB()
-	ctx := context.Background()
+	ctx := adminContext()
 	var p admin.KeyPatch
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, o := range []struct {
+		flag    string
+		v       string
+		dst     **string
+		resolve func(context.Context, backend, string) (string, error)
+	}{{"user", *user, &p.UserID, resolveUser}, {"team", *team, &p.TeamID, resolveTeam}} {
+		if !set[o.flag] {
+			continue
+		}
+		id := ""
+		if o.v != "none" && o.v != "" {
+			if id, err = o.resolve(ctx, b, o.v); err != nil {
+				return err
+			}
+		}
+		*o.dst = &id
+	}
 	if set["name"] {
 		p.Name = name
 	}
@@ -181,8 +213,9 @@ func keysUpdate(args []string, stdout, stderr io.Writer) error {
 			p.ModelLimits = &per
 		}
 	}
-	if p.Name == nil && p.Models == nil && p.Limits == nil && p.ModelLimits == nil && p.ExpiresAt == nil && p.Metadata == nil {
-		return usageError(fs, "nothing to change; give --name, --models, --expires, --metadata or a limit")
+	if p.Name == nil && p.Models == nil && p.Limits == nil && p.ModelLimits == nil && p.ExpiresAt == nil && p.Metadata == nil &&
+		p.UserID == nil && p.TeamID == nil {
+		return usageError(fs, "nothing to change; give --name, --models, --expires, --metadata, --user, --team or a limit")
 	}
 	k, err := b.UpdateKey(ctx, fs.Arg(0), p)
 	if err != nil {

@@ -27,8 +27,10 @@ func usageCmd(args []string, stdout, stderr io.Writer) error {
 	bf := addBackendFlags(fs)
 	since := fs.String("since", "24h", "start: a duration ago (24h, 7d), a date or an RFC 3339 time")
 	until := fs.String("until", "", "end (exclusive), in the same forms (default: now)")
-	by := fs.String("by", "model", "group by model, key, day (UTC) or provider")
+	by := fs.String("by", "model", "group by model, key, day (UTC), provider, user, team or session (agent sessions)")
 	key := fs.String("key", "", "only this key's requests (its name or ID)")
+	user := fs.String("user", "", "only this user's requests (their ID, subject or email)")
+	team := fs.String("team", "", "only the requests charged to this team (its ID or name)")
 	format := fs.String("format", "table", "table, json or csv")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -67,8 +69,22 @@ func usageCmd(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("usage: --key %q: %w in %s", *key, err, databaseName(bf))
 		}
 	}
-	rep, err := b.Usage(ctx, admin.UsageQuery{Since: s, Until: u, GroupBy: store.GroupBy(*by), KeyID: keyID})
+	q := admin.UsageQuery{Since: s, Until: u, GroupBy: store.GroupBy(*by), KeyID: keyID}
+	if *user != "" {
+		if q.UserID, err = resolveUser(ctx, b, *user); err != nil {
+			return fmt.Errorf("usage: --user %q: %w", *user, err)
+		}
+	}
+	if *team != "" {
+		if q.TeamID, err = resolveTeam(ctx, b, *team); err != nil {
+			return fmt.Errorf("usage: --team %q: %w", *team, err)
+		}
+	}
+	rep, err := b.Usage(ctx, q)
 	if err != nil {
+		return err
+	}
+	if err := names.addPeople(ctx, b, q.GroupBy); err != nil {
 		return err
 	}
 	if rep.GroupBy == string(store.ByKey) {
@@ -89,17 +105,50 @@ func usageCmd(args []string, stdout, stderr io.Writer) error {
 	case "csv":
 		return usageCSV(stdout, rep, names)
 	}
-	forKey := ""
+	var of []string
 	if keyID != "" {
-		forKey = names.label(keyID)
+		of = append(of, "key "+names.label(keyID))
 	}
-	return usageTable(stdout, rep, names, forKey)
+	if q.UserID != "" {
+		of = append(of, "user "+*user)
+	}
+	if q.TeamID != "" {
+		of = append(of, "team "+*team)
+	}
+	return usageTable(stdout, rep, names, strings.Join(of, ", "))
 }
 
 // keyNames names keys by id, for usage by key and --key.
 type keyNames struct {
 	byID   map[string]admin.KeyView
 	byName map[string][]admin.KeyView
+	// people labels the groups of usage by user (subjects) and by team
+	// (names).
+	people map[string]string
+}
+
+// addPeople reads the labels of usage by user or by team.
+func (n *keyNames) addPeople(ctx context.Context, b backend, by store.GroupBy) error {
+	n.people = map[string]string{}
+	switch by {
+	case store.ByUser:
+		l, err := b.Users(ctx, admin.UserQuery{})
+		if err != nil {
+			return err
+		}
+		for _, u := range l.Data {
+			n.people[u.ID] = u.Subject
+		}
+	case store.ByTeam:
+		l, err := b.Teams(ctx)
+		if err != nil {
+			return err
+		}
+		for _, t := range l.Data {
+			n.people[t.ID] = t.Name
+		}
+	}
+	return nil
 }
 
 func newKeyNames(keys []admin.KeyView) keyNames {
@@ -207,10 +256,14 @@ func databaseName(f backendFlags) string {
 // the JSON leave their group empty.
 const noProvider = "(no provider)"
 
-func usageTable(w io.Writer, rep admin.UsageReport, names keyNames, forKey string) error {
+// noneOf labels, in the table, the requests of no user, team or agent
+// session.
+var noneOf = map[string]string{string(store.ByUser): "(no user)", string(store.ByTeam): "(no team)", string(store.BySession): "(no session)"}
+
+func usageTable(w io.Writer, rep admin.UsageReport, names keyNames, of string) error {
 	fmt.Fprintf(w, "Usage from %s to %s, by %s", rep.Since.Format(time.RFC3339), rep.Until.Format(time.RFC3339), rep.GroupBy)
-	if forKey != "" {
-		fmt.Fprintf(w, ", of key %s", printable(forKey))
+	if of != "" {
+		fmt.Fprintf(w, ", of %s", printable(of))
 	}
 	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -223,6 +276,10 @@ func usageTable(w io.Writer, rep admin.UsageReport, names keyNames, forKey strin
 			group = names.label(group)
 		case rep.GroupBy == string(store.ByProvider) && group == "":
 			group = noProvider
+		case group == "" && noneOf[rep.GroupBy] != "":
+			group = noneOf[rep.GroupBy]
+		case names.people[group] != "":
+			group = names.people[group] + " (" + group + ")"
 		}
 		t := g.Tokens
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", printable(group), g.Requests, g.Errors, t.Input, t.CacheRead,

@@ -1,8 +1,11 @@
 // Package console is the operator console served by the gateway at
-// /console/: keys, usage, the request log, routes and limits, in server
-// rendered HTML (html/template, embedded; no script from elsewhere). The
-// master key signs in to all of it; a virtual key to a read-only view of
-// its own usage, requests and limits.
+// /console/: keys, usage, the request log, routes and limits, users,
+// teams, agent sessions and the audit log, in server rendered HTML
+// (html/template, embedded; no script from elsewhere). The master key
+// signs in to all of it, and so does a user who is an operator (signed in
+// through the identity provider); another user to their own usage,
+// requests, keys, sessions and limits; a virtual key to a read-only view
+// of its own usage, requests and limits.
 package console
 
 import (
@@ -57,7 +60,14 @@ type Options struct {
 	// TrustedProxies are the proxies whose X-Forwarded-Proto says
 	// whether the browser reached them over HTTPS.
 	TrustedProxies []netip.Prefix
+	// SSO says the identity service serves the browser sign-in at
+	// SSOPath: the sign-in page then offers it above the key form.
+	SSO bool
 }
+
+// SSOPath is where the identity service starts a browser sign-in at the
+// company's identity provider; it ends with Console.SignInUser.
+const SSOPath = "/oauth/console"
 
 // Console serves the console. It is safe for concurrent use.
 type Console struct {
@@ -94,12 +104,18 @@ func New(o Options) (*Console, error) {
 	c.mux.Handle("GET /console/requests", c.session(anyone, c.requests))
 	c.mux.Handle("GET /console/requests/{id}", c.session(anyone, c.request))
 	c.mux.Handle("GET /console/limits", c.session(anyone, c.limits))
-	c.mux.Handle("GET /console/keys", c.session(masterOnly, c.keys))
-	c.mux.Handle("POST /console/keys", c.session(masterOnly, c.createKey))
-	c.mux.Handle("GET /console/keys/{id}", c.session(masterOnly, c.keyForm))
+	c.mux.Handle("GET /console/keys", c.session(people, c.keys))
+	c.mux.Handle("POST /console/keys", c.session(people, c.createKey))
+	c.mux.Handle("GET /console/keys/{id}", c.session(people, c.keyForm))
 	c.mux.Handle("POST /console/keys/{id}", c.session(masterOnly, c.updateKey))
-	c.mux.Handle("POST /console/keys/{id}/revoke", c.session(masterOnly, c.revokeKey))
+	c.mux.Handle("POST /console/keys/{id}/revoke", c.session(people, c.revokeKey))
+	c.mux.Handle("GET /console/sessions", c.session(people, c.agentSessions))
 	c.mux.Handle("GET /console/routes", c.session(masterOnly, c.routes))
+	c.mux.Handle("GET /console/users", c.session(masterOnly, c.users))
+	c.mux.Handle("GET /console/users/{id}", c.session(masterOnly, c.user))
+	c.mux.Handle("GET /console/teams", c.session(masterOnly, c.teams))
+	c.mux.Handle("GET /console/teams/{id}", c.session(masterOnly, c.team))
+	c.mux.Handle("GET /console/audit", c.session(masterOnly, c.audit))
 	c.mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, http.StatusNotFound, "There is no such page.")
 	})

@@ -25,6 +25,7 @@ func (c *Console) keys(w http.ResponseWriter, r *http.Request, v *viewer) {
 	c.renderKeys(w, r, v, http.StatusOK, map[string]any{})
 }
 
+// A user who is not an operator sees and makes their own keys only.
 func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, v *viewer, status int, data map[string]any) {
 	l, err := c.svc().Keys(r.Context())
 	if err != nil {
@@ -34,9 +35,15 @@ func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, v *viewer, 
 	q := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("q")))
 	var shown []admin.KeyView
 	for _, k := range l.Data {
+		if !v.ownsKey(k) {
+			continue
+		}
 		if q == "" || strings.Contains(strings.ToLower(k.Name), q) || strings.Contains(k.ID, q) || strings.HasPrefix(k.Prefix, q) {
 			shown = append(shown, k)
 		}
+	}
+	if v.member() {
+		data["Rules"] = c.memberRules(r.Context(), v.User)
 	}
 	data["Keys"], data["Q"], data["Now"] = shown, q, c.o.Now()
 	c.render(w, r, status, "keys", v, data)
@@ -134,8 +141,15 @@ func (c *Console) expiry(s string) (set bool, at *time.Time, err error) {
 	return true, &t, nil
 }
 
+// createKey makes a key. A member's is theirs, charged to their primary
+// team, and within what they may use (memberRules).
 func (c *Console) createKey(w http.ResponseWriter, r *http.Request, v *viewer) {
 	name, models, expires, own, err := c.keyFields(r)
+	var rules memberRules
+	if err == nil && v.member() {
+		rules = c.memberRules(r.Context(), v.User)
+		models, own, err = rules.apply(models, own)
+	}
 	var at *time.Time
 	if err == nil {
 		_, at, err = c.expiry(expires)
@@ -144,6 +158,9 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, v *viewer) {
 		req := admin.CreateKey{Name: name, Models: models, ExpiresAt: at}
 		if !own.IsZero() {
 			req.Limits = &own
+		}
+		if v.member() {
+			req.UserID, req.TeamID = v.User.ID, rules.TeamID
 		}
 		var k admin.KeyView
 		if k, err = c.svc().CreateKey(r.Context(), req); err == nil {
@@ -156,6 +173,18 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, v *viewer) {
 	c.renderKeys(w, r, v, http.StatusBadRequest, map[string]any{"Error": errorText(err), "Form": r.PostForm})
 }
 
+// ownKey returns the key of the page's id when v may see it: any for an
+// operator, their own for a user; another's is not found, exactly like
+// a missing one.
+func (c *Console) ownKey(w http.ResponseWriter, r *http.Request, v *viewer) (admin.KeyView, bool) {
+	k, err := c.svc().Key(r.Context(), r.PathValue("id"))
+	if err != nil || !v.ownsKey(k) {
+		c.fail(w, r, v, http.StatusNotFound, "There is no such key.")
+		return admin.KeyView{}, false
+	}
+	return k, true
+}
+
 func errorText(err error) string {
 	if ae, ok := err.(*admin.Error); ok {
 		return ae.Message
@@ -164,9 +193,8 @@ func errorText(err error) string {
 }
 
 func (c *Console) keyForm(w http.ResponseWriter, r *http.Request, v *viewer) {
-	k, err := c.svc().Key(r.Context(), r.PathValue("id"))
-	if err != nil {
-		c.fail(w, r, v, http.StatusNotFound, "There is no such key.")
+	k, ok := c.ownKey(w, r, v)
+	if !ok {
 		return
 	}
 	q := r.URL.Query()
@@ -279,12 +307,11 @@ func (c *Console) updateKey(w http.ResponseWriter, r *http.Request, v *viewer) {
 // revokeKey revokes a key once its form's confirmation box is ticked, and
 // ends the key's console sessions.
 func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, v *viewer) {
-	id := r.PathValue("id")
-	k, err := c.svc().Key(r.Context(), id)
-	if err != nil {
-		c.fail(w, r, v, http.StatusNotFound, "There is no such key.")
+	k, ok := c.ownKey(w, r, v)
+	if !ok {
 		return
 	}
+	id := k.ID
 	if r.PostForm.Get("confirm") != "yes" {
 		c.renderKey(w, r, v, http.StatusBadRequest, k, map[string]any{"Error": "Tick the box to confirm: a revoked key cannot be restored."})
 		return

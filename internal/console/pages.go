@@ -29,15 +29,6 @@ var windows = []struct {
 	{"30d", 30 * 24 * time.Hour, 24 * time.Hour},
 }
 
-// ownKey is the key whose data a viewer may see: "" (every key) for the
-// master key.
-func (v *viewer) ownKey() string {
-	if v.Master {
-		return ""
-	}
-	return v.KeyID
-}
-
 func (c *Console) overview(w http.ResponseWriter, r *http.Request, v *viewer) {
 	win := windows[1]
 	for _, x := range windows {
@@ -49,21 +40,26 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, v *viewer) {
 	until := now.Truncate(win.Bucket).Add(win.Bucket) // the bars end with the current one
 	since := until.Add(-win.Span)
 	ctx := r.Context()
-	rep, err := c.svc().Usage(ctx, admin.UsageQuery{Since: since, Until: until, GroupBy: store.ByModel, KeyID: v.ownKey()})
+	own := v.own()
+	rep, err := c.usageOf(ctx, since, until, store.ByModel, own)
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	t, err := c.o.Store.Timings(ctx, v.ownKey(), since, until)
-	if err != nil {
-		c.storeFailed(w, r, v, err)
-		return
+	// The ledger's timings are sampled by key: a user's own are not
+	// told apart from everyone's, so a user sees none.
+	var t store.Timings
+	if own.UserID == "" {
+		if t, err = c.o.Store.Timings(ctx, own.KeyID, since, until); err != nil {
+			c.storeFailed(w, r, v, err)
+			return
+		}
 	}
 	// Bars over time, split by model: one usage query per bar, each over
 	// a short span (and, for whole hours, answered from roll-ups).
 	var bars []bar
 	for at := since; at.Before(until); at = at.Add(win.Bucket) {
-		b, err := c.svc().Usage(ctx, admin.UsageQuery{Since: at, Until: at.Add(win.Bucket), GroupBy: store.ByModel, KeyID: v.ownKey()})
+		b, err := c.usageOf(ctx, at, at.Add(win.Bucket), store.ByModel, own)
 		if err != nil {
 			c.storeFailed(w, r, v, err)
 			return
@@ -80,7 +76,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, v *viewer) {
 		"P50": store.Percentile(t.Latency, .5), "P95": store.Percentile(t.Latency, .95),
 		"TTFB50": store.Percentile(t.TTFB, .5), "TTFB95": store.Percentile(t.TTFB, .95),
 		"Over50": store.Percentile(t.Overhead, .5), "Over95": store.Percentile(t.Overhead, .95),
-		"Sampled": len(t.Latency),
+		"Sampled": len(t.Latency), "Timings": own.UserID == "",
 	}
 	m := pickMeasure(r.URL.Query().Get("measure"), tot)
 	data["Measures"], data["Measure"] = measures, m.Name
@@ -129,13 +125,21 @@ type usageParams struct {
 	UntilText    string
 	By           store.GroupBy
 	Measure      string // what the chart counts: requests, tokens or cost ("" picks)
+	// User and Team narrow an operator's view to one user's or team's
+	// records (ids); Scope is what the page reads.
+	User, Team string
+	Scope      scope
 }
 
 func (c *Console) usageParams(r *http.Request, v *viewer) (usageParams, error) {
 	q := r.URL.Query()
 	now := c.o.Now()
 	p := usageParams{SinceText: cmp.Or(q.Get("since"), "7d"), UntilText: q.Get("until"), By: store.GroupBy(cmp.Or(q.Get("by"), "model")), Until: now,
-		Measure: q.Get("measure")}
+		Measure: q.Get("measure"), Scope: v.own()}
+	if v.operator() {
+		p.User, p.Team = strings.TrimSpace(q.Get("user")), strings.TrimSpace(q.Get("team"))
+		p.Scope.UserID, p.Scope.TeamID = p.User, p.Team
+	}
 	var err error
 	if p.Since, err = parseWhen(p.SinceText, now); err != nil {
 		return p, errors.New("from: " + err.Error())
@@ -146,8 +150,11 @@ func (c *Console) usageParams(r *http.Request, v *viewer) (usageParams, error) {
 		}
 	}
 	allowed := []store.GroupBy{store.ByModel, store.ByDay}
-	if v.Master {
-		allowed = append(allowed, store.ByKey, store.ByProvider)
+	switch {
+	case v.operator():
+		allowed = append(allowed, store.ByKey, store.ByProvider, store.ByUser, store.ByTeam)
+	case v.User != nil:
+		allowed = append(allowed, store.ByKey) // their own keys
 	}
 	if !slices.Contains(allowed, p.By) {
 		return p, errors.New("group by: not a grouping you can use")
@@ -175,18 +182,18 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 
 func (c *Console) usage(w http.ResponseWriter, r *http.Request, v *viewer) {
 	p, err := c.usageParams(r, v)
-	data := map[string]any{"Params": p, "Master": v.Master}
+	data := map[string]any{"Params": p, "Master": v.operator(), "Member": v.User != nil && !v.operator()}
 	if err != nil {
 		data["Error"] = err.Error()
 		c.render(w, r, http.StatusBadRequest, "usage", v, data)
 		return
 	}
-	rep, err := c.svc().Usage(r.Context(), admin.UsageQuery{Since: p.Since, Until: p.Until, GroupBy: p.By, KeyID: v.ownKey()})
+	rep, err := c.usageOf(r.Context(), p.Since, p.Until, p.By, p.Scope)
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	names := c.keyNames(r, v, p.By)
+	names := c.groupNames(r, v, p.By)
 	rows := make([]usageRow, len(rep.Data))
 	for i, g := range rep.Data {
 		rows[i] = usageRow{UsageGroup: g, Label: label(g.Group, p.By, names)}
@@ -215,18 +222,26 @@ type usageRow struct {
 	Label string
 }
 
-// keyNames maps key ids to names, for grouping by key.
-func (c *Console) keyNames(r *http.Request, v *viewer, by store.GroupBy) map[string]string {
-	if by != store.ByKey || !v.Master {
-		return nil
-	}
-	l, err := c.svc().Keys(r.Context())
-	if err != nil {
-		return nil
-	}
-	m := make(map[string]string, len(l.Data))
-	for _, k := range l.Data {
-		m[k.ID] = k.Name
+// groupNames maps the ids of keys, users or teams to their names, for
+// grouping by one of them; a member sees the names of their own keys.
+func (c *Console) groupNames(r *http.Request, v *viewer, by store.GroupBy) map[string]string {
+	ctx := r.Context()
+	m := map[string]string{}
+	switch {
+	case by == store.ByKey && (v.operator() || v.User != nil):
+		l, err := c.svc().Keys(ctx)
+		if err != nil {
+			return nil
+		}
+		for _, k := range l.Data {
+			if v.ownsKey(k) {
+				m[k.ID] = k.Name
+			}
+		}
+	case by == store.ByUser && v.operator():
+		m, _ = c.userNames(ctx)
+	case by == store.ByTeam && v.operator():
+		m, _ = c.teamNames(ctx)
 	}
 	return m
 }
@@ -235,7 +250,9 @@ func label(group string, by store.GroupBy, names map[string]string) string {
 	switch {
 	case by == store.ByKey && group == "":
 		return "(master key)"
-	case by == store.ByKey && names[group] != "":
+	case (by == store.ByUser || by == store.ByTeam) && group == "":
+		return "(none)"
+	case names[group] != "" && (by == store.ByKey || by == store.ByUser || by == store.ByTeam):
 		return names[group] + " (" + group + ")"
 	}
 	return cmpOr(group, "—")
@@ -247,12 +264,12 @@ func (c *Console) usageCSV(w http.ResponseWriter, r *http.Request, v *viewer) {
 		c.fail(w, r, v, http.StatusBadRequest, err.Error())
 		return
 	}
-	rep, err := c.svc().Usage(r.Context(), admin.UsageQuery{Since: p.Since, Until: p.Until, GroupBy: p.By, KeyID: v.ownKey()})
+	rep, err := c.usageOf(r.Context(), p.Since, p.Until, p.By, p.Scope)
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
 	}
-	names := c.keyNames(r, v, p.By)
+	names := c.groupNames(r, v, p.By)
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="usage-`+string(p.By)+`.csv"`)
 	cw := csv.NewWriter(w)
@@ -282,12 +299,20 @@ func i64(n int64) string { return strconv.FormatInt(n, 10) }
 // requests pages the ledger, newest first.
 func (c *Console) requests(w http.ResponseWriter, r *http.Request, v *viewer) {
 	q := r.URL.Query()
-	f := store.RequestFilter{KeyID: q.Get("key"), Model: q.Get("model"), Lane: q.Get("lane"), AfterID: q.Get("after"), Limit: 50}
-	if !v.Master {
-		f.KeyID = v.KeyID
+	f := store.RequestFilter{KeyID: q.Get("key"), UserID: q.Get("user"), TeamID: q.Get("team"), SessionID: q.Get("session"),
+		Model: q.Get("model"), Lane: q.Get("lane"), AfterID: q.Get("after"), Limit: 50}
+	switch own := v.own(); {
+	case v.operator():
+	case own.UserID != "":
+		// A member narrows to one of their own keys or sessions, never
+		// beyond their own records.
+		f.UserID, f.TeamID = own.UserID, ""
+	default:
+		f.KeyID, f.UserID, f.TeamID, f.SessionID = own.KeyID, "", "", ""
 	}
-	data := map[string]any{"Key": f.KeyID, "Model": f.Model, "Status": q.Get("status"), "Lane": f.Lane, "Lanes": laneChoices,
-		"Since": q.Get("since"), "Master": v.Master, "Refresh": 30}
+	data := map[string]any{"Key": f.KeyID, "User": f.UserID, "Team": f.TeamID, "Session": f.SessionID, "Model": f.Model,
+		"Status": q.Get("status"), "Lane": f.Lane, "Lanes": laneChoices, "Since": q.Get("since"), "Master": v.operator(),
+		"People": v.KeyID == "", "Refresh": 30}
 	if f.Lane != "" && !slices.Contains(store.Lanes, f.Lane) {
 		data["Error"] = "lane: choose pass-through, translated or none"
 		c.render(w, r, http.StatusBadRequest, "requests", v, data)
@@ -311,7 +336,9 @@ func (c *Console) requests(w http.ResponseWriter, r *http.Request, v *viewer) {
 		}
 		f.Since = t
 	}
-	recs, err := c.o.Store.Requests(r.Context(), store.RequestFilter{KeyID: f.KeyID, Model: f.Model, Status: f.Status, Lane: f.Lane, Since: f.Since, AfterID: f.AfterID, Limit: f.Limit + 1})
+	page := f
+	page.Limit++
+	recs, err := c.o.Store.Requests(r.Context(), page)
 	if err != nil {
 		c.storeFailed(w, r, v, err)
 		return
@@ -336,7 +363,7 @@ var laneChoices = [][2]string{{"", "any"}, {"passthrough", "pass-through"}, {"tr
 // own, and another's is not found, exactly like a missing one.
 func (c *Console) request(w http.ResponseWriter, r *http.Request, v *viewer) {
 	rec, err := c.o.Store.RequestByID(r.Context(), r.PathValue("id"))
-	if err != nil || !v.Master && rec.KeyID != v.KeyID {
+	if err != nil || !v.owns(rec.KeyID, rec.UserID) {
 		c.fail(w, r, v, http.StatusNotFound, "There is no such request.")
 		return
 	}
@@ -359,11 +386,14 @@ func (c *Console) limits(w http.ResponseWriter, r *http.Request, v *viewer) {
 	}
 	keys := make([]admin.KeyView, 0, len(l.Data))
 	for _, k := range l.Data {
-		if !k.Revoked && (v.Master || k.ID == v.KeyID) {
+		if !k.Revoked && v.ownsKey(k) {
 			keys = append(keys, k)
 		}
 	}
 	data := map[string]any{"Refresh": 30, "Keys": len(keys)}
+	if v.member() {
+		data["Rules"] = c.memberRules(ctx, v.User)
+	}
 	from, _ := strconv.Atoi(r.URL.Query().Get("from"))
 	from = min(max(from, 0), len(keys))
 	if from+limitsPage < len(keys) {
@@ -377,7 +407,7 @@ func (c *Console) limits(w http.ResponseWriter, r *http.Request, v *viewer) {
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	spent := func(since time.Time) map[string]admin.UsageGroup {
-		rep, err := c.svc().Usage(ctx, admin.UsageQuery{Since: since, Until: now.Add(time.Second), GroupBy: store.ByKey, KeyID: v.ownKey()})
+		rep, err := c.usageOf(ctx, since, now.Add(time.Second), store.ByKey, v.own())
 		m := map[string]admin.UsageGroup{}
 		if err == nil {
 			for _, g := range rep.Data {

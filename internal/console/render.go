@@ -13,10 +13,11 @@ import (
 )
 
 // pageNames are the templates, each rendered inside layout.html.
-var pageNames = []string{"signin", "error", "overview", "usage", "requests", "request", "keys", "key", "routes", "limits"}
+var pageNames = []string{"signin", "error", "overview", "usage", "requests", "request", "keys", "key", "routes", "limits",
+	"users", "user", "teams", "team", "audit", "sessions"}
 
 // titles are the pages whose title is not their name capitalised.
-var titles = map[string]string{"signin": "Sign in"}
+var titles = map[string]string{"signin": "Sign in", "audit": "Audit log", "sessions": "Agent sessions"}
 
 var funcs = template.FuncMap{
 	"usd":      usd,
@@ -28,13 +29,16 @@ var funcs = template.FuncMap{
 	"whenPtr":  whenPtr,
 	"join":     strings.Join,
 	"orDash":   func(s string) string { return cmpOr(s, "—") },
-	"isMaster": func(v *viewer) bool { return v != nil && v.Master },
+	"isMaster": func(v *viewer) bool { return v != nil && v.operator() },
+	"isPerson": func(v *viewer) bool { return v != nil && v.KeyID == "" },
+	"who":      who,
+	"limits":   limitsText,
 }
 
 func parsePages() (map[string]*template.Template, error) {
 	pages := make(map[string]*template.Template, len(pageNames))
 	for _, name := range pageNames {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console template %s: %w", name, err)
 		}
@@ -86,6 +90,19 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 // fail renders an error page with a message for people.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, v *viewer, status int, msg string) {
 	c.render(w, r, status, "error", v, map[string]any{"Title": http.StatusText(status), "Message": msg})
+}
+
+// who names the viewer in the header.
+func who(v *viewer) string {
+	switch {
+	case v.User != nil && v.Admin:
+		return userName(*v.User) + " (operator)"
+	case v.User != nil:
+		return userName(*v.User)
+	case v.Master:
+		return "master key"
+	}
+	return "key " + v.KeyName
 }
 
 func usd(nano int64) string {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/store"
@@ -23,20 +24,31 @@ import (
 // database holds its SHA-256, so a copy of the table opens no session.
 const cookieName = "tollgate_console"
 
-// viewer is who is signed in.
+// viewer is who is signed in: the master key, a virtual key, or a user
+// (an operator when Admin).
 type viewer struct {
 	session store.Session
 	Master  bool
-	KeyID   string // the virtual key, when not master
+	KeyID   string // the virtual key, when one signed in
 	KeyName string
+	User    *store.User // the user, when one signed in
+	Admin   bool        // the user is an operator
 }
+
+// operator reports whether v sees everything the master key sees.
+func (v *viewer) operator() bool { return v.Master || v.Admin }
+
+// member reports whether v is a user who is not an operator: they see
+// their own data only.
+func (v *viewer) member() bool { return v.User != nil && !v.Admin }
 
 // access says who may see a page.
 type access int
 
 const (
-	anyone     access = iota // the master key, or a virtual key for its own data
-	masterOnly               // the master key only
+	anyone     access = iota // everyone signed in, each for their own data
+	people                   // operators, and users for their own data (not a virtual key)
+	masterOnly               // operators: the master key and admin users
 )
 
 type pageFunc func(w http.ResponseWriter, r *http.Request, v *viewer)
@@ -61,8 +73,12 @@ func (c *Console) session(a access, h pageFunc) http.Handler {
 			c.fail(w, r, nil, http.StatusUnauthorized, "Your session has ended. Sign in again.")
 			return
 		}
-		if a == masterOnly && !v.Master {
-			c.fail(w, r, v, http.StatusForbidden, "This page is for the master key.")
+		switch {
+		case a == masterOnly && !v.operator():
+			c.fail(w, r, v, http.StatusForbidden, "This page is for the master key and the console's operators.")
+			return
+		case a == people && v.KeyID != "":
+			c.fail(w, r, v, http.StatusForbidden, "This page is for people signed in with their company account, and for the master key.")
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -77,12 +93,27 @@ func (c *Console) session(a access, h pageFunc) http.Handler {
 				return
 			}
 		}
-		h(w, r, v)
+		// What the admin service changes for this page is the viewer's
+		// doing, in the audit log.
+		kind, id := v.actor()
+		h(w, r.WithContext(admin.WithActor(r.Context(), kind, id)), v)
 	})
 }
 
-// viewer reads the session of r, and checks that a virtual key signed in
-// is still valid: a key revoked or expired since ends its sessions.
+// actor is who v is in the audit log.
+func (v *viewer) actor() (kind, id string) {
+	switch {
+	case v.User != nil:
+		return admin.ActorUser, v.User.ID
+	case v.KeyID != "":
+		return admin.ActorKey, v.KeyID
+	}
+	return admin.ActorMaster, ""
+}
+
+// viewer reads the session of r, and checks that a virtual key or user
+// signed in is still valid: a key revoked or expired since, or a user
+// disabled or deleted since, ends its sessions.
 func (c *Console) viewer(r *http.Request) (*viewer, error) {
 	ck, err := r.Cookie(cookieName)
 	if err != nil || ck.Value == "" {
@@ -92,8 +123,22 @@ func (c *Console) viewer(r *http.Request) (*viewer, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &viewer{session: se, Master: se.KeyID == "", KeyID: se.KeyID}
+	v := &viewer{session: se, Master: se.KeyID == "" && se.UserID == "", KeyID: se.KeyID}
 	if v.Master {
+		return v, nil
+	}
+	if se.UserID != "" {
+		u, err := c.o.Store.UserByID(r.Context(), se.UserID)
+		if err != nil && !store.IsNotFound(err) {
+			return nil, err
+		}
+		if err != nil || u.Disabled {
+			c.o.Store.DeleteSession(r.Context(), se.ID)
+			return nil, store.ErrNoSession
+		}
+		// An operator stays one while the user is: an admin flag taken
+		// away since the sign-in takes effect at once.
+		v.User, v.Admin = &u, se.Admin && u.Admin
 		return v, nil
 	}
 	k, err := c.o.Store.KeyByID(r.Context(), se.KeyID)
@@ -122,7 +167,13 @@ func (c *Console) signinForm(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/console/overview", http.StatusSeeOther)
 		return
 	}
-	c.render(w, r, http.StatusOK, "signin", nil, map[string]any{})
+	c.signinPage(w, r, http.StatusOK, "")
+}
+
+// signinPage is the sign-in form, with msg as its error ("" for none) and,
+// when the identity service serves the browser sign-in, a link to it.
+func (c *Console) signinPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	c.render(w, r, status, "signin", nil, map[string]any{"Error": msg, "SSO": c.o.SSO, "SSOPath": SSOPath})
 }
 
 // signin checks the key given in the form as the API would (the same
@@ -131,7 +182,7 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err := r.ParseForm(); err != nil {
-		c.render(w, r, http.StatusBadRequest, "signin", nil, map[string]any{"Error": "The form could not be read."})
+		c.signinPage(w, r, http.StatusBadRequest, "The form could not be read.")
 		return
 	}
 	p, err := c.o.Auth.CheckKey(r, r.PostForm.Get("key"))
@@ -147,21 +198,47 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 			status, msg = http.StatusServiceUnavailable, "Keys cannot be checked now; try again."
 		}
 		c.o.Logger.Info("console: sign-in refused", "reason", auth.Reason(err), "client_ip", clientIP(r))
-		c.render(w, r, status, "signin", nil, map[string]any{"Error": msg})
+		c.signinPage(w, r, status, msg)
 		return
 	}
+	if err := c.startSession(w, r, store.Session{KeyID: p.KeyID()}); err != nil {
+		c.o.Logger.Error("console: storing a session", "error", err)
+		c.signinPage(w, r, http.StatusServiceUnavailable, "The console cannot store sessions now; try again.")
+		return
+	}
+	c.o.Logger.Info("console: signed in", "key_id", p.KeyID(), "master", p.Master)
+	http.Redirect(w, r, "/console/overview", http.StatusSeeOther)
+}
+
+// startSession stores se (who it is for) with a new secret and CSRF
+// token, and sets its cookie on w.
+func (c *Console) startSession(w http.ResponseWriter, r *http.Request, se store.Session) error {
 	secret := randomToken()
 	now := c.o.Now()
-	se := store.Session{ID: sessionID(secret), KeyID: p.KeyID(), CSRF: randomToken(), CreatedAt: now, ExpiresAt: now.Add(c.o.SessionTTL)}
+	se.ID, se.CSRF, se.CreatedAt, se.ExpiresAt = sessionID(secret), randomToken(), now, now.Add(c.o.SessionTTL)
 	if err := c.o.Store.PutSession(r.Context(), se); err != nil {
-		c.o.Logger.Error("console: storing a session", "error", err)
-		c.render(w, r, http.StatusServiceUnavailable, "signin", nil, map[string]any{"Error": "The console cannot store sessions now; try again."})
-		return
+		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: secret, Path: Prefix, Expires: se.ExpiresAt,
 		HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
-	c.o.Logger.Info("console: signed in", "key_id", p.KeyID(), "master", p.Master)
-	http.Redirect(w, r, "/console/overview", http.StatusSeeOther)
+	return nil
+}
+
+// SignInUser opens a console session for u, whom the identity provider
+// has just signed in, sets its cookie and sends the browser to the
+// console. An operator's session (u.Admin) sees everything the master key
+// does; another user's, their own usage, requests, keys and limits. The
+// identity service calls it at the end of the browser sign-in.
+func (c *Console) SignInUser(w http.ResponseWriter, r *http.Request, u store.User) error {
+	if u.ID == "" || u.Disabled {
+		return errors.New("console: a disabled or unknown user cannot sign in")
+	}
+	if err := c.startSession(w, r, store.Session{UserID: u.ID, Admin: u.Admin}); err != nil {
+		return err
+	}
+	c.o.Logger.Info("console: signed in", "user_id", u.ID, "admin", u.Admin)
+	http.Redirect(w, r, "/console/", http.StatusSeeOther)
+	return nil
 }
 
 // signout ends the session on the server, not only in the browser.
