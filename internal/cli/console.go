@@ -32,9 +32,13 @@ func (lv *live) mountConsole(mux *http.ServeMux) error {
 		Logger:         lv.log,
 		SecureCookie:   lv.start.Console.SecureCookie,
 		TrustedProxies: lv.start.Auth.Proxies(),
+		SSO:            lv.identity != nil && lv.identity.SignInEnabled(),
 	})
 	if err != nil {
 		return err
+	}
+	if lv.identity != nil {
+		lv.identity.SetConsole(c.SignInUser)
 	}
 	mux.Handle(console.Prefix, gateway.WithRequestID(c))
 	go func() {

@@ -196,3 +196,10 @@ func (s *Service) Purge(ctx context.Context) error {
 	_, err := s.st.PurgeAuthFlows(ctx, now)
 	return err
 }
+
+// SetConsole names where a console sign-in through the IdP ends: the
+// console opens a session for the user. Called once, before serving (the
+// console is made after the identity service).
+func (s *Service) SetConsole(signIn func(w http.ResponseWriter, r *http.Request, u store.User) error) {
+	s.o.ConsoleSignIn = signIn
+}
