@@ -261,11 +261,21 @@ func (s *Service) UpdateUser(ctx context.Context, id string, p UserPatch) (UserV
 }
 
 // signOut revokes a user's sign-in tokens and ends their console
-// sessions.
+// sessions; this process forgets their keys, so that it reads their
+// state again.
 func (s *Service) signOut(ctx context.Context, id string) error {
 	n, err := s.store.RevokeUserTokens(ctx, id, s.now())
 	if err != nil {
 		return err
+	}
+	if s.keys != nil {
+		keys, err := s.store.KeysOf(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			s.keys.Invalidate(k.ID)
+		}
 	}
 	if err := s.store.DeleteUserSessions(ctx, id); err != nil {
 		return err

@@ -31,25 +31,8 @@ Each takes --config FILE (act on that configuration's database) or
 `
 
 func keys(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, keysUsage)
-		return errUsage
-	}
-	switch args[0] {
-	case "create":
-		return keysCreate(args[1:], stdout, stderr)
-	case "update":
-		return keysUpdate(args[1:], stdout, stderr)
-	case "list":
-		return keysList(args[1:], stdout, stderr)
-	case "revoke":
-		return keysRevoke(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, keysUsage)
-		return nil
-	}
-	fmt.Fprintf(stderr, "tollgate keys: unknown command %q\n\n%s", args[0], keysUsage)
-	return errUsage
+	return dispatch("keys", keysUsage, map[string]command{"create": keysCreate, "update": keysUpdate, "list": keysList,
+		"revoke": keysRevoke}, args, stdout, stderr)
 }
 
 func keysCreate(args []string, stdout, stderr io.Writer) error {

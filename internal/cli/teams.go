@@ -37,29 +37,12 @@ Each takes --config FILE (act on that configuration's database) or
 `
 
 func teams(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, teamsUsage)
-		return errUsage
+	member := func(verb string) command {
+		return func(args []string, stdout, stderr io.Writer) error { return teamsMember(verb, args, stdout, stderr) }
 	}
-	switch args[0] {
-	case "list":
-		return teamsList(args[1:], stdout, stderr)
-	case "show":
-		return teamsShow(args[1:], stdout, stderr)
-	case "create":
-		return teamsCreate(args[1:], stdout, stderr)
-	case "update":
-		return teamsUpdate(args[1:], stdout, stderr)
-	case "delete":
-		return teamsDelete(args[1:], stdout, stderr)
-	case "add-member", "remove-member":
-		return teamsMember(args[0], args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, teamsUsage)
-		return nil
-	}
-	fmt.Fprintf(stderr, "tollgate teams: unknown command %q\n\n%s", args[0], teamsUsage)
-	return errUsage
+	return dispatch("teams", teamsUsage, map[string]command{"list": teamsList, "show": teamsShow, "create": teamsCreate,
+		"update": teamsUpdate, "delete": teamsDelete, "add-member": member("add-member"), "remove-member": member("remove-member")},
+		args, stdout, stderr)
 }
 
 // teamFlags are the flags teams create and update share.

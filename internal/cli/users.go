@@ -34,28 +34,31 @@ Each takes --config FILE (act on that configuration's database) or
 `
 
 func users(args []string, stdout, stderr io.Writer) error {
+	disable := func(verb string) command {
+		return func(args []string, stdout, stderr io.Writer) error { return usersDisable(verb, args, stdout, stderr) }
+	}
+	return dispatch("users", usersUsage, map[string]command{"list": usersList, "show": usersShow, "create": usersCreate,
+		"update": usersUpdate, "disable": disable("disable"), "enable": disable("enable"), "delete": usersDelete}, args, stdout, stderr)
+}
+
+// command runs a subcommand.
+type command func(args []string, stdout, stderr io.Writer) error
+
+// dispatch runs the subcommand of group that args name.
+func dispatch(group, usage string, cmds map[string]command, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usersUsage)
+		fmt.Fprint(stderr, usage)
 		return errUsage
 	}
+	if c := cmds[args[0]]; c != nil {
+		return c(args[1:], stdout, stderr)
+	}
 	switch args[0] {
-	case "list":
-		return usersList(args[1:], stdout, stderr)
-	case "show":
-		return usersShow(args[1:], stdout, stderr)
-	case "create":
-		return usersCreate(args[1:], stdout, stderr)
-	case "update":
-		return usersUpdate(args[1:], stdout, stderr)
-	case "disable", "enable":
-		return usersDisable(args[0], args[1:], stdout, stderr)
-	case "delete":
-		return usersDelete(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usersUsage)
+		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	fmt.Fprintf(stderr, "tollgate users: unknown command %q\n\n%s", args[0], usersUsage)
+	fmt.Fprintf(stderr, "tollgate %s: unknown command %q\n\n%s", group, args[0], usage)
 	return errUsage
 }
 
