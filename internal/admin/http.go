@@ -21,8 +21,10 @@ import (
 // maxBody bounds an admin request body.
 const maxBody = 1 << 20
 
-// Handler serves the admin API under /admin/. Only the master key may use
-// it: a virtual key gets 403, anything else 401. Its changes are audited
+// Handler serves the admin API under /admin/. The master key may use it,
+// and so may an operator (identity.oidc.admin_groups) with their own
+// sign-in token; a virtual key or another person gets 403, anything else
+// 401. Its changes are audited
 // as the master key's, unless the request's context names another actor
 // (WithActor).
 func Handler(s *Service, a *auth.Authenticator) http.Handler {
@@ -62,10 +64,14 @@ func Handler(s *Service, a *auth.Authenticator) http.Handler {
 		switch {
 		case err != nil:
 			writeError(w, authError(err))
-		case !p.Master:
-			writeError(w, &Error{Status: http.StatusForbidden, Type: "permission_error", Message: "the admin API takes the master key; virtual keys may not use it"})
-		default:
+		case p.Master:
 			mux.ServeHTTP(w, withOrigin(w, r))
+		case p.Key == nil && p.Person != nil && p.Person.Admin:
+			// An operator signed in through the IdP (admin_groups): their
+			// own token, never a key they own. Audited as themselves.
+			mux.ServeHTTP(w, withOrigin(w, r.WithContext(WithActor(r.Context(), ActorUser, p.Person.UserID))))
+		default:
+			writeError(w, &Error{Status: http.StatusForbidden, Type: "permission_error", Message: "the admin API takes the master key or an operator's sign-in token; virtual keys and other people's tokens may not use it"})
 		}
 	})
 }

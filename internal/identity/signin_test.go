@@ -411,3 +411,40 @@ func TestPurge(t *testing.T) {
 func purge(r *rig) error {
 	return identity.New(identity.Options{Store: r.db, Now: r.clock.Now}).Purge(context.Background())
 }
+
+// An operator (admin_groups) may use the admin API with their own IdP
+// token, and their changes are audited as theirs; anyone else gets 403.
+func TestOperatorUsesAdminAPI(t *testing.T) {
+	r := newRig(t, "")
+	admin := func(tok, method, path, body string) (int, gjson.Result) {
+		req, _ := http.NewRequest(method, r.url+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, gjson.ParseBytes(b)
+	}
+	r.idp.SetUser(oidctest.User{Sub: "pat-sub", Email: "pat@example.com", Groups: []string{"eng"}})
+	member := r.idp.Token("tollgate-api", time.Hour)
+	if st, body := admin(member, "GET", "/admin/users", ""); st != 403 || body.Get("error.type").String() != "permission_error" {
+		t.Fatalf("a member on the admin API: %d %s", st, body.Raw)
+	}
+	r.idp.SetUser(oidctest.User{Sub: "olga-sub", Email: "olga@example.com", Groups: []string{"platform"}})
+	op := r.idp.Token("tollgate-api", time.Hour)
+	st, body := admin(op, "POST", "/admin/teams", `{"name":"research"}`)
+	if st != 201 {
+		t.Fatalf("an operator creating a team: %d %s", st, body.Raw)
+	}
+	olga, err := r.db.UserBySubject(context.Background(), "olga@example.com")
+	if err != nil || !olga.Admin {
+		t.Fatalf("operator %+v, %v", olga, err)
+	}
+	events, _ := r.db.Audit(context.Background(), store.AuditFilter{Action: "team_created"})
+	if len(events) != 1 || events[0].ActorKind != "user" || events[0].ActorID != olga.ID {
+		t.Errorf("team_created audited as %+v, want the operator %s", events, olga.ID)
+	}
+}
