@@ -21,10 +21,10 @@ type Person struct {
 	Limits     limit.Limits
 	TeamLimits limit.Limits
 
-	// models holds the names and aliases the person may call: the team's
-	// list and the user's own, both of which must allow a model. nil
-	// allows every model.
-	models map[string]struct{}
+	// teamModels and userModels hold the names and aliases the team's
+	// list and the user's own allow; a model must be allowed by both, by
+	// any of its names. nil allows every model.
+	teamModels, userModels map[string]struct{}
 	// Admin operates the console (a member of identity.oidc.admin_groups).
 	Admin bool
 }
@@ -32,22 +32,11 @@ type Person struct {
 // NewPerson returns a person who may call the models both lists allow (an
 // empty list allows all).
 func NewPerson(p Person, teamModels, userModels []string) *Person {
-	switch {
-	case len(teamModels) > 0 && len(userModels) > 0:
-		p.models = map[string]struct{}{}
-		team := map[string]struct{}{}
-		for _, m := range teamModels {
-			team[m] = struct{}{}
-		}
-		for _, m := range userModels {
-			if _, ok := team[m]; ok {
-				p.models[m] = struct{}{}
-			}
-		}
-	case len(teamModels) > 0:
-		p.models = toSet(teamModels)
-	case len(userModels) > 0:
-		p.models = toSet(userModels)
+	if len(teamModels) > 0 {
+		p.teamModels = toSet(teamModels)
+	}
+	if len(userModels) > 0 {
+		p.userModels = toSet(userModels)
 	}
 	return &p
 }
@@ -63,14 +52,20 @@ func toSet(names []string) map[string]struct{} {
 // AllowsModel reports whether the person may call the model with this name
 // and aliases; a nil person may call every model.
 func (p *Person) AllowsModel(name string, aliases []string) bool {
-	if p == nil || p.models == nil {
+	return p == nil || allows(p.teamModels, name, aliases) && allows(p.userModels, name, aliases)
+}
+
+// allows reports whether a list allows a model by any of its names (a nil
+// list allows all).
+func allows(list map[string]struct{}, name string, aliases []string) bool {
+	if list == nil {
 		return true
 	}
-	if _, ok := p.models[name]; ok {
+	if _, ok := list[name]; ok {
 		return true
 	}
 	for _, a := range aliases {
-		if _, ok := p.models[a]; ok {
+		if _, ok := list[a]; ok {
 			return true
 		}
 	}
