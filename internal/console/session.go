@@ -201,6 +201,14 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 		c.signinPage(w, r, status, msg)
 		return
 	}
+	if !p.Master && p.Key == nil {
+		// A person's sign-in token or IdP token is not a key: a session
+		// with neither key nor user would be the master key's. People sign
+		// in through the identity provider (SignInUser).
+		c.o.Logger.Info("console: sign-in refused", "reason", "signin_token", "client_ip", clientIP(r))
+		c.signinPage(w, r, http.StatusUnauthorized, "That is a sign-in token, not a key. Sign in with your company account instead.")
+		return
+	}
 	if err := c.startSession(w, r, store.Session{KeyID: p.KeyID()}); err != nil {
 		c.o.Logger.Error("console: storing a session", "error", err)
 		c.signinPage(w, r, http.StatusServiceUnavailable, "The console cannot store sessions now; try again.")

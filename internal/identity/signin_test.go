@@ -448,3 +448,22 @@ func TestOperatorUsesAdminAPI(t *testing.T) {
 		t.Errorf("team_created audited as %+v, want the operator %s", events, olga.ID)
 	}
 }
+
+// A sign-in token pasted into the console's key form opens no session (a
+// session with neither key nor user would be the master key's).
+func TestConsoleRefusesSignInTokenAsKey(t *testing.T) {
+	r := newRig(t, "")
+	access, _ := r.signIn(t)
+	r.idp.SetUser(oidctest.User{Sub: "x-sub", Email: "x@example.com", Groups: []string{"eng"}})
+	for name, tok := range map[string]string{"minted": access, "idp": r.idp.Token("tollgate-api", time.Hour)} {
+		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.PostForm(r.url+"/console/signin", url.Values{"key": {tok}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+			t.Errorf("%s token in the console's key form: %d, cookies %v; want 401 and no session", name, resp.StatusCode, resp.Cookies())
+		}
+	}
+}
