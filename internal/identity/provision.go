@@ -41,7 +41,7 @@ func (s *Service) provision(ctx context.Context, r *http.Request, id oidc.Identi
 	u, err := s.st.UserBySubject(ctx, id.Subject)
 	switch {
 	case store.IsNotFound(err):
-		u = store.User{ID: newID("usr_"), Subject: id.Subject, Email: id.Email, Name: id.Name, Admin: admin,
+		u = store.User{ID: newID("usr_"), Subject: id.Subject, Email: id.Email, Name: id.Name, Admin: admin && id.HasGroups,
 			Source: "idp", CreatedAt: now, LastSeenAt: &now, Limits: []byte("{}")}
 		if len(matched) > 0 {
 			u.PrimaryTeamID = matched[0].ID
@@ -76,7 +76,7 @@ func (s *Service) provision(ctx context.Context, r *http.Request, id oidc.Identi
 	if id.Name != "" && id.Name != u.Name {
 		up.Name, changed = &id.Name, true
 	}
-	if admin != u.Admin {
+	if id.HasGroups && admin != u.Admin {
 		up.Admin, changed = &admin, true
 	}
 	if u.LastSeenAt == nil || now.Sub(*u.LastSeenAt) >= seenEvery {
@@ -87,9 +87,16 @@ func (s *Service) provision(ctx context.Context, r *http.Request, id oidc.Identi
 			return store.User{}, "", errUnavailable(err)
 		}
 	}
-	primary, err := s.syncTeams(ctx, u, matched)
-	if err != nil {
-		return store.User{}, "", err
+	// A token without the groups claim (another client of the IdP, a
+	// token asked for without the groups scope) says nothing of the
+	// user's teams: they stay as they are, and so does the console role.
+	primary := u.PrimaryTeamID
+	if id.HasGroups {
+		if primary, err = s.syncTeams(ctx, u, matched); err != nil {
+			return store.User{}, "", err
+		}
+	} else {
+		admin = u.Admin
 	}
 	if signIn {
 		s.audit(ctx, r, store.AuditEvent{ActorKind: "user", ActorID: u.ID, Action: "signin", TargetKind: "user", TargetID: u.ID,

@@ -467,3 +467,24 @@ func TestConsoleRefusesSignInTokenAsKey(t *testing.T) {
 		}
 	}
 }
+
+// A token without the groups claim says nothing of the user's teams: they
+// stay as they were (it cannot shed the team's model list or limits).
+func TestTokenWithoutGroupsKeepsTeams(t *testing.T) {
+	r := newRig(t, "")
+	r.idp.SetUser(oidctest.User{Sub: "gil-sub", Email: "gil@example.com", Groups: []string{"eng"}})
+	if st, body := r.call(t, r.idp.Token("tollgate-api", time.Hour), "allowed"); st != 200 {
+		t.Fatalf("with groups: %d %s", st, body.Raw)
+	}
+	c := r.idp.Claims("tollgate-api", time.Hour)
+	delete(c, "groups")
+	bare := r.idp.Sign(c)
+	if st, body := r.call(t, bare, "other"); st != 400 {
+		t.Errorf("a model outside team eng's list with a token that has no groups claim: %d %s", st, body.Raw)
+	}
+	u, _ := r.db.UserBySubject(context.Background(), "gil@example.com")
+	teams, _ := r.db.TeamsOf(context.Background(), u.ID)
+	if len(teams) != 1 || teams[0].Name != "eng" {
+		t.Errorf("teams after a token without groups: %+v", teams)
+	}
+}

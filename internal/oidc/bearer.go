@@ -22,8 +22,12 @@ type Identity struct {
 	Email   string
 	Name    string
 	Groups  []string
-	Issuer  string
-	Expiry  time.Time
+	// HasGroups is true when the token carries the groups claim at all (an
+	// empty list included): a token without it says nothing of the
+	// user's teams, which must then not change.
+	HasGroups bool
+	Issuer    string
+	Expiry    time.Time
 }
 
 // VerifyBearer verifies a JWT the IdP issued (an access token or an ID
@@ -173,14 +177,15 @@ func (p *Provider) identity(claims map[string]any, tok *oidc.IDToken) (Identity,
 	if p.cfg.UserClaim == "email" && emailUnverified(claims) {
 		return Identity{}, failf(reasonMissingClaim, "email_verified is false")
 	}
-	groups, _ := lookup(claims, p.cfg.GroupsClaim, p.groupPtr)
+	groups, hasGroups := lookup(claims, p.cfg.GroupsClaim, p.groupPtr)
 	return Identity{
-		Subject: subject,
-		Sub:     tok.Subject,
-		Email:   claimString(claims["email"]),
-		Name:    claimString(claims["name"]),
-		Groups:  claimStrings(groups),
-		Issuer:  tok.Issuer,
-		Expiry:  tok.Expiry,
+		Subject:   subject,
+		Sub:       tok.Subject,
+		Email:     claimString(claims["email"]),
+		Name:      claimString(claims["name"]),
+		Groups:    claimStrings(groups),
+		HasGroups: hasGroups,
+		Issuer:    tok.Issuer,
+		Expiry:    tok.Expiry,
 	}, nil
 }

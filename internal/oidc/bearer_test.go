@@ -28,13 +28,14 @@ func TestVerifyBearerAccepts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Identity{
-		Subject: "alice@example.com",
-		Sub:     "alice-sub",
-		Email:   "alice@example.com",
-		Name:    "Alice",
-		Groups:  []string{"eng"},
-		Issuer:  idp.URL,
-		Expiry:  start.Add(time.Hour),
+		Subject:   "alice@example.com",
+		Sub:       "alice-sub",
+		Email:     "alice@example.com",
+		Name:      "Alice",
+		Groups:    []string{"eng"},
+		HasGroups: true,
+		Issuer:    idp.URL,
+		Expiry:    start.Add(time.Hour),
 	}
 	if diff := cmp.Diff(want, id); diff != "" {
 		t.Errorf("identity (-want +got):\n%s", diff)

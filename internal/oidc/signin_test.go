@@ -101,7 +101,7 @@ func TestExchange(t *testing.T) {
 		wantReason string
 		wantGrant  string // the token endpoint's error, when it refuses
 	}{
-		{name: "good", want: Identity{Subject: "alice@example.com", Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}}},
+		{name: "good", want: Identity{Subject: "alice@example.com", Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}, HasGroups: true}},
 		{name: "nonce does not match", nonce: "another-nonce", wantReason: reasonOther},
 		{name: "PKCE verifier does not match", verifier: oauth2.GenerateVerifier(), wantReason: reasonOther, wantGrant: "invalid_grant"},
 		{name: "issued to another client", opts: []oidctest.Option{oidctest.WithIDTokenClaims(map[string]any{"aud": []string{"tollgate-test", "other"}, "azp": "other"})}, wantReason: reasonAudience},
@@ -109,15 +109,15 @@ func TestExchange(t *testing.T) {
 		{name: "email not verified", user: &oidctest.User{Sub: "m", Email: "mallory@example.com", EmailVerified: &f}, wantReason: reasonMissingClaim},
 		{
 			name: "groups from userinfo", opts: []oidctest.Option{oidctest.GroupsInUserinfoOnly()},
-			want: Identity{Subject: "alice@example.com", Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}},
+			want: Identity{Subject: "alice@example.com", Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}, HasGroups: true},
 		},
 		{
 			name: "client_secret_post only", opts: []oidctest.Option{oidctest.WithAuthMethods("client_secret_post")},
-			want: Identity{Subject: "alice@example.com", Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}},
+			want: Identity{Subject: "alice@example.com", Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}, HasGroups: true},
 		},
 		{
 			name: "client_secret_basic only", opts: []oidctest.Option{oidctest.WithAuthMethods("client_secret_basic")},
-			want: Identity{Subject: "alice@example.com", Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}},
+			want: Identity{Subject: "alice@example.com", Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}, HasGroups: true},
 		},
 	}
 	for _, tt := range tests {
