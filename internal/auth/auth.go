@@ -315,7 +315,7 @@ func (a *Authenticator) knownValid(sum [sha256.Size]byte) bool {
 	if subtle.ConstantTimeCompare(sum[:], a.masterHash[:]) == 1 {
 		return true
 	}
-	return a.keys != nil && a.keys.holds(sum)
+	return a.keys != nil && a.keys.holds(sum) || a.people != nil && a.people.Known(sum)
 }
 
 func (a *Authenticator) checkKey(r *http.Request, key string, sum [sha256.Size]byte) (Principal, error) {

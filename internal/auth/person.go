@@ -88,6 +88,10 @@ type People interface {
 	// ("": their primary team). A user who no longer exists, or is
 	// disabled, fails with ErrInvalidKey: their keys stop working.
 	Owner(ctx context.Context, userID, teamID string) (*Person, error)
+	// Known reports whether the credential with this digest authenticated
+	// a person recently (as far as memory tells): the failed-auth throttle
+	// lets it through from an address slowed by others' failures.
+	Known(sum [32]byte) bool
 }
 
 // ErrSignInInvalid is a sign-in token or IdP token that does not

@@ -253,6 +253,10 @@ func (t *Throttle) Len() int {
 }
 
 // addrKey counts an IPv6 client by its /64.
+// AddrKey is the part of a client's address that limits count by: the
+// address, or for IPv6 its /64 (what one host usually holds).
+func AddrKey(a netip.Addr) netip.Addr { return addrKey(a) }
+
 func addrKey(a netip.Addr) netip.Addr {
 	a = a.Unmap().WithZone("")
 	if a.Is6() {

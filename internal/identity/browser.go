@@ -6,6 +6,7 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -29,12 +30,37 @@ var pages = template.Must(template.ParseFS(pageFiles, "pages/*.html"))
 
 // Cookies of the browser flows. Both are SameSite=Lax: they ride on the
 // IdP's redirect back (a top-level GET from another site) and on nothing
-// posted from another site.
+// posted from another site. Over HTTPS they are __Host- cookies, which a
+// sibling subdomain cannot set (a same-site page could otherwise plant a
+// CSRF token of its choosing).
 const (
 	csrfCookie = "tollgate_signin_csrf" // the verification form's double-submit token
 	flowCookie = "tollgate_signin_flow" // binds a flow to its browser
 	flowTTL    = 10 * time.Minute
 )
+
+// cookieName is a flow cookie's name: __Host- prefixed over HTTPS.
+func (s *Service) cookieName(name string) string {
+	if s.secure() {
+		return "__Host-" + name
+	}
+	return name
+}
+
+// sameOrigin refuses a form posted from another origin, when the browser
+// says where it came from (Origin, Sec-Fetch-Site): with the cookie's
+// token, a second check that the person is on tollgate's own page.
+func (s *Service) sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return false
+	}
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(s.cfg.PublicURL)
+	return err == nil && strings.EqualFold(o, u.Scheme+"://"+u.Host)
+}
 
 // Flow purposes.
 const (
@@ -68,8 +94,16 @@ func (s *Service) render(w http.ResponseWriter, status int, name string, d pageD
 func (s *Service) secure() bool { return strings.HasPrefix(s.cfg.PublicURL, "https://") }
 
 func (s *Service) setCookie(w http.ResponseWriter, name, value string, maxAge time.Duration) {
-	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/oauth/", MaxAge: int(maxAge / time.Second),
+	path := "/oauth/"
+	if s.secure() {
+		path = "/" // __Host- cookies must have Path=/
+	}
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(name), Value: value, Path: path, MaxAge: int(maxAge / time.Second),
 		HttpOnly: true, Secure: s.secure(), SameSite: http.SameSiteLaxMode})
+}
+
+func (s *Service) cookie(r *http.Request, name string) (*http.Cookie, error) {
+	return r.Cookie(s.cookieName(name))
 }
 
 // devicePage shows the form that confirms a device code. The code from
@@ -99,8 +133,8 @@ func (s *Service) deviceSubmit(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusBadRequest, "message.html", pageData{Title: "Sign-in failed", Error: err.Error()})
 		return
 	}
-	c, err := r.Cookie(csrfCookie)
-	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostForm.Get("csrf"))) != 1 || c.Value == "" {
+	c, err := s.cookie(r, csrfCookie)
+	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostForm.Get("csrf"))) != 1 || c.Value == "" || !s.sameOrigin(r) {
 		s.render(w, http.StatusForbidden, "message.html", pageData{Title: "Sign-in failed",
 			Error: "This form is from another page or has expired. Open the link Claude Code showed you again."})
 		return
@@ -110,7 +144,7 @@ func (s *Service) deviceSubmit(w http.ResponseWriter, r *http.Request) {
 		s.setCookie(w, csrfCookie, csrf, flowTTL)
 		s.render(w, status, "device.html", pageData{Title: "Connect Claude Code", Error: msg, CSRF: csrf})
 	}
-	if !s.pages.allow(s.clientIP(r), s.now()) {
+	if !s.pages.allow(s.limitKey(r), s.now()) {
 		w.Header().Set("Retry-After", "60")
 		retry(http.StatusTooManyRequests, "Too many codes tried from your address. Wait a minute and try again.")
 		return
@@ -137,6 +171,11 @@ func (s *Service) deviceSubmit(w http.ResponseWriter, r *http.Request) {
 func (s *Service) consoleSignIn(w http.ResponseWriter, r *http.Request) {
 	if s.idp == nil || s.o.ConsoleSignIn == nil {
 		http.NotFound(w, r)
+		return
+	}
+	if !s.pages.allow(s.limitKey(r), s.now()) {
+		w.Header().Set("Retry-After", "60")
+		s.render(w, http.StatusTooManyRequests, "message.html", pageData{Title: "Sign-in failed", Error: "Too many sign-ins from your address. Wait a minute and try again."})
 		return
 	}
 	s.beginFlow(w, r, purposeConsole, "")
@@ -181,7 +220,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		s.render(w, status, "message.html", pageData{Title: "Sign-in failed", Error: msg})
 	}
 	q := r.URL.Query()
-	c, cerr := r.Cookie(flowCookie)
+	c, cerr := s.cookie(r, flowCookie)
 	state := q.Get("state")
 	if cerr != nil || state == "" {
 		fail(http.StatusBadRequest, "This sign-in was not started in this browser, or it has expired. Start again.")

@@ -29,12 +29,18 @@ func (s *Service) Handler(authn *auth.Authenticator) http.Handler {
 	mux.HandleFunc("GET /oauth/console", s.consoleSignIn)
 	mux.HandleFunc("GET /managed/settings", s.managedSettings)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/managed/settings" {
+		allow := map[string]string{"/.well-known/oauth-authorization-server": "GET", "/oauth/device_authorization": "POST",
+			"/oauth/token": "POST", "/oauth/device": "GET, POST", "/oauth/callback": "GET", "/oauth/console": "GET"}
+		switch a, ok := allow[r.URL.Path]; {
+		case r.URL.Path == "/managed/settings":
 			w.Header().Set("Allow", "GET")
 			writeAnthropicError(w, http.StatusMethodNotAllowed, "invalid_request_error", "use GET")
-			return
+		case ok:
+			w.Header().Set("Allow", a)
+			writeOAuthError(w, oauthError{http.StatusMethodNotAllowed, "invalid_request", "method " + r.Method + " is not allowed on " + r.URL.Path + "; use " + a})
+		default:
+			writeOAuthError(w, oauthError{http.StatusNotFound, "invalid_request", "no such endpoint: " + r.Method + " " + r.URL.Path})
 		}
-		writeOAuthError(w, oauthError{http.StatusNotFound, "invalid_request", "no such endpoint: " + r.Method + " " + r.URL.Path})
 	})
 	return mux
 }

@@ -15,7 +15,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -62,7 +61,8 @@ type Service struct {
 	authn   *auth.Authenticator // set by Handler
 	people  peopleCache
 	devices *perAddr // device authorizations per client address
-	pages   *perAddr // verification page submissions per client address
+	pages   *perAddr // verification page submissions and browser sign-ins per client address
+	tokens  *perAddr // token endpoint requests per client address
 }
 
 // New returns the identity service. It does not contact the IdP: its
@@ -83,6 +83,7 @@ func New(o Options) *Service {
 	s.people.init()
 	s.devices = newPerAddr(20, time.Minute)
 	s.pages = newPerAddr(30, time.Minute)
+	s.tokens = newPerAddr(600, time.Minute)
 	return s
 }
 
@@ -120,20 +121,31 @@ func digest(s string) []byte {
 // Handles reports whether a credential is a sign-in token: one the gateway
 // minted, or, with an IdP, a JWT.
 func (s *Service) Handles(credential string) bool {
-	if strings.HasPrefix(credential, accessPrefix) {
-		return true
-	}
-	return s.idp != nil && oidc.LooksLikeJWT(credential)
+	return strings.HasPrefix(credential, accessPrefix) || s.idp != nil && oidc.LooksLikeJWT(credential)
 }
 
-// errUnavailable wraps a database or IdP failure as auth.ErrUnavailable,
-// keeping the cause for the log.
-func errUnavailable(err error) error { return errors.Join(auth.ErrUnavailable, err) }
+// unavailable logs a database or IdP failure and returns
+// auth.ErrUnavailable: the client learns that credentials cannot be
+// checked, never the cause (a host name, a driver's message, the IdP's
+// own text).
+func (s *Service) unavailable(err error) error {
+	s.log.Error("identity: cannot check a sign-in credential", "error", err)
+	return auth.ErrUnavailable
+}
 
-// clientIP is the client's address for the audit log and per-address limits.
+// clientIP is the client's address for the audit log.
 func (s *Service) clientIP(r *http.Request) string {
 	if a := auth.ClientAddr(r, s.o.TrustedProxies); a.IsValid() {
 		return a.String()
+	}
+	return ""
+}
+
+// limitKey is what per-address limits count the client by: its address,
+// or for IPv6 its /64.
+func (s *Service) limitKey(r *http.Request) string {
+	if a := auth.ClientAddr(r, s.o.TrustedProxies); a.IsValid() {
+		return auth.AddrKey(a).String()
 	}
 	return ""
 }
@@ -154,10 +166,13 @@ func (s *Service) audit(ctx context.Context, r *http.Request, e store.AuditEvent
 	}
 }
 
-// perAddr counts events per client address in fixed windows: a bound on
-// what one address may start (device authorizations, page submissions).
-// It forgets everything at each window's end, so it holds at most the
-// addresses of one window, and at most maxAddrs of them.
+// perAddr counts events per client address (an IPv6 address by its /64)
+// in fixed windows: a bound on what one address may start (device
+// authorizations, page submissions, token requests). It forgets
+// everything at each window's end, so it holds at most the addresses of
+// one window, and at most maxAddrs of them: past that, addresses it does
+// not hold yet are refused until the window ends, and those it holds go
+// on being counted.
 type perAddr struct {
 	mu     sync.Mutex
 	limit  int
@@ -179,11 +194,12 @@ func (p *perAddr) allow(addr string, now time.Time) bool {
 	if now.Sub(p.start) >= p.window || now.Before(p.start) {
 		p.start, p.counts = now, map[string]int{}
 	}
-	if len(p.counts) >= maxAddrs {
+	n, held := p.counts[addr]
+	if !held && len(p.counts) >= maxAddrs {
 		return false
 	}
-	p.counts[addr]++
-	return p.counts[addr] <= p.limit
+	p.counts[addr] = n + 1
+	return n+1 <= p.limit
 }
 
 // Purge deletes the expired tokens, device codes and browser flows: what

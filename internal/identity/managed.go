@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tollgate/tollgate/internal/auth"
@@ -20,7 +22,19 @@ import (
 func (s *Service) managedSettings(w http.ResponseWriter, r *http.Request) {
 	p, err := s.authn.Check(r)
 	if err != nil {
-		writeAnthropicError(w, auth.Status(err), "authentication_error", err.Error())
+		status, typ := auth.Status(err), "authentication_error"
+		switch status {
+		case http.StatusBadRequest:
+			typ = "invalid_request_error"
+		case http.StatusTooManyRequests:
+			typ = "rate_limit_error"
+			if d, ok := auth.RetryAfter(err); ok && d > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
+			}
+		case http.StatusServiceUnavailable:
+			typ = "api_error"
+		}
+		writeAnthropicError(w, status, typ, err.Error())
 		return
 	}
 	if p.Person == nil {

@@ -74,7 +74,7 @@ func (s *Service) deviceAuthorization(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, oauthError{http.StatusBadRequest, "invalid_request", err.Error()})
 		return
 	}
-	if !s.devices.allow(s.clientIP(r), s.now()) {
+	if !s.devices.allow(s.limitKey(r), s.now()) {
 		w.Header().Set("Retry-After", "60")
 		writeOAuthError(w, oauthError{http.StatusTooManyRequests, "slow_down", "too many sign-ins started from this address; wait a minute"})
 		return
@@ -157,6 +157,11 @@ func normalUserCode(s string) string {
 // token is the token endpoint: the device code grant, polled until the
 // person approves, and the refresh grant, which rotates the refresh token.
 func (s *Service) token(w http.ResponseWriter, r *http.Request) {
+	if !s.tokens.allow(s.limitKey(r), s.now()) {
+		w.Header().Set("Retry-After", "60")
+		writeOAuthError(w, oauthError{http.StatusTooManyRequests, "slow_down", "too many token requests from this address; wait a minute"})
+		return
+	}
 	if err := readForm(w, r); err != nil {
 		writeOAuthError(w, oauthError{http.StatusBadRequest, "invalid_request", err.Error()})
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -83,10 +84,13 @@ func (s *Service) Authenticate(ctx context.Context, credential string) (*auth.Pe
 	var p *auth.Person
 	var until time.Time
 	var err error
-	if len(credential) > len(accessPrefix) && credential[:len(accessPrefix)] == accessPrefix {
+	switch {
+	case strings.HasPrefix(credential, accessPrefix):
 		p, until, err = s.accessToken(ctx, sum[:], now)
-	} else {
+	case s.idp != nil:
 		p, until, err = s.bearerJWT(ctx, credential, now)
+	default:
+		err = auth.SignInError("no_identity_provider")
 	}
 	if err != nil && !errors.Is(err, auth.ErrInvalidKey) {
 		return nil, err // unavailable: not cached
@@ -106,7 +110,7 @@ func (s *Service) accessToken(ctx context.Context, hash []byte, now time.Time) (
 	case store.IsNotFound(err):
 		return nil, time.Time{}, auth.SignInError("unknown_token")
 	case err != nil:
-		return nil, time.Time{}, errUnavailable(err)
+		return nil, time.Time{}, s.unavailable(err)
 	case t.Kind != "access":
 		return nil, time.Time{}, auth.SignInError("not_access_token")
 	case t.RevokedAt != nil:
@@ -124,7 +128,7 @@ func (s *Service) bearerJWT(ctx context.Context, raw string, now time.Time) (*au
 	id, err := s.idp.VerifyBearer(ctx, raw)
 	if err != nil {
 		if errors.Is(err, oidc.ErrUnavailable) {
-			return nil, time.Time{}, errUnavailable(err)
+			return nil, time.Time{}, s.unavailable(err)
 		}
 		return nil, time.Time{}, auth.SignInError("idp_token_" + oidc.Reason(err))
 	}
@@ -143,7 +147,10 @@ func (s *Service) Owner(ctx context.Context, userID, teamID string) (*auth.Perso
 	if e, ok := s.people.get(k, now); ok {
 		return e.p, e.err
 	}
-	p, err := s.resolve(ctx, userID, teamID, false)
+	// A key charged to a team works only while its owner is in that team
+	// (it must not outlive the membership and shed the team's policy); a
+	// key of no team acts in its owner's primary team.
+	p, err := s.resolve(ctx, userID, teamID, teamID != "")
 	if err != nil && !errors.Is(err, auth.ErrInvalidKey) {
 		return nil, err
 	}
@@ -161,13 +168,13 @@ func (s *Service) resolve(ctx context.Context, userID, teamID string, bound bool
 	case store.IsNotFound(err):
 		return nil, auth.SignInError("unknown_user")
 	case err != nil:
-		return nil, errUnavailable(err)
+		return nil, s.unavailable(err)
 	case u.Disabled:
 		return nil, auth.SignInError("disabled_user")
 	}
 	teams, err := s.st.TeamsOf(ctx, u.ID)
 	if err != nil {
-		return nil, errUnavailable(err)
+		return nil, s.unavailable(err)
 	}
 	var team *store.Team
 	for i := range teams {
@@ -217,6 +224,13 @@ func (s *Service) limits(b []byte, kind, id string) limit.Limits {
 		}
 	}
 	return l
+}
+
+// Known reports whether a credential with this digest authenticated a
+// person within the cache's lifetime (auth.People).
+func (s *Service) Known(sum [32]byte) bool {
+	e, ok := s.people.get(string(sum[:]), s.now())
+	return ok && e.p != nil
 }
 
 // Forget drops what this replica holds in memory about people, after a

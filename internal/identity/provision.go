@@ -31,7 +31,7 @@ func (s *Service) provision(ctx context.Context, r *http.Request, id oidc.Identi
 	now := s.now()
 	teams, err := s.st.Teams(ctx)
 	if err != nil {
-		return store.User{}, "", errUnavailable(err)
+		return store.User{}, "", s.unavailable(err)
 	}
 	matched := s.teamsFor(teams, id.Groups)
 	admin := false
@@ -48,18 +48,18 @@ func (s *Service) provision(ctx context.Context, r *http.Request, id oidc.Identi
 		}
 		if err := s.st.CreateUser(ctx, u); err != nil {
 			if !errors.Is(err, store.ErrDuplicateUser) {
-				return store.User{}, "", errUnavailable(err)
+				return store.User{}, "", s.unavailable(err)
 			}
 			// Made by another request meanwhile: take that one.
 			if u, err = s.st.UserBySubject(ctx, id.Subject); err != nil {
-				return store.User{}, "", errUnavailable(err)
+				return store.User{}, "", s.unavailable(err)
 			}
 		} else {
 			s.audit(ctx, r, store.AuditEvent{ActorKind: "user", ActorID: u.ID, Action: "user_provisioned",
 				TargetKind: "user", TargetID: u.ID, Detail: detail(map[string]any{"subject": u.Subject, "groups": id.Groups})})
 		}
 	case err != nil:
-		return store.User{}, "", errUnavailable(err)
+		return store.User{}, "", s.unavailable(err)
 	}
 	if u.Disabled {
 		if signIn {
@@ -84,7 +84,7 @@ func (s *Service) provision(ctx context.Context, r *http.Request, id oidc.Identi
 	}
 	if changed {
 		if u, err = s.st.UpdateUser(ctx, u.ID, up); err != nil {
-			return store.User{}, "", errUnavailable(err)
+			return store.User{}, "", s.unavailable(err)
 		}
 	}
 	// A token without the groups claim (another client of the IdP, a
@@ -137,7 +137,7 @@ func (s *Service) teamsFor(teams []store.Team, groups []string) []store.Team {
 func (s *Service) syncTeams(ctx context.Context, u store.User, matched []store.Team) (string, error) {
 	current, err := s.st.TeamsOf(ctx, u.ID)
 	if err != nil {
-		return "", errUnavailable(err)
+		return "", s.unavailable(err)
 	}
 	want := make([]string, len(matched))
 	for i, t := range matched {
@@ -159,11 +159,11 @@ func (s *Service) syncTeams(ctx context.Context, u store.User, matched []store.T
 		fallback = want[0]
 	}
 	if err := s.st.SyncIdPTeams(ctx, u.ID, want, fallback); err != nil {
-		return "", errUnavailable(err)
+		return "", s.unavailable(err)
 	}
 	after, err := s.st.UserByID(ctx, u.ID)
 	if err != nil {
-		return "", errUnavailable(err)
+		return "", s.unavailable(err)
 	}
 	return after.PrimaryTeamID, nil
 }

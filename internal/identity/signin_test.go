@@ -4,12 +4,16 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/gatewaytest"
 	"github.com/tollgate/tollgate/internal/identity"
 	"github.com/tollgate/tollgate/internal/oidc/oidctest"
 	"github.com/tollgate/tollgate/internal/store"
@@ -486,5 +490,104 @@ func TestTokenWithoutGroupsKeepsTeams(t *testing.T) {
 	teams, _ := r.db.TeamsOf(context.Background(), u.ID)
 	if len(teams) != 1 || teams[0].Name != "eng" {
 		t.Errorf("teams after a token without groups: %+v", teams)
+	}
+}
+
+// Refusals say nothing of the cause: an IdP that cannot be reached is a
+// 503 without its host or its own text; a bare token prefix is a 401, with
+// or without an IdP; a form posted from another origin is refused; a
+// wrong method is 405 in the OAuth envelope.
+func TestRefusalsSayLittle(t *testing.T) {
+	r := newRig(t, "")
+	tok := r.idp.Token("tollgate-api", time.Hour)
+	r.idp.SetDown(true)
+	st, body := r.call(t, tok, "allowed")
+	if msg := body.Get("error.message").String(); st != 503 || strings.Contains(msg, "oidc") || strings.Contains(msg, "discovery") || strings.Contains(msg, "down for the test") {
+		t.Errorf("IdP down: %d %s", st, body.Raw)
+	}
+	r.idp.SetDown(false)
+	if st, body := r.call(t, "tga_", "allowed"); st != 401 {
+		t.Errorf("bare tga_: %d %s", st, body.Raw)
+	}
+	noIdP := gatewaytest.StartDB(t, "providers: [ { name: demo, type: echo } ]\nmodels: [ { name: m, targets: [ { provider: demo } ] } ]\nidentity: { teams: [ { name: t } ] }\n", masterKey)
+	for _, cred := range []string{"tga_", tok} {
+		req, _ := http.NewRequest("POST", noIdP+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`))
+		req.Header.Set("Authorization", "Bearer "+cred)
+		req.Header.Set("anthropic-version", "2023-06-01")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Errorf("%.8s… without an IdP: %d, want 401", cred, resp.StatusCode)
+		}
+	}
+	// The verification form from another origin: refused even with the
+	// right cookie and token.
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(r.url + "/oauth/device")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+	if csrf == nil {
+		t.Fatalf("no csrf field:\n%s", page)
+	}
+	req, _ := http.NewRequest("POST", r.url+"/oauth/device", strings.NewReader(url.Values{"csrf": {string(csrf[1])}, "user_code": {"BCDF-GHJK"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "https://evil.example.com")
+	resp, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("verification form from another origin: %d, want 403", resp.StatusCode)
+	}
+	resp, err = http.Get(r.url + "/oauth/token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" || gjson.GetBytes(b, "error").String() != "invalid_request" {
+		t.Errorf("GET /oauth/token: %d %v %s", resp.StatusCode, resp.Header.Get("Allow"), b)
+	}
+}
+
+// A key charged to a team stops when its owner leaves the team: it must
+// not go on without the team's model list and budget.
+func TestTeamKeyOutlivesNoMembership(t *testing.T) {
+	r := newRig(t, "")
+	ctx := context.Background()
+	eng, _ := r.db.TeamByName(ctx, "eng")
+	u := store.User{ID: "usr_kim", Subject: "kim@example.com", Source: "admin", PrimaryTeamID: eng.ID, CreatedAt: time.Now(), Limits: []byte("{}")}
+	if err := r.db.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.db.AddMember(ctx, eng.ID, u.ID, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	secret, hash, prefix := auth.NewSecret()
+	if err := r.db.CreateKey(ctx, store.Key{ID: auth.NewKeyID(), Name: "kim", Hash: hash, Prefix: prefix, CreatedAt: time.Now(),
+		UserID: u.ID, TeamID: eng.ID, Limits: []byte("{}"), ModelLimits: []byte("{}"), Metadata: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if st, body := r.call(t, secret, "allowed"); st != 200 {
+		t.Fatalf("the team's key: %d %s", st, body.Raw)
+	}
+	if st, _ := r.call(t, secret, "other"); st != 400 {
+		t.Errorf("the team's key on a model outside its list: %d, want 400", st)
+	}
+	if err := r.db.RemoveMember(ctx, eng.ID, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Add(6 * time.Second)
+	if st, _ := r.call(t, secret, "other"); st != 401 {
+		t.Errorf("the team's key after its owner left the team: %d, want 401", st)
 	}
 }
