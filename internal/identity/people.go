@@ -119,6 +119,12 @@ func (s *Service) accessToken(ctx context.Context, hash []byte, now time.Time) (
 		return nil, time.Time{}, auth.SignInError("expired_token")
 	}
 	p, err := s.resolve(ctx, t.UserID, t.TeamID, true)
+	if p != nil {
+		// A token minted for Claude Code is for inference: it never
+		// carries the console role (the admin API wants the IdP's own,
+		// fresh word on it).
+		p.Admin = false
+	}
 	return p, t.ExpiresAt, err
 }
 
