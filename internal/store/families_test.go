@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +22,23 @@ func pair(name string, at time.Time) []store.Token {
 func family(id string) store.TokenFamily {
 	return store.TokenFamily{ID: id, UserID: "usr_a", TeamID: "team_1", Client: "claude-code", IdPRefresh: []byte("sealed-1"),
 		CreatedAt: t0, ExpiresAt: t0.Add(30 * 24 * time.Hour)}
+}
+
+// concurrently runs f n times at once and counts its results.
+func concurrently(n int, f func(i int) error) map[error]int {
+	results := map[error]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			err := f(i)
+			mu.Lock()
+			defer mu.Unlock()
+			results[err]++
+		})
+	}
+	wg.Wait()
+	return results
 }
 
 func TestTokenFamilies(t *testing.T) {
@@ -150,18 +168,10 @@ func TestRotateRefreshToken(t *testing.T) {
 
 			// Of many replicas rotating one token at once, one succeeds; the
 			// others find it used moments ago.
-			results := map[error]int{}
-			var mu sync.Mutex
-			var wg sync.WaitGroup
-			for i := range 8 {
-				wg.Go(func() {
-					_, err := s.RotateRefreshToken(ctx, []byte("d-refresh"), later, []byte("sealed-3"), pair("e"+string(rune('0'+i)), later)...)
-					mu.Lock()
-					defer mu.Unlock()
-					results[err]++
-				})
-			}
-			wg.Wait()
+			results := concurrently(8, func(i int) error {
+				_, err := s.RotateRefreshToken(ctx, []byte("d-refresh"), later, []byte("sealed-3"), pair(fmt.Sprint("e", i), later)...)
+				return err
+			})
 			if len(results) != 2 || results[nil] != 1 || results[store.ErrTokenJustUsed] != 7 {
 				t.Errorf("concurrent rotations: %v", results)
 			}
@@ -304,19 +314,10 @@ func TestRedeemDevice(t *testing.T) {
 			}
 
 			// Of redemptions at once, one gets the tokens.
-			results := map[error]int{}
-			var mu sync.Mutex
-			var wg sync.WaitGroup
-			for i := range 6 {
-				wg.Go(func() {
-					id := "fam_" + string(rune('0'+i))
-					err := s.RedeemDevice(ctx, []byte("APPRAPPR"), now, family(id), pair(id, now)...)
-					mu.Lock()
-					defer mu.Unlock()
-					results[err]++
-				})
-			}
-			wg.Wait()
+			results := concurrently(6, func(i int) error {
+				id := fmt.Sprint("fam_", i)
+				return s.RedeemDevice(ctx, []byte("APPRAPPR"), now, family(id), pair(id, now)...)
+			})
 			if len(results) != 2 || results[nil] != 1 || results[store.ErrDeviceNotPending] != 5 {
 				t.Errorf("concurrent redemptions: %v", results)
 			}
