@@ -208,7 +208,7 @@ func (s *Service) UpdateTeam(ctx context.Context, id string, p TeamPatch) (TeamV
 			return TeamView{}, err
 		}
 	}
-	t, err := s.store.UpdateTeam(ctx, id, u)
+	t, err := s.store.UpdateTeam(ctx, id, u, s.now())
 	switch {
 	case err == store.ErrDuplicateTeam:
 		return TeamView{}, conflict("name: a team named %q already exists", *p.Name)

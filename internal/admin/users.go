@@ -300,7 +300,7 @@ func (s *Service) DeleteUser(ctx context.Context, id string) (UserView, error) {
 	if err := s.signOut(ctx, id); err != nil {
 		return UserView{}, err
 	}
-	if err := s.store.DeleteUser(ctx, id); store.IsNotFound(err) {
+	if err := s.store.DeleteUser(ctx, id, s.now()); store.IsNotFound(err) {
 		return UserView{}, notFound("user", id)
 	} else if err != nil {
 		return UserView{}, err

@@ -28,6 +28,9 @@ type Identity struct {
 	HasGroups bool
 	Issuer    string
 	Expiry    time.Time
+	// RefreshToken is the IdP's refresh token, from Exchange and Refresh
+	// only; "" when the IdP gave none. It is a secret: store it sealed.
+	RefreshToken string
 }
 
 // VerifyBearer verifies a JWT the IdP issued (an access token or an ID

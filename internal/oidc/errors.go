@@ -25,6 +25,7 @@ const (
 	reasonMalformed    = "malformed"
 	reasonMissingClaim = "missing_claim"
 	reasonUnavailable  = "unavailable"
+	reasonRevoked      = "revoked"
 	reasonOther        = "other"
 )
 
@@ -51,7 +52,8 @@ func unavailable(err error) error { return fail(reasonUnavailable, err) }
 
 // Reason says why err failed a verification: expired, not_yet_valid,
 // issuer, audience, signature, algorithm, unknown_key, malformed,
-// missing_claim, unavailable or other. It is for logs, not for clients.
+// missing_claim, unavailable, revoked (the IdP refused a refresh token)
+// or other. It is for logs, not for clients.
 func Reason(err error) string {
 	var ve *verifyError
 	if errors.As(err, &ve) {

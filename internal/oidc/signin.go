@@ -58,7 +58,9 @@ func (p *Provider) scopes(d *discovery) []string {
 // at the token endpoint and verifies the ID token that comes back (aud is
 // the client id, nonce as sent, iss, algorithm). A false email_verified is
 // refused. When the ID token lacks the user or groups claim, the userinfo
-// endpoint's claims fill them in.
+// endpoint's claims fill them in. Identity.RefreshToken is the IdP's
+// refresh token, "" when it gave none (it gives one when offline_access
+// was asked for, which the default scopes do when it is advertised).
 func (p *Provider) Exchange(ctx context.Context, redirectURI, code, verifier, nonce string) (Identity, error) {
 	if code == "" || verifier == "" || nonce == "" {
 		return Identity{}, failf(reasonOther, "code, verifier and nonce are all required")
@@ -82,24 +84,41 @@ func (p *Provider) Exchange(ctx context.Context, redirectURI, code, verifier, no
 	if rawID == "" {
 		return Identity{}, failf(reasonMissingClaim, "token response has no id_token")
 	}
-	now := p.now()
-	claims, idt, err := p.verify(ctx, rawID, []string{p.cfg.ClientID}, now)
+	claims, idt, err := p.verifyIDToken(ctx, rawID, tok)
 	if err != nil {
 		return Identity{}, err
 	}
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(nonce)) != 1 {
 		return Identity{}, failf(reasonOther, "nonce does not match")
 	}
+	return p.tokenIdentity(ctx, d, tok, claims, idt)
+}
+
+// verifyIDToken verifies an ID token from the token endpoint: signature,
+// iss, aud (our client id), times, azp, and at_hash against the access
+// token that came with it. The nonce is the caller's to check.
+func (p *Provider) verifyIDToken(ctx context.Context, rawID string, tok *oauth2.Token) (map[string]any, *oidc.IDToken, error) {
+	claims, idt, err := p.verify(ctx, rawID, []string{p.cfg.ClientID}, p.now())
+	if err != nil {
+		return nil, nil, err
+	}
 	// An ID token for several audiences names the one it was issued to
 	// (OpenID Connect Core 1.0 §3.1.3.7): that must be us.
 	if azp, ok := claims["azp"]; ok && claimString(azp) != p.cfg.ClientID {
-		return Identity{}, fail(reasonAudience, fmt.Errorf("azp %q is not our client id", claimString(azp)))
+		return nil, nil, fail(reasonAudience, fmt.Errorf("azp %q is not our client id", claimString(azp)))
 	}
 	if idt.AccessTokenHash != "" {
 		if err := idt.VerifyAccessToken(tok.AccessToken); err != nil {
-			return Identity{}, fail(reasonSignature, err)
+			return nil, nil, fail(reasonSignature, err)
 		}
 	}
+	return claims, idt, nil
+}
+
+// tokenIdentity is the Identity of verified ID token claims, filled in
+// from userinfo where they lack the user or groups claim, with the IdP's
+// refresh token.
+func (p *Provider) tokenIdentity(ctx context.Context, d *discovery, tok *oauth2.Token, claims map[string]any, idt *oidc.IDToken) (Identity, error) {
 	if p.lacksClaims(claims) && d.userinfoURL != "" {
 		if err := p.mergeUserInfo(ctx, d, tok, idt.Subject, claims); err != nil {
 			return Identity{}, err
@@ -108,7 +127,12 @@ func (p *Provider) Exchange(ctx context.Context, redirectURI, code, verifier, no
 	if emailUnverified(claims) {
 		return Identity{}, failf(reasonMissingClaim, "email_verified is false")
 	}
-	return p.identity(claims, idt)
+	id, err := p.identity(claims, idt)
+	if err != nil {
+		return Identity{}, err
+	}
+	id.RefreshToken = tok.RefreshToken
+	return id, nil
 }
 
 func (p *Provider) lacksClaims(claims map[string]any) bool {
@@ -121,20 +145,12 @@ func (p *Provider) lacksClaims(claims map[string]any) bool {
 // token lacks. The userinfo sub must be the ID token's (OpenID Connect
 // Core 1.0 §5.3.2), or its claims are someone else's.
 func (p *Provider) mergeUserInfo(ctx context.Context, d *discovery, tok *oauth2.Token, sub string, claims map[string]any) error {
-	ui, err := d.op.UserInfo(p.client(ctx), oauth2.StaticTokenSource(tok))
+	extra, err := p.userInfo(ctx, d, tok)
 	if err != nil {
-		return unavailable(fmt.Errorf("userinfo: %w", err))
+		return err
 	}
-	if ui.Subject != sub {
-		return fail(reasonOther, fmt.Errorf("userinfo sub %q is not the ID token's %q", ui.Subject, sub))
-	}
-	var raw json.RawMessage
-	if err := ui.Claims(&raw); err != nil {
-		return fail(reasonMalformed, fmt.Errorf("userinfo: %w", err))
-	}
-	extra, err := decodeClaims(raw)
-	if err != nil {
-		return fail(reasonMalformed, fmt.Errorf("userinfo: %w", err))
+	if got := claimString(extra["sub"]); got != sub {
+		return fail(reasonOther, fmt.Errorf("userinfo sub %q is not the ID token's %q", got, sub))
 	}
 	for k, v := range extra {
 		if _, ok := claims[k]; !ok {
@@ -142,4 +158,23 @@ func (p *Provider) mergeUserInfo(ctx context.Context, d *discovery, tok *oauth2.
 		}
 	}
 	return nil
+}
+
+// userInfo fetches the userinfo endpoint's claims with tok's access token.
+func (p *Provider) userInfo(ctx context.Context, d *discovery, tok *oauth2.Token) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	ui, err := d.op.UserInfo(p.client(ctx), oauth2.StaticTokenSource(tok))
+	if err != nil {
+		return nil, unavailable(fmt.Errorf("userinfo: %w", err))
+	}
+	var raw json.RawMessage
+	if err := ui.Claims(&raw); err != nil {
+		return nil, fail(reasonMalformed, fmt.Errorf("userinfo: %w", err))
+	}
+	claims, err := decodeClaims(raw)
+	if err != nil {
+		return nil, fail(reasonMalformed, fmt.Errorf("userinfo: %w", err))
+	}
+	return claims, nil
 }

@@ -150,6 +150,10 @@ func TestExchange(t *testing.T) {
 			}
 			tt.want.Issuer = idp.URL
 			tt.want.Expiry = start.Add(time.Hour)
+			if id.RefreshToken == "" {
+				t.Error("no refresh token, although offline_access was asked for")
+			}
+			tt.want.RefreshToken = id.RefreshToken
 			if diff := cmp.Diff(tt.want, id); diff != "" {
 				t.Errorf("identity (-want +got):\n%s", diff)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -26,8 +27,8 @@ const (
 	DevicePending  = "pending"
 	DeviceApproved = "approved"
 	DeviceDenied   = "denied"
-	// DeviceConsumed is an approval the device has collected: its tokens
-	// were given out once.
+	// DeviceConsumed is an approval the device has collected
+	// (RedeemDevice): its tokens were given out once.
 	DeviceConsumed = "consumed"
 )
 
@@ -35,7 +36,8 @@ var (
 	// ErrDuplicateUserCode is a user code that an unexpired device code
 	// already has: the caller draws another.
 	ErrDuplicateUserCode = errors.New("user code in use")
-	// ErrDeviceNotPending is a decision on a device code already decided.
+	// ErrDeviceNotPending is a decision on a device code already decided,
+	// or the redemption of one not approved (or redeemed already).
 	ErrDeviceNotPending = errors.New("device code already decided")
 )
 
@@ -92,17 +94,15 @@ func (s *Store) DecideDevice(ctx context.Context, userCode string, approve bool,
 	return ErrDeviceNotPending
 }
 
-// PollDevice records a poll of the device at now and returns its code.
-// slowDown is true when the poll before came less than Interval seconds
-// before now (this one is recorded all the same). An approved code is
-// returned with Status DeviceApproved once: the same step makes it
-// DeviceConsumed, which later polls see. A code that has expired is
-// returned as it is, and is never consumed. IsNotFound(err) when there
-// is none.
+// PollDevice records a poll of the device at now and returns its code as
+// it stands: an approved code stays approved until RedeemDevice gives
+// out its tokens. slowDown is true when the poll before came less than
+// Interval seconds before now (this one is recorded all the same).
+// IsNotFound(err) when there is none.
 //
-// Each step is a compare-and-set on the row as read, retried when
-// another poll changed it in between: two replicas polled at once
-// cannot both collect an approval.
+// The poll is a compare-and-set on the row as read, retried when another
+// poll changed it in between, so that two polls at once cannot both
+// miss a slow-down.
 func (s *Store) PollDevice(ctx context.Context, hash []byte, now time.Time) (d DeviceCode, slowDown bool, err error) {
 	ms := now.UnixMilli()
 	for {
@@ -110,16 +110,12 @@ func (s *Store) PollDevice(ctx context.Context, hash []byte, now time.Time) (d D
 		if err != nil {
 			return DeviceCode{}, false, err
 		}
-		next := d.Status
-		if d.Status == DeviceApproved && now.Before(d.ExpiresAt) {
-			next = DeviceConsumed
-		}
 		prev := int64(-1)
 		if d.LastPollAt != nil {
 			prev = d.LastPollAt.UnixMilli()
 		}
-		res, err := s.db.ExecContext(ctx, s.rebind("UPDATE device_codes SET last_poll_at = ?, status = ? "+
-			"WHERE hash = ? AND status = ? AND COALESCE(last_poll_at, -1) = ?"), ms, next, hash, d.Status, prev)
+		res, err := s.db.ExecContext(ctx, s.rebind("UPDATE device_codes SET last_poll_at = ? "+
+			"WHERE hash = ? AND COALESCE(last_poll_at, -1) = ?"), ms, hash, prev)
 		if err != nil {
 			return DeviceCode{}, false, err
 		}
@@ -133,6 +129,41 @@ func (s *Store) PollDevice(ctx context.Context, hash []byte, now time.Time) (d D
 		d.LastPollAt = &t
 		return d, slowDown, nil
 	}
+}
+
+// RedeemDevice collects an approved device code at now: in one
+// transaction it marks the code DeviceConsumed and stores the sign-in f
+// with its first tokens (as CreateTokenFamily), so that the code is
+// consumed only if the tokens are stored, and of two polls at once only
+// one gets them. f must be for the user and team the code was approved
+// for. IsNotFound(err) when there is no such code, ErrTokenInvalid when
+// it expired, ErrDeviceNotPending when it is not approved (pending,
+// denied or consumed already).
+func (s *Store) RedeemDevice(ctx context.Context, hash []byte, now time.Time, f TokenFamily, tokens ...Token) error {
+	ms := now.UnixMilli()
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var userID, teamID string
+		err := tx.QueryRowContext(ctx, s.rebind("UPDATE device_codes SET status = ? WHERE hash = ? AND status = ? AND expires_at > ? "+
+			"RETURNING user_id, team_id"), DeviceConsumed, hash, DeviceApproved, ms).Scan(&userID, &teamID)
+		if IsNotFound(err) {
+			d, err := scanDevice(tx.QueryRowContext(ctx, s.rebind("SELECT "+deviceColumns+" FROM device_codes WHERE hash = ?"), hash))
+			switch {
+			case err != nil:
+				return err
+			case !now.Before(d.ExpiresAt):
+				return ErrTokenInvalid
+			default:
+				return ErrDeviceNotPending
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if f.UserID != userID || f.TeamID != teamID {
+			return fmt.Errorf("store: the device code was approved for user %q in team %q, not %q in %q", userID, teamID, f.UserID, f.TeamID)
+		}
+		return s.createFamily(ctx, tx, f, tokens)
+	})
 }
 
 // PurgeAuthFlows deletes the device codes and browser sign-in flows that

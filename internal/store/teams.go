@@ -94,15 +94,15 @@ type TeamUpdate struct {
 	Limits, MemberLimits, ClaudeCode []byte
 }
 
-// UpdateTeam applies u and returns the team as stored; ErrDuplicateTeam
-// when the new name is another team's.
-func (s *Store) UpdateTeam(ctx context.Context, id string, u TeamUpdate) (Team, error) {
+// UpdateTeam applies u at now and returns the team as stored;
+// ErrDuplicateTeam when the new name is another team's.
+func (s *Store) UpdateTeam(ctx context.Context, id string, u TeamUpdate, now time.Time) (Team, error) {
 	sets, args, err := teamSets(u)
 	if err != nil {
 		return Team{}, err
 	}
 	if len(sets) > 0 {
-		sets, args = append(sets, "updated_at = ?"), append(args, time.Now().UnixMilli())
+		sets, args = append(sets, "updated_at = ?"), append(args, now.UnixMilli())
 	}
 	if err := s.updateRow(ctx, "teams", sets, args, id); err != nil {
 		if isUniqueViolation(err) {

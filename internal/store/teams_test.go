@@ -48,16 +48,16 @@ func TestTeams(t *testing.T) {
 			}
 
 			got, err = s.UpdateTeam(ctx, "team_ops", store.TeamUpdate{Name: ptr("operations"), Models: &[]string{"a"},
-				IDPGroups: &[]string{"ops"}, Limits: []byte(`{"rpm":1}`), ClaudeCode: []byte(`{"managed_settings":{}}`)})
+				IDPGroups: &[]string{"ops"}, Limits: []byte(`{"rpm":1}`), ClaudeCode: []byte(`{"managed_settings":{}}`)}, t0.Add(time.Hour))
 			if err != nil || got.Name != "operations" || !slices.Equal(got.Models, []string{"a"}) || !slices.Equal(got.IDPGroups, []string{"ops"}) ||
 				string(got.Limits) != `{"rpm":1}` || string(got.MemberLimits) != "{}" || string(got.ClaudeCode) != `{"managed_settings":{}}` ||
-				!got.UpdatedAt.After(t0) {
+				!got.UpdatedAt.Equal(t0.Add(time.Hour)) {
 				t.Errorf("UpdateTeam: %+v, %v", got, err)
 			}
-			if _, err := s.UpdateTeam(ctx, "team_ops", store.TeamUpdate{Name: ptr("engineering")}); !errors.Is(err, store.ErrDuplicateTeam) {
+			if _, err := s.UpdateTeam(ctx, "team_ops", store.TeamUpdate{Name: ptr("engineering")}, t0); !errors.Is(err, store.ErrDuplicateTeam) {
 				t.Errorf("renaming onto another team: %v", err)
 			}
-			if _, err := s.UpdateTeam(ctx, "team_none", store.TeamUpdate{Name: ptr("x")}); !store.IsNotFound(err) {
+			if _, err := s.UpdateTeam(ctx, "team_none", store.TeamUpdate{Name: ptr("x")}, t0); !store.IsNotFound(err) {
 				t.Errorf("update of a missing team: %v", err)
 			}
 

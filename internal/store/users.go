@@ -174,14 +174,16 @@ func (s *Store) updateRow(ctx context.Context, table string, sets []string, args
 	return nil
 }
 
-// DeleteUser deletes a user and their team memberships, and in the same
-// transaction revokes their keys and their sign-in tokens: what they
+// DeleteUser deletes a user and their team memberships, and at now in the same
+// transaction revokes their keys, sign-ins and tokens: what they
 // could call the gateway with goes with them. Their ledger records stay.
-func (s *Store) DeleteUser(ctx context.Context, id string) error {
+func (s *Store) DeleteUser(ctx context.Context, id string, now time.Time) error {
 	id = cleanText(id)
+	ms := now.UnixMilli()
 	return s.execSteps(ctx, []step{
 		{"UPDATE keys SET revoked = ? WHERE user_id = ?", []any{true, id}},
-		{"UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", []any{time.Now().UnixMilli(), id}},
+		{"UPDATE token_families SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", []any{ms, id}},
+		{"UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", []any{ms, id}},
 		{"DELETE FROM team_members WHERE user_id = ?", []any{id}},
 		{"DELETE FROM users WHERE id = ?", []any{id}},
 	})

@@ -114,16 +114,17 @@ func TestDeleteUserRevokesKeysAndTokens(t *testing.T) {
 				}
 			}
 			tok := store.Token{Hash: []byte("tok_a"), Kind: "access", UserID: "usr_a", FamilyID: "fam", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
-			if err := s.CreateToken(ctx, tok); err != nil {
+			if err := s.CreateTokenFamily(ctx, store.TokenFamily{ID: "fam", UserID: "usr_a", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}, tok); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.DeleteUser(ctx, "usr_a"); err != nil {
+			deleted := t0.Add(time.Minute)
+			if err := s.DeleteUser(ctx, "usr_a", deleted); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.UserByID(ctx, "usr_a"); !store.IsNotFound(err) {
 				t.Errorf("deleted user: %v", err)
 			}
-			if err := s.DeleteUser(ctx, "usr_a"); !store.IsNotFound(err) {
+			if err := s.DeleteUser(ctx, "usr_a", t0); !store.IsNotFound(err) {
 				t.Errorf("deleting again: %v", err)
 			}
 			for id, revoked := range map[string]bool{"key_a": true, "key_b": false, "key_c": false} {
@@ -132,8 +133,11 @@ func TestDeleteUserRevokesKeysAndTokens(t *testing.T) {
 					t.Errorf("%s: revoked %v, want %v (%v)", id, k.Revoked, revoked, err)
 				}
 			}
-			if got, err := s.TokenByHash(ctx, tok.Hash); err != nil || got.RevokedAt == nil {
+			if got, err := s.TokenByHash(ctx, tok.Hash); err != nil || got.RevokedAt == nil || !got.RevokedAt.Equal(deleted) {
 				t.Errorf("the user's token: %+v, %v", got, err)
+			}
+			if f, err := s.TokenFamily(ctx, "fam"); err != nil || f.RevokedAt == nil || !f.RevokedAt.Equal(deleted) {
+				t.Errorf("the user's sign-in: %+v, %v", f, err)
 			}
 			members, err := s.Members(ctx, "team_1")
 			if err != nil || len(members) != 1 || members[0].ID != "usr_b" {

@@ -47,7 +47,8 @@ type IdP struct {
 
 	mu        sync.Mutex
 	user      User
-	keys      []signingKey // the last one signs
+	users     map[string]User // by Sub: who refresh tokens are refreshed for
+	keys      []signingKey    // the last one signs
 	codes     map[string]grant
 	refresh   map[string]grant
 	access    map[string]User
@@ -78,6 +79,8 @@ type options struct {
 	accessAudience       string
 	redirectURIs         []string
 	idTokenClaims        map[string]any
+	noRefreshIDToken     bool
+	noRefreshRotation    bool
 }
 
 // Option changes how New sets the IdP up.
@@ -116,6 +119,14 @@ func WithIDTokenClaims(claims map[string]any) Option {
 	return func(o *options) { o.idTokenClaims = claims }
 }
 
+// NoRefreshIDToken leaves the ID token out of the answers to the refresh
+// grant, as IdPs may (OpenID Connect Core 1.0 §12.2).
+func NoRefreshIDToken() Option { return func(o *options) { o.noRefreshIDToken = true } }
+
+// NoRefreshRotation keeps refresh tokens good after use, and leaves them
+// out of the answers to the refresh grant, as IdPs that do not rotate do.
+func NoRefreshRotation() Option { return func(o *options) { o.noRefreshRotation = true } }
+
 // WithRedirectURIs restricts the redirect URIs /authorize accepts to
 // these; any absolute http(s) URL unless set.
 func WithRedirectURIs(uris ...string) Option {
@@ -135,6 +146,7 @@ func New(t testing.TB, opts ...Option) *IdP {
 		access:       make(map[string]User),
 		user:         User{Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}},
 	}
+	i.users = map[string]User{i.user.Sub: i.user}
 	i.opts = options{now: time.Now, authMethods: []string{"client_secret_basic", "client_secret_post"}}
 	for _, o := range opts {
 		o(&i.opts)
@@ -190,11 +202,41 @@ func randomString(n int) string {
 
 func (i *IdP) now() time.Time { return i.opts.now() }
 
-// SetUser sets who /authorize approves and what tokens carry.
+// SetUser sets who /authorize approves and what tokens carry. It updates
+// the directory too: refreshing the tokens of a user with u's Sub gives
+// tokens that say what u says (its groups now, say).
 func (i *IdP) SetUser(u User) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.user = u
+	i.users[u.Sub] = u
+}
+
+// DeleteUser removes the user with sub from the directory, as when a
+// person is deprovisioned: their refresh tokens and access tokens are
+// refused from then on.
+func (i *IdP) DeleteUser(sub string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	delete(i.users, sub)
+	for rt, g := range i.refresh {
+		if g.user.Sub == sub {
+			delete(i.refresh, rt)
+		}
+	}
+	for at, u := range i.access {
+		if u.Sub == sub {
+			delete(i.access, at)
+		}
+	}
+}
+
+// RevokeRefreshTokens makes every refresh token given out so far refused
+// (invalid_grant), as when an administrator ends a user's sessions.
+func (i *IdP) RevokeRefreshTokens() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	clear(i.refresh)
 }
 
 // SetDown makes every endpoint answer 503 (true) or serve again (false).
@@ -480,12 +522,16 @@ func (i *IdP) serveToken(w http.ResponseWriter, r *http.Request) {
 		}
 	case "refresh_token":
 		i.mu.Lock()
-		var ok bool
+		var ok, known bool
 		g, ok = i.refresh[f.Get("refresh_token")]
-		delete(i.refresh, f.Get("refresh_token")) // refresh tokens rotate
+		if !i.opts.noRefreshRotation {
+			delete(i.refresh, f.Get("refresh_token")) // refresh tokens rotate
+		}
+		// The tokens say what the directory says now.
+		g.user, known = i.users[g.user.Sub]
 		i.mu.Unlock()
-		if !ok {
-			tokenError(w, http.StatusBadRequest, "invalid_grant", "unknown or used refresh token")
+		if !ok || !known {
+			tokenError(w, http.StatusBadRequest, "invalid_grant", "unknown, used or revoked refresh token")
 			return
 		}
 		g.nonce = "" // a refreshed ID token carries no nonce
@@ -508,16 +554,19 @@ func (i *IdP) serveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	sum := sha256.Sum256([]byte(access))
 	idc["at_hash"] = base64.RawURLEncoding.EncodeToString(sum[:len(sum)/2])
+	refreshing := f.Get("grant_type") == "refresh_token"
 	resp := map[string]any{
 		"access_token": access,
 		"token_type":   "Bearer",
 		"expires_in":   int(ttl.Seconds()),
-		"id_token":     i.Sign(idc),
 		"scope":        g.scope,
+	}
+	if !refreshing || !i.opts.noRefreshIDToken {
+		resp["id_token"] = i.Sign(idc)
 	}
 	i.mu.Lock()
 	i.access[access] = g.user
-	if strings.Contains(" "+g.scope+" ", " offline_access ") {
+	if strings.Contains(" "+g.scope+" ", " offline_access ") && (!refreshing || !i.opts.noRefreshRotation) {
 		rt := randomString(24)
 		i.refresh[rt] = g
 		resp["refresh_token"] = rt

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -222,5 +223,57 @@ func TestWithHost(t *testing.T) {
 	}
 	if d, _ := i.Fetches(); d != 1 {
 		t.Errorf("Fetches counted %d discovery fetches, want 1", d)
+	}
+}
+
+// TestRefreshFollowsDirectory: a refresh gives tokens for the user as the
+// directory has them now, and none once they are removed or their
+// refresh tokens revoked.
+func TestRefreshFollowsDirectory(t *testing.T) {
+	i := New(t)
+	c := config(i)
+	ctx := context.Background()
+	refresh := func(rt string) (*oauth2.Token, error) {
+		return c.TokenSource(ctx, &oauth2.Token{RefreshToken: rt}).Token()
+	}
+	verifier := oauth2.GenerateVerifier()
+	alice, err := c.Exchange(ctx, signIn(t, i, c, verifier), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i.SetUser(User{Sub: "bob-sub", Email: "bob@example.com", Groups: []string{"sales"}})
+	bob, err := c.Exchange(ctx, signIn(t, i, c, verifier), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Alice's groups change; Bob signing in since changes nothing of hers.
+	i.SetUser(User{Sub: "alice-sub", Email: "alice@example.com", Groups: []string{"eng", "ops"}})
+	next, err := refresh(alice.RefreshToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := userinfo(t, i, next.AccessToken); info["sub"] != "alice-sub" || fmt.Sprint(info["groups"]) != "[eng ops]" {
+		t.Errorf("refreshed userinfo %v, want alice in eng and ops", info)
+	}
+
+	i.DeleteUser("alice-sub")
+	if _, err := refresh(next.RefreshToken); !isGrantError(err, "invalid_grant") {
+		t.Errorf("a removed user's refresh: %v, want invalid_grant", err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, i.URL+"/userinfo", nil)
+	req.Header.Set("Authorization", "Bearer "+next.AccessToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a removed user's userinfo: %s, want 401", resp.Status)
+	}
+
+	i.RevokeRefreshTokens()
+	if _, err := refresh(bob.RefreshToken); !isGrantError(err, "invalid_grant") {
+		t.Errorf("a revoked refresh token: %v, want invalid_grant", err)
 	}
 }
