@@ -16,7 +16,7 @@ import (
 // newIdentity makes the identity service over the database: users and
 // teams (the configured teams created or updated now), and, with
 // identity.oidc, sign-in through the IdP. Nil without a database.
-func newIdentity(cfg *config.Config, db *store.Store, logger *slog.Logger, now func() time.Time) (*identity.Service, error) {
+func newIdentity(cfg *config.Config, db *store.Store, logger *slog.Logger, now func() time.Time, masterKey string) (*identity.Service, error) {
 	if db == nil {
 		if len(cfg.Identity.Teams) > 0 {
 			return nil, errors.New("identity.teams needs a database (database.url): teams are kept there")
@@ -33,7 +33,8 @@ func newIdentity(cfg *config.Config, db *store.Store, logger *slog.Logger, now f
 			return nil, err
 		}
 	}
-	svc := identity.New(identity.Options{Store: db, IdP: idp, Config: cfg.Identity, TrustedProxies: cfg.Auth.Proxies(), Logger: logger, Now: now})
+	svc := identity.New(identity.Options{Store: db, IdP: idp, Config: cfg.Identity, TrustedProxies: cfg.Auth.Proxies(), Logger: logger, Now: now,
+		SealKey: []byte(masterKey)})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := svc.SyncConfigTeams(ctx, cfg.Identity.Teams); err != nil {

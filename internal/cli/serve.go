@@ -371,7 +371,7 @@ func build(cfg *config.Config, o Options) (*Server, error) {
 	if db != nil {
 		keys = auth.NewCache(db, logger)
 	}
-	people, err := newIdentity(cfg, db, logger, o.Now)
+	people, err := newIdentity(cfg, db, logger, o.Now, o.MasterKey)
 	if err != nil {
 		return nil, err
 	}

@@ -264,6 +264,14 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	switch f.Purpose {
 	case purposeDevice:
+		if id.RefreshToken != "" {
+			// Refreshing the sign-in will ask the IdP again (askIdP).
+			if err := s.st.SealDeviceIdP(r.Context(), f.UserCode, s.seal(id.RefreshToken), s.now()); err != nil && !store.IsNotFound(err) {
+				s.log.Error("identity: keeping the IdP's refresh token", "error", err)
+				fail(http.StatusServiceUnavailable, "The sign-in cannot be completed right now. Try again.")
+				return
+			}
+		}
 		if err := s.st.DecideDevice(r.Context(), f.UserCode, true, u.ID, team, s.now()); err != nil {
 			if errors.Is(err, store.ErrDeviceNotPending) || store.IsNotFound(err) {
 				fail(http.StatusBadRequest, "This code has expired or was already used. Start the sign-in again in Claude Code.")

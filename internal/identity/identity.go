@@ -43,7 +43,11 @@ type Options struct {
 	// ConsoleSignIn opens a console session for a user who signed in
 	// through the IdP and sends the browser on; nil when there is no console.
 	ConsoleSignIn func(w http.ResponseWriter, r *http.Request, u store.User) error
-	Logger        *slog.Logger
+	// SealKey seals the IdP's refresh tokens in the database; every
+	// replica must have the same (the server derives it from the master
+	// key).
+	SealKey []byte
+	Logger  *slog.Logger
 	// Now is the clock (clock.Now when nil).
 	Now func() time.Time
 }

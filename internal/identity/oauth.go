@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/jsonx"
+	"github.com/tollgate/tollgate/internal/oidc"
 	"github.com/tollgate/tollgate/internal/store"
 )
 
@@ -185,7 +186,8 @@ func (s *Service) deviceGrant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.now()
-	d, slow, err := s.st.PollDevice(r.Context(), digest(code), now)
+	hash := digest(code)
+	d, slow, err := s.st.PollDevice(r.Context(), hash, now)
 	switch {
 	case store.IsNotFound(err):
 		writeOAuthError(w, oauthError{http.StatusBadRequest, "invalid_grant", "the device code is not valid; start the sign-in again"})
@@ -199,11 +201,30 @@ func (s *Service) deviceGrant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch d.Status {
-	case "approved":
-		s.issue(w, r, d.UserID, d.TeamID, "", "claude-code")
-	case "denied":
+	case store.DeviceApproved:
+		// The code is consumed in the transaction that stores the tokens:
+		// a failure here leaves it approved, for the next poll.
+		f := store.TokenFamily{ID: newID("fam_"), UserID: d.UserID, TeamID: d.TeamID, Client: "claude-code",
+			CreatedAt: now, ExpiresAt: now.Add(s.cfg.Tokens.RefreshTTL)}
+		access, refresh, tokens := s.mint(f, now)
+		switch err := s.st.RedeemDevice(r.Context(), hash, now, f, tokens...); {
+		case errors.Is(err, store.ErrDeviceNotPending):
+			writeOAuthError(w, oauthError{http.StatusBadRequest, "invalid_grant", "the device code was already used; start the sign-in again"})
+			return
+		case errors.Is(err, store.ErrTokenInvalid):
+			writeOAuthError(w, oauthError{http.StatusBadRequest, "expired_token", "the device code has expired; start the sign-in again"})
+			return
+		case err != nil:
+			s.log.Error("identity: storing a sign-in's tokens", "error", err)
+			writeOAuthError(w, oauthError{http.StatusServiceUnavailable, "temporarily_unavailable", "tokens cannot be issued right now; poll again"})
+			return
+		}
+		s.audit(r.Context(), r, store.AuditEvent{ActorKind: "user", ActorID: f.UserID, Action: "token_issued", TargetKind: "token_family",
+			TargetID: f.ID, Detail: detail(map[string]any{"client": f.Client, "team_id": f.TeamID})})
+		s.answerTokens(w, access, refresh, tokens[0].ExpiresAt.Sub(now))
+	case store.DeviceDenied:
 		writeOAuthError(w, oauthError{http.StatusBadRequest, "access_denied", "the sign-in was refused"})
-	case "consumed":
+	case store.DeviceConsumed:
 		writeOAuthError(w, oauthError{http.StatusBadRequest, "invalid_grant", "the device code was already used; start the sign-in again"})
 	default:
 		if slow {
@@ -216,12 +237,22 @@ func (s *Service) deviceGrant(w http.ResponseWriter, r *http.Request) {
 
 // refreshGrant exchanges a refresh token for new tokens. Each refresh
 // token is good once: a second use means it was copied, and ends the
-// whole sign-in (every token of its family). The answer to every refusal
-// is 401 invalid_grant, which Claude Code takes as "sign in again".
+// whole sign-in (every token of its family), unless it comes within
+// store.RefreshGrace of the first (a retry, or a second process sharing
+// the credentials), which is refused and nothing more. When the sign-in
+// holds the IdP's refresh token, the IdP is asked again who the user is:
+// someone it no longer knows loses the sign-in, and their teams follow
+// its groups. The answer to every refusal is 401 invalid_grant, which
+// Claude Code takes as "sign in again"; a failure to check is 503, after
+// which the same refresh token still works.
 func (s *Service) refreshGrant(w http.ResponseWriter, r *http.Request) {
 	raw := r.PostForm.Get("refresh_token")
 	deny := func(why string) {
 		writeOAuthError(w, oauthError{http.StatusUnauthorized, "invalid_grant", why})
+	}
+	later := func(what string, err error) {
+		s.log.Error("identity: "+what, "error", err)
+		writeOAuthError(w, oauthError{http.StatusServiceUnavailable, "temporarily_unavailable", "the token cannot be refreshed right now; try again"})
 	}
 	if !strings.HasPrefix(raw, refreshPrefix) {
 		deny("the refresh token is not valid; sign in again")
@@ -229,25 +260,37 @@ func (s *Service) refreshGrant(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	now := s.now()
-	t, err := s.st.UseRefreshToken(ctx, digest(raw), now)
+	hash := digest(raw)
+	t, err := s.st.TokenByHash(ctx, hash)
 	switch {
-	case errors.Is(err, store.ErrTokenReused):
-		n, rerr := s.st.RevokeTokenFamily(context.WithoutCancel(ctx), t.FamilyID, now)
-		if rerr != nil {
-			s.log.Error("identity: revoking a reused refresh token's family", "error", rerr)
-		}
-		s.Forget()
-		s.audit(ctx, r, store.AuditEvent{ActorKind: "user", ActorID: t.UserID, Action: "token_reuse", TargetKind: "token_family",
-			TargetID: t.FamilyID, Detail: detail(map[string]any{"revoked": n, "client": t.Client})})
-		deny("the refresh token was already used; every token of this sign-in is revoked; sign in again")
-		return
-	case store.IsNotFound(err), errors.Is(err, store.ErrTokenInvalid):
-		deny("the refresh token is not valid (expired or revoked); sign in again")
+	case store.IsNotFound(err):
+		deny("the refresh token is not valid; sign in again")
 		return
 	case err != nil:
-		s.log.Error("identity: using a refresh token", "error", err)
-		writeOAuthError(w, oauthError{http.StatusServiceUnavailable, "temporarily_unavailable", "the token cannot be refreshed right now; try again"})
+		later("reading a refresh token", err)
 		return
+	case t.Kind != store.TokenRefresh || t.RevokedAt != nil || !now.Before(t.ExpiresAt):
+		deny("the refresh token is not valid (expired or revoked); sign in again")
+		return
+	case t.UsedAt != nil:
+		// Used before: settled by the rotation below without asking the
+		// IdP (whose own refresh token the first use already rotated).
+	}
+	f, err := s.st.TokenFamily(ctx, t.FamilyID)
+	if err != nil {
+		if store.IsNotFound(err) {
+			deny("the sign-in has ended; sign in again")
+			return
+		}
+		later("reading a sign-in", err)
+		return
+	}
+	var sealed []byte
+	if f.IdPRefresh != nil && s.idp != nil && t.UsedAt == nil {
+		var ok bool
+		if sealed, ok = s.askIdP(w, r, t, f, deny, later); !ok {
+			return
+		}
 	}
 	// The user must still exist, be enabled and be in the team of their
 	// sign-in: a user removed from it signs in again (into their teams now).
@@ -261,39 +304,111 @@ func (s *Service) refreshGrant(w http.ResponseWriter, r *http.Request) {
 		deny("your access has been removed; sign in again")
 		return
 	}
-	s.issue(w, r, t.UserID, t.TeamID, t.FamilyID, t.Client)
+	access, refresh, tokens := s.mint(f, now)
+	switch _, err := s.st.RotateRefreshToken(ctx, hash, now, sealed, tokens...); {
+	case errors.Is(err, store.ErrTokenReused):
+		n, rerr := s.st.RevokeTokenFamily(context.WithoutCancel(ctx), t.FamilyID, now)
+		if rerr != nil {
+			s.log.Error("identity: revoking a reused refresh token's family", "error", rerr)
+		}
+		s.Forget()
+		s.audit(ctx, r, store.AuditEvent{ActorKind: "user", ActorID: t.UserID, Action: "token_reuse", TargetKind: "token_family",
+			TargetID: t.FamilyID, Detail: detail(map[string]any{"revoked": n, "client": t.Client})})
+		deny("the refresh token was already used; every token of this sign-in is revoked; sign in again")
+		return
+	case errors.Is(err, store.ErrTokenJustUsed):
+		deny("the refresh token was used moments ago; use the tokens that use returned")
+		return
+	case store.IsNotFound(err), errors.Is(err, store.ErrTokenInvalid):
+		deny("the refresh token is not valid (expired or revoked); sign in again")
+		return
+	case err != nil:
+		later("rotating a refresh token", err)
+		return
+	}
+	s.answerTokens(w, access, refresh, tokens[0].ExpiresAt.Sub(now))
 }
 
-// issue mints an access token and a refresh token for a user in a team
-// and answers the token request with them. family is the sign-in's token
-// family ("": a new sign-in).
-func (s *Service) issue(w http.ResponseWriter, r *http.Request, userID, teamID, family, client string) {
+// askIdP refreshes the sign-in's IdP token: the IdP says again who the
+// user is (their teams and console role follow its groups), or that it no
+// longer knows them, which ends the sign-in. It returns the IdP's new
+// refresh token, sealed (nil when unchanged); false when it has answered
+// the request itself.
+func (s *Service) askIdP(w http.ResponseWriter, r *http.Request, t store.Token, f store.TokenFamily, deny func(string), later func(string, error)) ([]byte, bool) {
 	ctx := r.Context()
-	now := s.now()
-	first := family == ""
-	if first {
-		family = newID("fam_")
+	old, err := s.unseal(f.IdPRefresh)
+	if err != nil {
+		// Sealed under another master key: the IdP cannot be asked.
+		s.log.Warn("identity: a sign-in's IdP token cannot be unsealed; its refresh is refused", "family", f.ID, "error", err)
+		deny("the sign-in must be renewed; sign in again")
+		return nil, false
 	}
-	access, refresh := newSecret(accessPrefix), newSecret(refreshPrefix)
-	ttl := s.cfg.Tokens
-	for _, t := range []store.Token{
-		{Hash: digest(access), Kind: "access", UserID: userID, TeamID: teamID, FamilyID: family, Client: client, CreatedAt: now, ExpiresAt: now.Add(ttl.AccessTTL)},
-		{Hash: digest(refresh), Kind: "refresh", UserID: userID, TeamID: teamID, FamilyID: family, Client: client, CreatedAt: now, ExpiresAt: now.Add(ttl.RefreshTTL)},
-	} {
-		if err := s.st.CreateToken(ctx, t); err != nil {
-			s.log.Error("identity: storing a token", "error", err)
-			writeOAuthError(w, oauthError{http.StatusServiceUnavailable, "temporarily_unavailable", "tokens cannot be issued right now; try again"})
-			return
+	id, err := s.idp.Refresh(ctx, old)
+	switch {
+	case errors.Is(err, oidc.ErrUnavailable):
+		later("asking the identity provider to refresh a sign-in", err)
+		return nil, false
+	case err != nil:
+		s.endFamily(ctx, r, t, "idp_refused", oidc.Reason(err))
+		deny("the identity provider no longer signs you in; sign in again")
+		return nil, false
+	}
+	u, err := s.st.UserByID(ctx, t.UserID)
+	if err != nil || u.Subject != id.Subject {
+		if err != nil && !store.IsNotFound(err) {
+			later("reading a user", err)
+			return nil, false
 		}
+		s.endFamily(ctx, r, t, "idp_subject_changed", "")
+		deny("your access has been removed; sign in again")
+		return nil, false
 	}
-	if first {
-		s.audit(ctx, r, store.AuditEvent{ActorKind: "user", ActorID: userID, Action: "token_issued", TargetKind: "token_family",
-			TargetID: family, Detail: detail(map[string]any{"client": client, "team_id": teamID})})
+	if _, _, err := s.provision(ctx, r, id, false); err != nil {
+		if errors.Is(err, auth.ErrUnavailable) {
+			writeOAuthError(w, oauthError{http.StatusServiceUnavailable, "temporarily_unavailable", "the token cannot be refreshed right now; try again"})
+			return nil, false
+		}
+		s.endFamily(ctx, r, t, "refresh_refused", auth.Reason(err))
+		deny("your access has been removed; sign in again")
+		return nil, false
 	}
+	if id.RefreshToken == "" || id.RefreshToken == old {
+		return nil, true
+	}
+	return s.seal(id.RefreshToken), true
+}
+
+// endFamily revokes a sign-in the IdP or the user's state refuses.
+func (s *Service) endFamily(ctx context.Context, r *http.Request, t store.Token, action, reason string) {
+	if _, err := s.st.RevokeTokenFamily(context.WithoutCancel(ctx), t.FamilyID, s.now()); err != nil {
+		s.log.Error("identity: revoking a sign-in", "error", err)
+	}
+	s.Forget()
+	s.audit(ctx, r, store.AuditEvent{ActorKind: "system", Action: action, TargetKind: "token_family", TargetID: t.FamilyID,
+		Detail: detail(map[string]any{"user_id": t.UserID, "reason": reason})})
+}
+
+// mint makes an access token and a refresh token of family f: the access
+// token lives access_ttl, both at most until the family's end (a sign-in
+// lasts refresh_ttl from its start however often it is refreshed).
+func (s *Service) mint(f store.TokenFamily, now time.Time) (access, refresh string, tokens []store.Token) {
+	access, refresh = newSecret(accessPrefix), newSecret(refreshPrefix)
+	until := now.Add(s.cfg.Tokens.AccessTTL)
+	if f.ExpiresAt.Before(until) {
+		until = f.ExpiresAt
+	}
+	return access, refresh, []store.Token{
+		{Hash: digest(access), Kind: store.TokenAccess, UserID: f.UserID, TeamID: f.TeamID, FamilyID: f.ID, Client: f.Client, CreatedAt: now, ExpiresAt: until},
+		{Hash: digest(refresh), Kind: store.TokenRefresh, UserID: f.UserID, TeamID: f.TeamID, FamilyID: f.ID, Client: f.Client, CreatedAt: now, ExpiresAt: f.ExpiresAt},
+	}
+}
+
+// answerTokens answers a token request with new tokens.
+func (s *Service) answerTokens(w http.ResponseWriter, access, refresh string, life time.Duration) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token":  access,
 		"token_type":    "Bearer",
-		"expires_in":    int(ttl.AccessTTL / time.Second),
+		"expires_in":    int(life / time.Second),
 		"refresh_token": refresh,
 	})
 }

@@ -156,7 +156,16 @@ func TestRefreshRotationAndReuse(t *testing.T) {
 	if st, body := r.call(t, access2, "allowed"); st != 200 {
 		t.Fatalf("request with the refreshed token: %d %s", st, body.Raw)
 	}
-	// The old refresh token again: reuse. Every token of the family goes.
+	// The old refresh token again at once: a retry, or a second process
+	// sharing the credentials. Refused, and nothing revoked.
+	if st, e := grant(refresh); st != 401 || e.Get("error").String() != "invalid_grant" {
+		t.Fatalf("refresh token used again at once: %d %s", st, e.Raw)
+	}
+	if st, body := r.call(t, access2, "allowed"); st != 200 {
+		t.Fatalf("the refreshed token after a retry of the old one: %d %s", st, body.Raw)
+	}
+	// Later, the old refresh token again: reuse. Every token of the family goes.
+	r.clock.Add(31 * time.Second)
 	if st, e := grant(refresh); st != 401 || e.Get("error").String() != "invalid_grant" {
 		t.Fatalf("reused refresh token: %d %s", st, e.Raw)
 	}
@@ -219,6 +228,8 @@ func TestExpiryAndDeprovisioning(t *testing.T) {
 
 // A user removed from the team of their sign-in loses access within the
 // cache's few seconds, and their refresh is refused: they sign in again.
+// Removed by an operator, the membership is gone at once; at the IdP, the
+// next refresh (which asks the IdP again) sees it.
 func TestRemovedFromTeam(t *testing.T) {
 	r := newRig(t, "")
 	access, refresh := r.signIn(t)
@@ -232,8 +243,49 @@ func TestRemovedFromTeam(t *testing.T) {
 	if st, _ := r.call(t, access, "allowed"); st != 401 {
 		t.Errorf("token of a user removed from its team: %d, want 401", st)
 	}
-	if st, _ := r.form(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}); st != 401 {
-		t.Errorf("refresh of a user removed from its team: %d, want 401", st)
+
+	r2 := newRig(t, "")
+	access, refresh = r2.signIn(t)
+	r2.idp.SetUser(oidctest.User{Sub: "alice-sub", Email: "alice@example.com", Name: "Alice", Groups: []string{"ops"}})
+	if st, e := r2.form(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}); st != 401 || e.Get("error").String() != "invalid_grant" {
+		t.Errorf("refresh of a user the IdP moved out of the team: %d %s", st, e.Raw)
+	}
+	r2.clock.Add(6 * time.Second)
+	if st, _ := r2.call(t, access, "allowed"); st != 401 {
+		t.Errorf("token of a user the IdP moved out of the team: %d, want 401", st)
+	}
+}
+
+// A user deprovisioned at the IdP loses the sign-in at its next refresh
+// (within the access token's life); an IdP that cannot be reached leaves
+// the refresh token usable once it is back.
+func TestDeprovisionedAtIdP(t *testing.T) {
+	r := newRig(t, "")
+	_, refresh := r.signIn(t)
+	grant := func(rt string) (int, gjson.Result) {
+		return r.form(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}})
+	}
+	r.idp.SetDown(true)
+	if st, e := grant(refresh); st != 503 || e.Get("error").String() != "temporarily_unavailable" {
+		t.Fatalf("refresh while the IdP is down: %d %s", st, e.Raw)
+	}
+	r.idp.SetDown(false)
+	st, tok := grant(refresh)
+	if st != 200 {
+		t.Fatalf("the same refresh token once the IdP is back: %d %s", st, tok.Raw)
+	}
+	r.idp.DeleteUser("alice-sub")
+	r.clock.Add(time.Minute)
+	if st, e := grant(tok.Get("refresh_token").String()); st != 401 || e.Get("error").String() != "invalid_grant" {
+		t.Errorf("refresh of a user deleted at the IdP: %d %s", st, e.Raw)
+	}
+	r.clock.Add(6 * time.Second)
+	if st, _ := r.call(t, tok.Get("access_token").String(), "allowed"); st != 401 {
+		t.Errorf("access token of a sign-in the IdP ended: %d, want 401", st)
+	}
+	events, _ := r.db.Audit(context.Background(), store.AuditFilter{Action: "idp_refused"})
+	if len(events) != 1 {
+		t.Errorf("audit: %d idp_refused events, want 1", len(events))
 	}
 }
 
@@ -589,5 +641,24 @@ func TestTeamKeyOutlivesNoMembership(t *testing.T) {
 	r.clock.Add(6 * time.Second)
 	if st, _ := r.call(t, secret, "other"); st != 401 {
 		t.Errorf("the team's key after its owner left the team: %d, want 401", st)
+	}
+}
+
+// A sign-in lasts refresh_ttl from its start, however often it is
+// refreshed: refreshes do not slide its end.
+func TestSignInHasAnEnd(t *testing.T) {
+	r := newRig(t, "")
+	_, refresh := r.signIn(t)
+	for i := range 3 {
+		r.clock.Add(235 * time.Hour)
+		st, tok := r.form(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}})
+		if st != 200 {
+			t.Fatalf("refresh %d within the sign-in's 720h: %d %s", i, st, tok.Raw)
+		}
+		refresh = tok.Get("refresh_token").String()
+	}
+	r.clock.Add(15*time.Hour + time.Minute) // 720h and a minute after the sign-in
+	if st, e := r.form(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}); st != 401 {
+		t.Errorf("refresh past the sign-in's end: %d %s", st, e.Raw)
 	}
 }

@@ -94,6 +94,22 @@ func (s *Store) DecideDevice(ctx context.Context, userCode string, approve bool,
 	return ErrDeviceNotPending
 }
 
+// SealDeviceIdP keeps the IdP's refresh token (sealed by the caller) with
+// a pending device code, before DecideDevice approves it: RedeemDevice
+// gives it to the sign-in's family. IsNotFound(err) when no pending code
+// unexpired at now has this user code.
+func (s *Store) SealDeviceIdP(ctx context.Context, userCode string, sealed []byte, now time.Time) error {
+	res, err := s.db.ExecContext(ctx, s.rebind("UPDATE device_codes SET idp_refresh = ? WHERE user_code = ? AND status = ? AND expires_at > ?"),
+		sealed, cleanText(userCode), DevicePending, now.UnixMilli())
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return err
+	}
+	return errNoRows
+}
+
 // PollDevice records a poll of the device at now and returns its code as
 // it stands: an approved code stays approved until RedeemDevice gives
 // out its tokens. slowDown is true when the poll before came less than
@@ -136,15 +152,17 @@ func (s *Store) PollDevice(ctx context.Context, hash []byte, now time.Time) (d D
 // with its first tokens (as CreateTokenFamily), so that the code is
 // consumed only if the tokens are stored, and of two polls at once only
 // one gets them. f must be for the user and team the code was approved
-// for. IsNotFound(err) when there is no such code, ErrTokenInvalid when
+// for; without an IdP refresh token of its own, f takes the one sealed
+// with the code (SealDeviceIdP). IsNotFound(err) when there is no such code, ErrTokenInvalid when
 // it expired, ErrDeviceNotPending when it is not approved (pending,
 // denied or consumed already).
 func (s *Store) RedeemDevice(ctx context.Context, hash []byte, now time.Time, f TokenFamily, tokens ...Token) error {
 	ms := now.UnixMilli()
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var userID, teamID string
+		var sealed []byte
 		err := tx.QueryRowContext(ctx, s.rebind("UPDATE device_codes SET status = ? WHERE hash = ? AND status = ? AND expires_at > ? "+
-			"RETURNING user_id, team_id"), DeviceConsumed, hash, DeviceApproved, ms).Scan(&userID, &teamID)
+			"RETURNING user_id, team_id, idp_refresh"), DeviceConsumed, hash, DeviceApproved, ms).Scan(&userID, &teamID, &sealed)
 		if IsNotFound(err) {
 			d, err := scanDevice(tx.QueryRowContext(ctx, s.rebind("SELECT "+deviceColumns+" FROM device_codes WHERE hash = ?"), hash))
 			switch {
@@ -161,6 +179,9 @@ func (s *Store) RedeemDevice(ctx context.Context, hash []byte, now time.Time, f 
 		}
 		if f.UserID != userID || f.TeamID != teamID {
 			return fmt.Errorf("store: the device code was approved for user %q in team %q, not %q in %q", userID, teamID, f.UserID, f.TeamID)
+		}
+		if f.IdPRefresh == nil {
+			f.IdPRefresh = sealed
 		}
 		return s.createFamily(ctx, tx, f, tokens)
 	})

@@ -25,5 +25,10 @@ SELECT family_id, MIN(user_id), MIN(team_id), MIN(client), MIN(created_at), MAX(
   CASE WHEN COUNT(*) = COUNT(revoked_at) THEN MAX(revoked_at) END
 FROM tokens GROUP BY family_id;
 
+-- A device code's approval carries the IdP's refresh token (sealed) from
+-- the browser's sign-in to the family its redemption creates.
+ALTER TABLE device_codes ADD COLUMN idp_refresh BLOB;
+
 -- +goose Down
+ALTER TABLE device_codes DROP COLUMN idp_refresh;
 DROP TABLE token_families;
