@@ -61,7 +61,11 @@ func backupSQLite(ctx context.Context, src, dest string) (int, error) {
 	}
 	tmpPath := tmp.Name()
 	tmp.Close()
-	defer os.Remove(tmpPath) // gone after the rename; removed on any failure
+	defer func() { // gone after the rename; removed on any failure
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			os.Remove(tmpPath + suffix)
+		}
+	}()
 
 	db, err := sql.Open("sqlite", sqliteFileURI(src, "mode=ro&_pragma=busy_timeout(10000)"))
 	if err != nil {
@@ -97,7 +101,7 @@ func backupSQLite(ctx context.Context, src, dest string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("backing up %s: %w", src, err)
 	}
-	if err := checkSQLite(ctx, tmpPath); err != nil {
+	if err := finishCopy(ctx, tmpPath); err != nil {
 		return 0, fmt.Errorf("the copy of %s: %w", src, err)
 	}
 	if err := os.Chmod(tmpPath, 0o600); err != nil { // it holds key hashes and usage
@@ -109,14 +113,21 @@ func backupSQLite(ctx context.Context, src, dest string) (int, error) {
 	return pages, nil
 }
 
-// checkSQLite runs SQLite's integrity check on the file at path.
-func checkSQLite(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite", sqliteFileURI(path, "mode=ro"))
+// finishCopy makes the copy at path one self-contained file (the pages
+// came with the source's WAL mode, which would leave -wal and -shm files
+// beside it; the gateway turns WAL on again when it opens a restored
+// copy) and runs SQLite's integrity check on it.
+func finishCopy(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", sqliteFileURI(path, ""))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	var res string
+	db.SetMaxOpenConns(1)
+	var mode, res string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode=DELETE").Scan(&mode); err != nil {
+		return err
+	}
 	if err := db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
 		return err
 	}

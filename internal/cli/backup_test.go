@@ -16,7 +16,8 @@ func TestBackupRestores(t *testing.T) {
 	dir := t.TempDir()
 	writeCfg := func(name, db string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("database: { url: \"sqlite://"+db+"\" }\n"), 0o600); err != nil {
+		yaml := "database: { url: \"sqlite://" + db + "\" }\nproviders: [ { name: demo, type: echo } ]\nmodels: [ { name: echo, targets: [ { provider: demo } ] } ]\n"
+		if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return p
@@ -36,6 +37,7 @@ func TestBackupRestores(t *testing.T) {
 		}
 		return out
 	}
+	mustRun("migrate", "--config", orig)
 	mustRun("keys", "create", "--name", "before-backup", "--config", orig)
 	out := mustRun("backup", "--config", orig, copyPath)
 	if !strings.Contains(out, copyPath) {
@@ -74,7 +76,7 @@ func TestBackupRestores(t *testing.T) {
 	}
 
 	pg := filepath.Join(dir, "postgres.yaml")
-	os.WriteFile(pg, []byte("database: { url: \"postgres://u:secret@db/tollgate\" }\n"), 0o600)
+	os.WriteFile(pg, []byte("database: { url: \"postgres://u:secret@db/tollgate\" }\nproviders: [ { name: demo, type: echo } ]\nmodels: [ { name: echo, targets: [ { provider: demo } ] } ]\n"), 0o600)
 	if _, errs, code := run(t, "backup", "--config", pg, filepath.Join(dir, "pg.db")); code != 1 || !strings.Contains(errs, "pg_dump") || strings.Contains(errs, "secret") {
 		t.Errorf("PostgreSQL: exit %d, %q", code, errs)
 	}
