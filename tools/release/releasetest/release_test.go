@@ -140,8 +140,8 @@ func TestArchives(t *testing.T) {
 }
 
 // checkBinary checks the file is an executable for os/arch, static (no
-// interpreter) and stripped (no symbol table), with the build info the
-// SBOM reads.
+// interpreter) and stripped (no symbol table, no DWARF), with the build
+// info the SBOM reads.
 func checkBinary(t *testing.T, path, goos, arch string) {
 	t.Helper()
 	switch goos {
@@ -160,8 +160,8 @@ func checkBinary(t *testing.T, path, goos, arch string) {
 				t.Error("dynamically linked: the binary has an interpreter")
 			}
 		}
-		if f.Section(".symtab") != nil {
-			t.Error("not stripped: the binary has a symbol table")
+		if f.Section(".symtab") != nil || f.Section(".debug_info") != nil {
+			t.Error("not stripped (-s -w): the binary has a symbol table or DWARF")
 		}
 	case "darwin":
 		f, err := macho.Open(path)
@@ -173,8 +173,13 @@ func checkBinary(t *testing.T, path, goos, arch string) {
 		if f.Cpu != want {
 			t.Errorf("cpu %v, want %v", f.Cpu, want)
 		}
-		if f.Symtab != nil && len(f.Symtab.Syms) > 0 {
-			t.Errorf("not stripped: %d symbols", len(f.Symtab.Syms))
+		// Stripped, the symbol table keeps only what dyld binds
+		// (libSystem's functions), none of Go's.
+		if f.Segment("__DWARF") != nil {
+			t.Error("not stripped (-w): the binary has DWARF")
+		}
+		if f.Symtab != nil && slices.ContainsFunc(f.Symtab.Syms, func(s macho.Symbol) bool { return strings.HasPrefix(s.Name, "runtime.") }) {
+			t.Error("not stripped (-s): the binary has Go's symbols")
 		}
 	}
 	info, err := buildinfo.ReadFile(path)
@@ -185,8 +190,9 @@ func checkBinary(t *testing.T, path, goos, arch string) {
 	for _, s := range info.Settings {
 		settings[s.Key] = s.Value
 	}
-	if settings["-trimpath"] != "true" || settings["CGO_ENABLED"] != "0" || !strings.Contains(settings["-ldflags"], "-s -w") {
-		t.Errorf("build settings %v: want -trimpath, CGO_ENABLED=0 and -ldflags -s -w", settings)
+	// (-trimpath keeps -ldflags out of the build info.)
+	if settings["-trimpath"] != "true" || settings["CGO_ENABLED"] != "0" || settings["GOOS"] != goos || settings["GOARCH"] != arch {
+		t.Errorf("build settings %v: want -trimpath and CGO_ENABLED=0 for %s/%s", settings, goos, arch)
 	}
 }
 
