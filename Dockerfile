@@ -21,16 +21,17 @@ COPY . .
 RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -buildvcs=false \
       -ldflags "-s -w -X github.com/tollgate/tollgate/internal/cli.Version=$VERSION -X github.com/tollgate/tollgate/internal/cli.Commit=$COMMIT -X github.com/tollgate/tollgate/internal/cli.Date=$DATE" \
       -o /rootfs/usr/bin/tollgate ./cmd/tollgate
-RUN mkdir -p /rootfs/etc/ssl/certs /rootfs/data /rootfs/tmp \
+RUN mkdir -p /rootfs/etc/ssl/certs /data \
  && cp /etc/ssl/certs/ca-certificates.crt /rootfs/etc/ssl/certs/ \
  && printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/data:/sbin/nologin\n' >/rootfs/etc/passwd \
- && printf 'root:x:0:\nnonroot:x:65532:\n' >/rootfs/etc/group \
- && chmod 0750 /rootfs/data && chmod 1777 /rootfs/tmp
+ && printf 'root:x:0:\nnonroot:x:65532:\n' >/rootfs/etc/group
 
 FROM scratch
 ARG VERSION=dev COMMIT=unknown DATE=unknown
 COPY --from=build /rootfs/ /
-COPY --from=build --chown=65532:65532 /rootfs/data /data
+# /data is the gateway's (the database and the generated master key);
+# created by this COPY, it takes the --chown.
+COPY --from=build --chown=65532:65532 --chmod=0750 /data /data
 ENV PATH=/usr/bin SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt TOLLGATE_MASTER_KEY_FILE=/data/tollgate.master-key
 LABEL org.opencontainers.image.title="tollgate" \
       org.opencontainers.image.description="An LLM API gateway speaking the Anthropic Messages, OpenAI Chat Completions and Responses APIs" \
