@@ -22,6 +22,8 @@ Usage:
   tollgate serve [--config FILE] [--addr HOST:PORT]   run the gateway
   tollgate check-config [--config FILE]               validate a config and print its routes
   tollgate migrate [--config FILE]                    apply database migrations and exit
+  tollgate backup [--config FILE] DEST                copy the SQLite database, while serve runs, to DEST
+  tollgate healthcheck [--url URL] [--path /readyz]   exit 0 when a running gateway answers 200 (containers)
   tollgate keys create|update|list|revoke …           manage virtual keys (tollgate keys help)
   tollgate users list|show|create|update|disable|enable|delete …
                                                       manage people (tollgate users help)
@@ -59,6 +61,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = checkConfig(args[1:], stdout, stderr)
 	case "migrate":
 		err = migrate(args[1:], stdout)
+	case "backup":
+		err = backup(args[1:], stdout)
+	case "healthcheck":
+		err = healthcheck(args[1:], stdout)
 	case "keys":
 		err = keys(args[1:], stdout, stderr)
 	case "usage":
@@ -112,6 +118,8 @@ var synopses = map[string]string{
 	"serve":               "tollgate serve [--config FILE] [--addr HOST:PORT]\n\nRun the gateway until SIGINT or SIGTERM, then drain in-flight requests.",
 	"check-config":        "tollgate check-config [--config FILE]\n\nValidate a configuration and print its models, targets and limits (secrets masked);\nwarn, on stderr, of the targets nothing prices.",
 	"migrate":             "tollgate migrate [--config FILE]\n\nApply the database migrations and exit (serve applies them too).",
+	"backup":              "tollgate backup [--config FILE] DEST\n\nCopy the SQLite database to the new file DEST with SQLite's online backup API: a consistent copy\nwhile the gateway runs. Restore: stop the gateway, put the copy in the database's place (remove its\n-wal and -shm files), start it. PostgreSQL: use pg_dump.",
+	"healthcheck":         "tollgate healthcheck [--url http://127.0.0.1:8080] [--path /readyz]\n\nAsk a running gateway whether it is ready; exit code 0 on 200, else 1 (for container health checks).",
 	"keys create":         "tollgate keys create --name NAME [--models a,b] [--expires 720h] [--metadata JSON] [--user USER [--team TEAM]] [LIMITS] [--json]\n\nCreate a virtual key and print it (once: only its hash is stored).",
 	"keys update":         "tollgate keys update ID [--name NAME] [--models a,b] [--expires 720h|never] [--user USER|none] [--team TEAM|none] [LIMITS] [--json]\n\nChange a virtual key; flags not given are left as they are.",
 	"keys list":           "tollgate keys list [--json]\n\nList the virtual keys.",

@@ -32,10 +32,9 @@ func masterKeyPath(cfg *config.Config) string {
 	return masterKeyFileName
 }
 
-// loadOrCreateMasterKey reads the key file, or makes a key and writes the
-// file (mode 0600) when there is none.
-func loadOrCreateMasterKey(cfg *config.Config) (*masterKeyFile, error) {
-	path := masterKeyPath(cfg)
+// loadOrCreateMasterKey reads the key file at path, or makes a key and
+// writes the file (mode 0600) when there is none.
+func loadOrCreateMasterKey(path string) (*masterKeyFile, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}

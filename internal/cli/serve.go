@@ -83,28 +83,9 @@ func runServeReloading(ctx context.Context, stop func(), args []string, stderr i
 	// provider) goes to the same log, in its format.
 	slog.SetDefault(logger)
 
-	masterKey := cfg.Auth.MasterKey
-	if masterKey == "" {
-		masterKey = os.Getenv("TOLLGATE_MASTER_KEY")
-		if masterKey != "" {
-			if err := config.CheckMasterKey(masterKey); err != nil {
-				return fmt.Errorf("TOLLGATE_MASTER_KEY: %w", err)
-			}
-		}
-	}
-	var keyFile *masterKeyFile
-	if masterKey == "" {
-		// Nobody chose a key: use the one kept next to the database (made
-		// on the first run), on loopback only, so that a forgotten test
-		// instance is not an open relay.
-		if !loopback(addr) {
-			return fmt.Errorf("%s %s listens beyond this machine, and no master key is configured: set auth.master_key or TOLLGATE_MASTER_KEY "+
-				"(at least %d characters; generate one with: openssl rand -hex 32), or listen on 127.0.0.1", addrFrom, addr, config.MinMasterKeyLen)
-		}
-		if keyFile, err = loadOrCreateMasterKey(cfg); err != nil {
-			return err
-		}
-		masterKey = keyFile.key
+	masterKey, keyFile, err := resolveMasterKey(cfg, addr, addrFrom)
+	if err != nil {
+		return err
 	}
 
 	var reqLog *accesslog.Writer
