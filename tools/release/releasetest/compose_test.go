@@ -112,8 +112,8 @@ func gatewayBinary(t *testing.T) string {
 		}
 		gatewayPath = filepath.Join(dir, "tollgate")
 		// The arguments apart: .ci/run finds the gateway module's tests
-		// that build the command by the text "go", "build", and this
-		// test is in another module.
+		// that build the command by that call's text, and this test is
+		// in another module.
 		args := []string{"build", "-o", gatewayPath, "./cmd/tollgate"}
 		cmd := exec.Command("go", args...)
 		cmd.Dir = repoRoot
