@@ -8,10 +8,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/store/storetest"
 )
@@ -137,7 +137,7 @@ func TestAuditActor(t *testing.T) {
 	if ev := events[1]; ev.ActorKind != admin.ActorUser || ev.ActorID != "usr_operator" || ev.Action != admin.ActionTeamCreated {
 		t.Errorf("the operator's change: %+v", ev)
 	}
-	if ev := events[0]; ev.ActorKind != admin.ActorSystem || ev.Action != admin.ActionUserCreated || ev.Time.After(time.Now()) {
+	if ev := events[0]; ev.ActorKind != admin.ActorSystem || ev.Action != admin.ActionUserCreated || ev.Time.After(clock.Now()) {
 		t.Errorf("the Service's own change: %+v", ev)
 	}
 }
