@@ -15,7 +15,8 @@ import (
 type Identity struct {
 	// PublicURL is the gateway's own address as browsers and clients reach
 	// it (https://gw.example.com): the base of the sign-in redirects and
-	// of what the OAuth discovery document advertises. Required with OIDC.
+	// of what the OAuth discovery document advertises. Unset, each request's
+	// own scheme and Host are used; set it behind a proxy that rewrites Host.
 	PublicURL string       `yaml:"public_url"`
 	OIDC      *OIDC        `yaml:"oidc"`
 	Teams     []Team       `yaml:"teams"`
@@ -122,9 +123,6 @@ func (c *Config) validateIdentity(bad func(path, format string, args ...any)) {
 		}
 		if o.ClientID == "" {
 			bad("identity.oidc.client_id", "is required")
-		}
-		if id.PublicURL == "" {
-			bad("identity.public_url", "is required with identity.oidc: it is where the IdP sends browsers back (%s/oauth/callback)", "https://gw.example.com")
 		}
 		for i, a := range o.Algorithms {
 			if u := strings.ToUpper(a); u == "NONE" || strings.HasPrefix(u, "HS") {

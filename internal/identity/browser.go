@@ -6,7 +6,6 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -40,8 +39,8 @@ const (
 )
 
 // cookieName is a flow cookie's name: __Host- prefixed over HTTPS.
-func (s *Service) cookieName(name string) string {
-	if s.secure() {
+func (s *Service) cookieName(r *http.Request, name string) string {
+	if s.secure(r) {
 		return "__Host-" + name
 	}
 	return name
@@ -58,8 +57,7 @@ func (s *Service) sameOrigin(r *http.Request) bool {
 	if o == "" {
 		return true
 	}
-	u, err := url.Parse(s.cfg.PublicURL)
-	return err == nil && strings.EqualFold(o, u.Scheme+"://"+u.Host)
+	return strings.EqualFold(o, s.base(r))
 }
 
 // Flow purposes.
@@ -91,19 +89,19 @@ func (s *Service) render(w http.ResponseWriter, status int, name string, d pageD
 	}
 }
 
-func (s *Service) secure() bool { return strings.HasPrefix(s.cfg.PublicURL, "https://") }
+func (s *Service) secure(r *http.Request) bool { return s.secureRequest(r) }
 
-func (s *Service) setCookie(w http.ResponseWriter, name, value string, maxAge time.Duration) {
+func (s *Service) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge time.Duration) {
 	path := "/oauth/"
-	if s.secure() {
+	if s.secure(r) {
 		path = "/" // __Host- cookies must have Path=/
 	}
-	http.SetCookie(w, &http.Cookie{Name: s.cookieName(name), Value: value, Path: path, MaxAge: int(maxAge / time.Second),
-		HttpOnly: true, Secure: s.secure(), SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(r, name), Value: value, Path: path, MaxAge: int(maxAge / time.Second),
+		HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteLaxMode})
 }
 
 func (s *Service) cookie(r *http.Request, name string) (*http.Cookie, error) {
-	return r.Cookie(s.cookieName(name))
+	return r.Cookie(s.cookieName(r, name))
 }
 
 // devicePage shows the form that confirms a device code. The code from
@@ -115,7 +113,7 @@ func (s *Service) devicePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	csrf := newSecret("")
-	s.setCookie(w, csrfCookie, csrf, flowTTL)
+	s.setCookie(w, r, csrfCookie, csrf, flowTTL)
 	code := r.URL.Query().Get("user_code")
 	if len(code) > 16 {
 		code = ""
@@ -141,7 +139,7 @@ func (s *Service) deviceSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	retry := func(status int, msg string) {
 		csrf := newSecret("")
-		s.setCookie(w, csrfCookie, csrf, flowTTL)
+		s.setCookie(w, r, csrfCookie, csrf, flowTTL)
 		s.render(w, status, "device.html", pageData{Title: "Connect Claude Code", Error: msg, CSRF: csrf})
 	}
 	if !s.pages.allow(s.limitKey(r), s.now()) {
@@ -193,13 +191,13 @@ func (s *Service) beginFlow(w http.ResponseWriter, r *http.Request, purpose, use
 		s.render(w, http.StatusServiceUnavailable, "message.html", pageData{Title: "Sign-in failed", Error: "The sign-in cannot start right now. Try again."})
 		return
 	}
-	to, err := s.idp.AuthCodeURL(r.Context(), s.base()+"/oauth/callback", state, nonce, verifier)
+	to, err := s.idp.AuthCodeURL(r.Context(), s.base(r)+"/oauth/callback", state, nonce, verifier)
 	if err != nil {
 		s.log.Error("identity: the identity provider cannot be reached", "error", err)
 		s.render(w, http.StatusBadGateway, "message.html", pageData{Title: "Sign-in failed", Error: "The identity provider cannot be reached. Try again later."})
 		return
 	}
-	s.setCookie(w, flowCookie, binding, flowTTL)
+	s.setCookie(w, r, flowCookie, binding, flowTTL)
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
@@ -236,7 +234,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusServiceUnavailable, "The sign-in cannot be checked right now. Try again.")
 		return
 	}
-	s.setCookie(w, flowCookie, "", -1)
+	s.setCookie(w, r, flowCookie, "", -1)
 	if e := q.Get("error"); e != "" {
 		s.log.Info("identity: the identity provider refused a sign-in", "error", e, "description", q.Get("error_description"))
 		if f.Purpose == purposeDevice {
@@ -245,7 +243,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusForbidden, "The identity provider did not sign you in.")
 		return
 	}
-	id, err := s.idp.Exchange(r.Context(), s.base()+"/oauth/callback", q.Get("code"), f.Verifier, f.Nonce)
+	id, err := s.idp.Exchange(r.Context(), s.base(r)+"/oauth/callback", q.Get("code"), f.Verifier, f.Nonce)
 	if err != nil {
 		s.log.Warn("identity: a sign-in's code or ID token was refused", "error", err)
 		s.audit(r.Context(), r, store.AuditEvent{ActorKind: "system", Action: "signin_failed", Detail: detail(map[string]any{"error": err.Error()})})

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +54,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // no authorization_endpoint: the only grants are the device code's and
 // refresh.
 func (s *Service) discovery(w http.ResponseWriter, r *http.Request) {
-	base := s.base()
+	base := s.base(r)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                base,
 		"device_authorization_endpoint":         base + "/oauth/device_authorization",
@@ -65,8 +66,47 @@ func (s *Service) discovery(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// base is the public URL without a trailing slash.
-func (s *Service) base() string { return strings.TrimRight(s.cfg.PublicURL, "/") }
+// base is the gateway's own URL without a trailing slash: identity.public_url,
+// else the scheme and Host the request came to (https when it came over
+// TLS, or through a trusted proxy that says so in X-Forwarded-Proto).
+// The IdP accepts only the redirect URIs registered with it, so a forged
+// Host cannot send a sign-in elsewhere; public_url is still what to set.
+func (s *Service) base(r *http.Request) string {
+	if s.cfg.PublicURL != "" {
+		return strings.TrimRight(s.cfg.PublicURL, "/")
+	}
+	scheme := "http"
+	if s.secureRequest(r) {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// secureRequest reports whether the browser reached the gateway over HTTPS.
+func (s *Service) secureRequest(r *http.Request) bool {
+	if s.cfg.PublicURL != "" {
+		return strings.HasPrefix(s.cfg.PublicURL, "https://")
+	}
+	if r.TLS != nil {
+		return true
+	}
+	proto := r.Header.Get("X-Forwarded-Proto")
+	if proto == "" {
+		return false
+	}
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := peer.Addr().Unmap()
+	for _, p := range s.o.TrustedProxies {
+		if p.Contains(ip) {
+			last := proto[strings.LastIndexByte(proto, ',')+1:]
+			return strings.EqualFold(strings.TrimSpace(last), "https")
+		}
+	}
+	return false
+}
 
 // deviceAuthorization starts a device sign-in (RFC 8628 §3.1–3.2). Claude
 // Code sends an empty form: no client id, no scope.
@@ -97,7 +137,7 @@ func (s *Service) deviceAuthorization(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	shown := displayUserCode(d.UserCode)
-	verify := s.base() + "/oauth/device"
+	verify := s.base(r) + "/oauth/device"
 	writeJSON(w, http.StatusOK, map[string]any{
 		"device_code":               code,
 		"user_code":                 shown,

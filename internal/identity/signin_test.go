@@ -2,6 +2,7 @@ package identity_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tollgate/tollgate/internal/auth"
+	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/gatewaytest"
 	"github.com/tollgate/tollgate/internal/identity"
 	"github.com/tollgate/tollgate/internal/oidc/oidctest"
@@ -660,5 +662,45 @@ func TestSignInHasAnEnd(t *testing.T) {
 	r.clock.Add(15*time.Hour + time.Minute) // 720h and a minute after the sign-in
 	if st, e := r.form(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}); st != 401 {
 		t.Errorf("refresh past the sign-in's end: %d %s", st, e.Raw)
+	}
+}
+
+// The configuration in exactly the documented shape, without
+// identity.public_url: discovery, the verification link and the IdP's
+// redirect are the address the client used.
+func TestSignInWithoutPublicURL(t *testing.T) {
+	clk := &testClock{t: time.Date(2031, 3, 10, 9, 0, 0, 0, time.UTC)}
+	idp := oidctest.New(t, oidctest.WithHost("localhost"), oidctest.WithClock(clk.Now))
+	db := gatewaytest.OpenDB(t)
+	u, _ := gatewaytest.StartAt(t, func(string) string {
+		return fmt.Sprintf(`
+providers: [ { name: demo, type: echo } ]
+models: [ { name: claude-sonnet-4-5, targets: [ { provider: demo } ] } ]
+identity:
+  oidc:
+    issuer: %s
+    client_id: %s
+    client_secret: %s
+    user_claim: email
+    groups_claim: groups
+    admin_groups: [platform]
+    audiences: [tollgate]
+  teams:
+    - name: eng
+      idp_groups: [eng]
+      models: [claude-sonnet-4-5]
+      limits: { rpm: 600, budget_usd: "500", budget_period: monthly }
+      member_limits: { budget_usd: "50", budget_period: monthly }
+      claude_code: { managed_settings: { permissions: { deny: ["Bash(curl:*)"] } } }
+`, idp.URL, idp.ClientID, idp.ClientSecret)
+	}, cli.Options{MasterKey: masterKey, Store: db, Now: clk.Now})
+	r := &rig{url: u, idp: idp, db: db, clock: clk}
+	st, d := r.form(t, "/oauth/device_authorization", nil)
+	if st != 200 || d.Get("verification_uri").String() != u+"/oauth/device" {
+		t.Fatalf("device authorization: %d %s", st, d.Raw)
+	}
+	access, _ := r.signIn(t)
+	if st, body := r.call(t, access, "claude-sonnet-4-5"); st != 200 {
+		t.Fatalf("request: %d %s", st, body.Raw)
 	}
 }
