@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/accesslog"
 	"github.com/tollgate/tollgate/internal/admin"
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
@@ -78,6 +79,7 @@ type live struct {
 	reg      *metrics.Registry
 	gw       *gateway.Gateway
 	admin    atomic.Pointer[http.Handler] // the admin API over the current routes
+	access   *accesslog.Policy            // logging.access, set again by each reload
 
 	// lim is made by the first configuration that needs one, then kept.
 	lim atomic.Pointer[limiter.Limiter]
@@ -248,6 +250,10 @@ func (lv *live) reload(cfg *config.Config) (*ReloadReport, error) {
 		return nil, errors.New("the gateway is shutting down")
 	default:
 	}
+	access, every, err := accesslog.ParseMode(cfg.Logging.Access)
+	if err != nil {
+		return nil, fmt.Errorf("logging.access: %w", err) // config.Load refuses it first
+	}
 	rep := &ReloadReport{Object: "reload", File: lv.file, Models: len(cfg.Models), Providers: len(cfg.Providers),
 		RestartRequired: restartOnly(lv.start, cfg)}
 	prev := lv.cur
@@ -265,6 +271,7 @@ func (lv *live) reload(cfg *config.Config) (*ReloadReport, error) {
 	rep.LimitsChanged = !reflect.DeepEqual(prev.cfg.Limits, cfg.Limits)
 	if reflect.DeepEqual(prev.cfg.Providers, cfg.Providers) && reflect.DeepEqual(prev.cfg.Models, cfg.Models) && !rep.LimitsChanged {
 		// Nothing to replace: keep the breakers' state and the connections.
+		lv.access.Set(access, every)
 		return rep, nil
 	}
 	gen, err := lv.prepare(cfg, prev)
@@ -278,6 +285,7 @@ func (lv *live) reload(cfg *config.Config) (*ReloadReport, error) {
 		lv.redact.set(secretReplacer(&both))
 	}
 	lv.install(gen)
+	lv.access.Set(access, every)
 	rep.Reloaded = true
 	return rep, nil
 }
@@ -356,10 +364,10 @@ func (lv *live) reloadHandler() http.Handler {
 }
 
 // reloadable are the sections of the configuration a reload applies.
-var reloadable = map[string]bool{"providers": true, "models": true, "limits": true}
+var reloadable = map[string]bool{"providers": true, "models": true, "limits": true, "logging": true}
 
 // restartOnly names the settings of now that differ from was and that a
-// reload does not apply: every section but providers, models and limits
+// reload does not apply: every section but providers, models, limits and logging
 // (a section added later too, until it is made reloadable). The listeners
 // and their limits, the database, Redis, the master key and the
 // failed-auth throttle, tracing and the metrics listener are set up once,

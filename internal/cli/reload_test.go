@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -574,5 +575,64 @@ func TestRestartOnlySettings(t *testing.T) {
 	}
 	if got := restartOnly(was, was); len(got) != 0 {
 		t.Errorf("an unchanged file: %q", got)
+	}
+}
+
+// TestReloadAccessLog: logging.access decides which requests get a line,
+// and a reload changes it for the requests that follow.
+func TestReloadAccessLog(t *testing.T) {
+	t.Setenv("TOLLGATE_MASTER_KEY", "")
+	dir := t.TempDir()
+	const models = `
+providers: [ { name: demo, type: echo } ]
+models: [ { name: m, targets: [ { provider: demo } ] } ]
+`
+	cfg := writeConfig(t, dir, reloadBase+"logging: { access: off }"+models)
+	hup := make(chan os.Signal, 1)
+	addr, stderr := startServeHUP(t, hup, "--config", cfg, "--addr", "127.0.0.1:0")
+	lines := func() []string {
+		var out []string
+		for l := range strings.Lines(stderr.String()) {
+			if strings.Contains(l, `"msg":"request"`) {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	waitLines := func(n int) []string {
+		t.Helper()
+		waitFor(t, stderr, func(string) bool { return len(lines()) >= n }, fmt.Sprintf("%d request lines", n))
+		return lines()
+	}
+	for range 3 {
+		if code, body := ask(t, addr, reloadMK, "m"); code != 200 {
+			t.Fatalf("off: %d %s", code, body)
+		}
+	}
+	if code, _ := ask(t, addr, reloadMK, "nope"); code != 404 {
+		t.Fatalf("off, unknown model: %d", code)
+	}
+
+	writeConfig(t, dir, reloadBase+"logging: { access: errors }"+models)
+	hupAndWait(t, hup, stderr, "configuration reloaded")
+	ask(t, addr, reloadMK, "m")
+	ask(t, addr, reloadMK, "nope")
+	got := waitLines(1)
+	if len(got) != 1 || !strings.Contains(got[0], `"status":404`) {
+		t.Fatalf("off, then errors: want only the 404 after the reload, got %q", got)
+	}
+
+	writeConfig(t, dir, reloadBase+"logging: { access: sample(2) }"+models)
+	hupAndWait(t, hup, stderr, "configuration reloaded")
+	for range 4 {
+		ask(t, addr, reloadMK, "m")
+	}
+	ask(t, addr, reloadMK, "nope")
+	got = waitLines(4)
+	if len(got) != 4 || !strings.Contains(got[3], `"status":404`) {
+		t.Fatalf("sample(2): want two of four successes and the 404, got %q", got)
+	}
+	if n := strings.Count(strings.Join(got[1:3], ""), `"status":200`); n != 2 {
+		t.Errorf("sample(2): %d of the lines for successes, want 2: %q", n, got)
 	}
 }

@@ -358,6 +358,10 @@ func build(cfg *config.Config, o Options) (*Server, error) {
 	}
 	authn := newAuthenticator(cfg, o.MasterKey, keys, people)
 	lv := &live{start: cfg, file: o.ConfigFile, db: db, keys: keys, authn: authn, identity: people, log: logger, reg: metrics.New(), done: make(chan struct{})}
+	lv.access = new(accesslog.Policy)
+	if err := lv.access.SetFrom(cfg.Logging.Access); err != nil {
+		return nil, fmt.Errorf("logging.access: %w", err) // config.Load refuses it first
+	}
 	lv.redact, _ = logger.Handler().(*liveRedact)
 	gen, err := lv.prepare(cfg, nil)
 	if err != nil {
@@ -377,6 +381,7 @@ func build(cfg *config.Config, o Options) (*Server, error) {
 		MaxBodyBytes:     cfg.Server.MaxBodyBytes,
 		Logger:           logger,
 		RequestLog:       o.RequestLog,
+		AccessLog:        lv.access,
 		Ledger:           o.Ledger,
 		Limits:           gen.limits,
 		Metrics:          lv.reg.Requests(),

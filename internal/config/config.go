@@ -23,6 +23,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/tollgate/tollgate/internal/accesslog"
 	"github.com/tollgate/tollgate/internal/caps"
 	"github.com/tollgate/tollgate/internal/promptcache"
 	"github.com/tollgate/tollgate/internal/units"
@@ -72,6 +73,7 @@ type Config struct {
 	Redis     Redis      `yaml:"redis"`
 	Tracing   Tracing    `yaml:"tracing"`
 	Metrics   Metrics    `yaml:"metrics"`
+	Logging   Logging    `yaml:"logging"`
 	Pricing   PriceFiles `yaml:"pricing"`
 	Console   Console    `yaml:"console"`
 	Identity  Identity   `yaml:"identity"`
@@ -130,6 +132,16 @@ const (
 	MetricsAuthMasterKey = "master_key"
 	MetricsAuthNone      = "none"
 )
+
+// Logging configures the request log: the one line each request ends
+// with (server.log_format sets its format).
+type Logging struct {
+	// Access is which requests get a line: on (the default), off, errors
+	// (failed requests only), or sample(N) (failed requests and one in
+	// every N of the others). The usage ledger and the metrics record
+	// every request whatever it is. A reload applies it.
+	Access string `yaml:"access"`
+}
 
 // Tracing configures OpenTelemetry spans, exported over OTLP/HTTP; off
 // without an endpoint.
@@ -702,6 +714,9 @@ func (c *Config) validate(skip map[string]bool) error {
 	}
 	if f := c.Server.LogFormat; f != "json" && f != "text" {
 		bad("server.log_format", "must be json or text, not %q", f)
+	}
+	if _, _, err := accesslog.ParseMode(c.Logging.Access); err != nil {
+		bad("logging.access", "%s", err)
 	}
 	switch c.Console.SecureCookie {
 	case "", SecureCookieAuto, SecureCookieAlways, SecureCookieNever:

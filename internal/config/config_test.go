@@ -164,6 +164,8 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"negative ledger retention", "database: { ledger_retention: -1h }\n" + minimal, "database.ledger_retention: -1h0m0s: want 0 (keep every record) or at least 24h"},
 		{"short ledger retention", "database: { ledger_retention: 90m }\n" + minimal, "database.ledger_retention: 1h30m0s: want 0 (keep every record) or at least 24h"},
 		{"ledger retention without a unit", "database: { ledger_retention: 90 }\n" + minimal, `database.ledger_retention: expected a duration with a unit`},
+		{"bad access log", "logging: { access: sample(0) }\n" + minimal, `logging.access: must be on, off, errors or sample(N) with N a whole number from 1, not "sample(0)"`},
+		{"access log as a bool", "logging: { access: true }\n" + minimal, `logging.access: must be on, off, errors or sample(N)`},
 		{"empty file", "", "empty configuration"},
 		{"not YAML", "models: [", "parsing YAML"},
 	}
@@ -184,6 +186,21 @@ const minimal = `providers:
 models:
   - { name: echo, targets: [ { provider: demo } ] }
 `
+
+// TestAccessLogSettings: on and off stay words (YAML 1.1 would have made
+// them booleans), and every form the reference gives is accepted.
+func TestAccessLogSettings(t *testing.T) {
+	for _, v := range []string{"on", "off", "errors", "sample(100)", "\"sample(3)\""} {
+		c, err := Parse([]byte("logging: { access: "+v+" }\n"+minimal), env(nil))
+		if err != nil {
+			t.Errorf("access: %s: %v", v, err)
+			continue
+		}
+		if want := strings.Trim(v, `"`); c.Logging.Access != want {
+			t.Errorf("access: %s read as %q", v, c.Logging.Access)
+		}
+	}
+}
 
 func TestDefaultIsValid(t *testing.T) {
 	c := Default()

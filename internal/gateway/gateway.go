@@ -49,6 +49,9 @@ type Options struct {
 	// RequestLog, when set, receives each request's line as JSON, encoded
 	// without slog (see accesslog for a buffered writer).
 	RequestLog io.Writer
+	// AccessLog decides which requests get a line (logging.access); nil
+	// logs every request.
+	AccessLog *accesslog.Policy
 	// Signer signs thinking that OpenAI-compatible upstreams return to
 	// Anthropic clients; replicas must share its key.
 	Signer *translate.Signer
@@ -89,6 +92,7 @@ type Gateway struct {
 	buffered *bufferBudget
 	log      *slog.Logger
 	reqLog   io.Writer
+	access   *accesslog.Policy
 	ledger   Ledger
 	signer   *translate.Signer
 
@@ -112,7 +116,7 @@ func New(o Options) *Gateway {
 	if o.MaxBufferedBytes <= 0 {
 		o.MaxBufferedBytes = DefaultMaxBufferedBytes(o.MaxBodyBytes)
 	}
-	g := &Gateway{buffered: &bufferBudget{limit: o.MaxBufferedBytes}, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, ledger: o.Ledger, signer: o.Signer,
+	g := &Gateway{buffered: &bufferBudget{limit: o.MaxBufferedBytes}, auth: o.Auth, maxBody: o.MaxBodyBytes, log: o.Logger, reqLog: o.RequestLog, access: o.AccessLog, ledger: o.Ledger, signer: o.Signer,
 		targetHeader: !o.NoTargetHeader, overheadHeader: !o.NoOverheadHeader, metrics: o.Metrics, tracer: o.Tracer, started: clock.Now(),
 		hooks: o.Lifecycles, console: o.ConsoleURL}
 	g.gen.Store(newGeneration(o.Routes, o.Limits))
@@ -248,7 +252,9 @@ func (g *Gateway) endpoint(d *dialect.Dialect, method string, h handlerFunc) htt
 func (g *Gateway) finish(r *http.Request, x *exchange) {
 	g.settle(x)
 	o := x.outcome(r)
-	accesslog.Log(r.Context(), g.log, g.reqLog, o)
+	if g.access.Keep(o) {
+		accesslog.Log(r.Context(), g.log, g.reqLog, o)
+	}
 	if g.metrics != nil {
 		q := metrics.Request{
 			Model: o.Routed, Provider: o.Provider, Lane: o.Lane, Status: o.Status, Stream: o.Stream,
