@@ -134,11 +134,19 @@ type config struct {
 	gomaxprocs  int // GOMAXPROCS for the Go proxies; 0 keeps Go's default
 	rounds      int // times the workload list is measured; the median round is reported
 	held        heldSettings
+	publishDir  string // -publish: the docs directory written after the run
+	date        string // -date: the run's date in the published page
+	args        []string
 }
 
 var (
-	knownTargets   = []string{"direct", "reverseproxy", "nginx", "tollgate", "tollgate-limited", "tollgate-stateless", "tollgate-baseline"}
-	defaultTargets = knownTargets[:len(knownTargets)-1]
+	ownTargets     = []string{"direct", "reverseproxy", "nginx", "tollgate", "tollgate-limited", "tollgate-stateless", "tollgate-baseline"}
+	knownTargets   = append(slices.Clone(ownTargets), peerNames()...)
+	defaultTargets = ownTargets[:len(ownTargets)-1]
+	// publishTargets and publishWorkloads are -publish's defaults: every
+	// peer next to the references and tollgate's two set-ups.
+	publishTargets   = append([]string{"direct", "nginx", "reverseproxy", "tollgate", "tollgate-stateless"}, peerNames()...)
+	publishWorkloads = "small,large,stream,small-translated,stream-translated"
 )
 
 func main() {
@@ -184,6 +192,14 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	if cfg.publishDir != "" {
+		meta := collectMeta(ctx, cfg, rep)
+		if err := publish(cfg.publishDir, rep, meta); err != nil {
+			fmt.Fprintln(os.Stderr, "tollgate-bench:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "published %s and %s\n", filepath.Join(cfg.publishDir, "benchmarks.md"), filepath.Join(cfg.publishDir, "benchmarks")+"/*.svg")
+	}
 }
 
 func parseFlags(args []string) (config, error) {
@@ -206,6 +222,8 @@ func parseFlags(args []string) (config, error) {
 	heldAnthropic := fs.Bool("held-anthropic", false, "held streams in the Anthropic Messages protocol, to tollgate's model with an Anthropic upstream (pass-through lane), as Claude Code's are")
 	heldBody := fs.Int("held-body", 1<<10, "held streams: request body size in bytes (an agent's turn is 50-200 KB)")
 	heldTranslated := fs.Bool("held-translated", false, "held streams on the translation lane: OpenAI chat streams to tollgate's model with an Anthropic upstream (the other targets relay them to the OpenAI endpoint as they are)")
+	publishDir := fs.String("publish", "", "after the run, write the generated section of DIR/benchmarks.md (between its tollgate-bench markers) and the graphs DIR/benchmarks/*.svg; the defaults become every target with the peers, -workloads "+publishWorkloads+", -held 1000,8000 and -rounds 3")
+	date := fs.String("date", "", "the run's date in the published page (default: today, UTC)")
 	gmp := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the Go proxies (reverseproxy, tollgate); 0 keeps Go's default (all cores), 1 matches nginx's single worker")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: tollgate-bench [flags]\n\nMeasures latency, throughput, CPU and memory that a proxy adds in front of a fake LLM upstream.\n\nflags:")
@@ -219,9 +237,25 @@ func parseFlags(args []string) (config, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *publishDir != "" {
+		if !set["targets"] {
+			*targets = strings.Join(publishTargets, ",")
+		}
+		if !set["workloads"] {
+			*wls = publishWorkloads
+			set["workloads"] = true
+		}
+		if !set["held"] {
+			*held = "1000,8000"
+		}
+		if !set["rounds"] {
+			*rounds = 3
+		}
+	}
 
 	cfg := config{n: *n, minN: 50, c: *c, d: *d, idleWarm: 10, quick: *quick,
-		tollgateBin: *tg, baselineBin: *baseline, jsonPath: *jsonPath, mdPath: *mdPath, keepTmp: *keep, gomaxprocs: *gmp, rounds: *rounds}
+		tollgateBin: *tg, baselineBin: *baseline, jsonPath: *jsonPath, mdPath: *mdPath, keepTmp: *keep, gomaxprocs: *gmp, rounds: *rounds,
+		publishDir: *publishDir, date: *date, args: slices.Clone(args)}
 	if cfg.quick {
 		if !set["n"] {
 			cfg.n = 60
@@ -314,6 +348,8 @@ type target struct {
 	BaseURL string
 	proc    *child // the measured process; nil for direct
 	gateway bool   // takes tollgate's model names
+	peer    bool   // another gateway: measured on peerWorkloads only
+	version string // a peer's pinned release
 	key     string // the API key to send; "" sends tollgate's master key
 	client  *http.Client
 	sent    atomic.Int64 // requests sent, warm-ups included
@@ -395,8 +431,19 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 			if err == nil {
 				t, err = startTollgate(ctx, procs, tmp, name, cfg.tollgateBin, upAddr, cfg.gomaxprocs)
 			}
+		default:
+			if p, ok := peerByName(name); ok {
+				if peersOff != "" {
+					err = errSkipped{peersOff}
+				} else {
+					t, err = startPeer(ctx, procs, tmp, p, upAddr, cfg.gomaxprocs, logf)
+				}
+			}
 		}
 		info := &TargetInfo{Name: name}
+		if p, ok := peerByName(name); ok {
+			info.Version = p.module + "@" + p.version
+		}
 		rep.Targets = append(rep.Targets, info)
 		infos[name] = info
 		if err != nil {
@@ -410,6 +457,11 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 		}
 		t.client = newLoadClient()
 		info.PID = t.pid()
+		if t.proc != nil {
+			if err := waitChat(ctx, t.proc, t, 30*time.Second); err == nil {
+				info.ColdStartMS = float64(time.Since(t.proc.started)) / float64(time.Millisecond)
+			}
+		}
 		if t.pid() != 0 {
 			logf("%s on %s (pid %d)", name, t.BaseURL, t.pid())
 		}
@@ -531,6 +583,9 @@ func measureWorkload(ctx context.Context, cfg config, targets []*target, w workl
 	for _, t := range targets {
 		if (w.Translated || w.Bedrock || w.Gemini) && !t.gateway {
 			continue // only a gateway can translate, or sign for Bedrock
+		}
+		if t.peer && !peerWorkloads[w.Name] {
+			continue
 		}
 		c := &cell{t: t, spec: newReqSpec(t, w), r: Result{Workload: w.Name, Target: t.Name, Concurrency: cfg.c}}
 		c.r.BodyBytes = len(c.spec.body)
