@@ -24,6 +24,15 @@
 //   - tollgate-baseline: the "tollgate" target run from another binary
 //     (-baseline PATH), such as a build of an earlier commit, so that two
 //     builds are measured side by side in one run. Not in the default set.
+//   - peers (cliproxyapi, bifrost, bifrost-nolog, gomodel, new-api): other
+//     gateways, built on first use from their pinned releases on the Go
+//     module proxy into $XDG_CACHE_HOME/tollgate-bench (or
+//     ~/.cache/tollgate-bench), never into the repository, and configured
+//     against the same fake upstream with a client key and their request
+//     accounting on; see peers.go. They are measured on the OpenAI chat
+//     workloads, the Anthropic ones and the translated ones. A peer that
+//     cannot be built or run here is skipped with the reason, which the
+//     report and the published page show. Not in the default set.
 //
 // The fake upstream ("tollgate-bench upstream") is a process of its own,
 // so its CPU is never charged to a proxy. It answers at once, with no
@@ -76,11 +85,30 @@
 //     see procstat.go. This is the most robust figure: it does not depend on
 //     how busy the other processes kept the cores. "upstream CPU/req" is the same
 //     for the fake upstream, which should be alike for every target.
+//   - +p50 (c)/+p99 (c): the latency added at concurrency -c, from the
+//     throughput phase, over direct's in its own throughput phase.
+//   - cold start: from exec to the first chat request answered 200, polled
+//     every 10ms (tollgate's migrate and key creation come before the exec
+//     and are not counted).
 //   - idle RSS: VmRSS after start-up and 10 requests; peak RSS: VmHWM after
 //     all load.
 //   - log/req: size of tollgate's log over the requests it was sent.
 //   - ratios: tollgate's CPU/req, added p50 and req/s over nginx's,
 //     reverseproxy's, tollgate-stateless's and tollgate-baseline's.
+//
+// # Publishing
+//
+// -publish DIR runs the whole matrix (every target with the peers, -workloads
+// small,large,stream,small-translated,stream-translated, -held 1000,8000 and
+// -rounds 3, unless given) and then writes the generated section of
+// DIR/benchmarks.md, between the lines <!-- tollgate-bench:begin --> and
+// <!-- tollgate-bench:end --> (added after the page's title and first
+// paragraph when absent; the rest of the page is left as it is), and the
+// graphs DIR/benchmarks/*.svg. The page gives the machine, the versions, the
+// date (-date, or the run's), the command, and the tables with ratios to
+// nginx:
+//
+//	go run ./cmd/tollgate-bench -publish docs
 //
 // Go's goroutine hand-offs between threads cost more on a virtual machine
 // than on bare metal; -gomaxprocs 1 runs the Go proxies on one core, like
@@ -91,9 +119,11 @@
 //	go run ./cmd/tollgate-bench [-targets direct,reverseproxy,nginx,tollgate]
 //	    [-workloads small,large,stream] [-n 2000] [-c 32] [-d 5s]
 //	    [-tollgate PATH] [-baseline PATH] [-json FILE] [-md FILE] [-quick] [-gomaxprocs N] [-keep]
+//	    [-publish DIR [-date YYYY-MM-DD]]
 //
 // Without -tollgate, ./cmd/tollgate of the surrounding module is built into
-// a temp dir. Linux only (reads /proc). Only 127.0.0.1 is ever contacted;
+// a temp dir. Linux only (reads /proc). Only 127.0.0.1 is ever contacted
+// (building a peer the first time reads the Go module proxy);
 // every child process is ended when the run ends, fails or is interrupted.
 package main
 
@@ -349,7 +379,6 @@ type target struct {
 	proc    *child // the measured process; nil for direct
 	gateway bool   // takes tollgate's model names
 	peer    bool   // another gateway: measured on peerWorkloads only
-	version string // a peer's pinned release
 	key     string // the API key to send; "" sends tollgate's master key
 	client  *http.Client
 	sent    atomic.Int64 // requests sent, warm-ups included

@@ -123,7 +123,8 @@ func buildPeer(ctx context.Context, p peerSpec, logf func(string, ...any)) (stri
 		if reason == "" {
 			reason = goError(out)
 		}
-		return "", errSkipped{fmt.Sprintf("could not be built: %s@%s: %s", p.module, p.version, goReason(reason))}
+		reason = strings.TrimPrefix(goReason(reason), p.module+"@"+p.version+": ")
+		return "", errSkipped{fmt.Sprintf("could not be built: %s@%s: %s", p.module, p.version, reason)}
 	}
 	src := filepath.Join(cache, "src", p.binName+"-"+p.version)
 	_ = os.RemoveAll(src)
@@ -170,7 +171,11 @@ func goReason(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	if i := strings.Index(s, "reading https://"); i >= 0 {
 		if j := strings.Index(s[i:], ": "); j >= 0 {
-			s = s[:i] + "the module proxy answered " + s[i+j+2:]
+			rest := s[i+j+2:]
+			if status, answer, ok := strings.Cut(rest, "server response:"); ok {
+				rest = strings.TrimSpace(status) + " (" + strings.TrimSpace(answer) + ")"
+			}
+			s = s[:i] + "the module proxy answered " + rest
 		}
 	}
 	return strings.Join(strings.Fields(s), " ")
@@ -193,7 +198,6 @@ func startPeer(ctx context.Context, procs *procSet, tmp string, p peerSpec, upst
 		}
 		return nil, errSkipped{"could not be run: " + firstLine(err.Error())}
 	}
-	t.version = p.version
 	return t, nil
 }
 

@@ -115,7 +115,8 @@ func TestPeerSpecs(t *testing.T) {
 func TestGoReason(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"github.com/a/b@v1.0.0: reading https://proxy.example/github.com/a/b/@v/v1.0.0.info: 403 Forbidden\n\tserver response: This module version is not available.",
-			"github.com/a/b@v1.0.0: the module proxy answered 403 Forbidden server response: This module version is not available."},
+			"github.com/a/b@v1.0.0: the module proxy answered 403 Forbidden (This module version is not available.)"},
+		{"github.com/a/b@v1.0.0: reading https://proxy.example/x: 404 Not Found", "github.com/a/b@v1.0.0: the module proxy answered 404 Not Found"},
 		{"plain error", "plain error"},
 	}
 	for _, tt := range tests {
@@ -292,17 +293,18 @@ func TestPeersOff(t *testing.T) {
 }
 
 // TestQuickPublish runs the publish path end to end on the reference
-// targets and tollgate, with a few held streams, into a temporary docs
-// directory.
+// targets and tollgate (not in short mode: it builds the gateway), with a
+// few held streams, into a temporary docs directory.
 func TestQuickPublish(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs /proc")
 	}
+	targets, gateway := "direct,reverseproxy,tollgate", "tollgate"
 	if testing.Short() {
-		t.Skip("builds the gateway and benchmarks it: go test without -short runs it")
+		targets, gateway = "direct,reverseproxy", "reverseproxy"
 	}
 	dir := t.TempDir()
-	args := []string{"-quick", "-publish", dir, "-date", "2026-01-02", "-targets", "direct,reverseproxy,tollgate",
+	args := []string{"-quick", "-publish", dir, "-date", "2026-01-02", "-targets", targets,
 		"-workloads", "small,stream,small-translated", "-held", "20", "-held-events", "2", "-held-gap", "50ms", "-rounds", "1", "-c", "4"}
 	cfg, err := parseFlags(args)
 	if err != nil {
@@ -317,7 +319,7 @@ func TestQuickPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(b)
-	for _, want := range []string{markBegin, markEnd, "run of 2026-01-02", "-publish " + dir, "| tollgate |", "per open stream, 20",
+	for _, want := range []string{markBegin, markEnd, "run of 2026-01-02", "-publish " + dir, "| " + gateway + " |", "per open stream, 20",
 		"### Added latency p50 / p99 at c=4", "cold start"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("page lacks %q:\n%s\n%s", want, s, log)
@@ -328,7 +330,11 @@ func TestQuickPublish(t *testing.T) {
 			t.Errorf("%s: no cold start", ti.Name)
 		}
 	}
-	for _, f := range []string{"cpu-small.svg", "cpu-small-translated.svg", "latency-c4-small.svg", "memory-per-stream-20.svg", "cold-start.svg"} {
+	files := []string{"cpu-small.svg", "latency-c4-small.svg", "memory-per-stream-20.svg", "cold-start.svg"}
+	if !testing.Short() {
+		files = append(files, "cpu-small-translated.svg")
+	}
+	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(dir, "benchmarks", f)); err != nil {
 			t.Error(err)
 		}
