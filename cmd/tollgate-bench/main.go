@@ -533,6 +533,14 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 	}
 	rep.Results = medianRound(rounds)
 	rep.Lanes = laneRatios(cfg.workloads, rounds)
+	if len(cfg.held.ns) > 0 && len(cfg.workloads) > 0 {
+		// The peak under requests alone, before the held streams raise it.
+		for _, t := range targets {
+			if t.proc != nil && !t.proc.exited() {
+				infos[t.Name].LoadPeakRSSKB, _ = readStatusKB(t.pid(), "VmHWM")
+			}
+		}
+	}
 
 	if len(cfg.held.ns) > 0 {
 		for _, n := range cfg.held.ns {

@@ -200,7 +200,7 @@ func testReport() *Report {
 		Targets: []*TargetInfo{
 			{Name: "direct"},
 			{Name: "nginx", PID: 10, IdleRSSKB: 8000, PeakRSSKB: 9000, ColdStartMS: 12},
-			{Name: "tollgate", PID: 11, IdleRSSKB: 10000, PeakRSSKB: 30000, ColdStartMS: 45},
+			{Name: "tollgate", PID: 11, IdleRSSKB: 10000, PeakRSSKB: 30000, LoadPeakRSSKB: 20000, ColdStartMS: 45},
 			{Name: "cliproxyapi", PID: 12, IdleRSSKB: 20000, PeakRSSKB: 60000, ColdStartMS: 300, Version: "github.com/router-for-me/CLIProxyAPI/v7@v7.2.140"},
 			{Name: "bifrost", Skipped: "could not be built: refused | by the proxy\nsecond line", Version: "github.com/maximhq/bifrost/transports@v1.5.3"},
 		},

@@ -49,8 +49,11 @@ type TargetInfo struct {
 	Skipped   string `json:"skipped,omitempty"`
 	IdleRSSKB int64  `json:"idle_rss_kib,omitempty"`
 	PeakRSSKB int64  `json:"peak_rss_kib,omitempty"`
-	Requests  int64  `json:"requests_sent,omitempty"`
-	LogBytes  int64  `json:"log_bytes,omitempty"`
+	// LoadPeakRSSKB is the peak after the workloads, before the held
+	// streams, when the run had both.
+	LoadPeakRSSKB int64 `json:"load_peak_rss_kib,omitempty"`
+	Requests      int64 `json:"requests_sent,omitempty"`
+	LogBytes      int64 `json:"log_bytes,omitempty"`
 	// Version is a peer's module and pinned release.
 	Version string `json:"version,omitempty"`
 	// ColdStartMS is from exec to the first chat request answered 200
