@@ -43,6 +43,7 @@ func TestCLIProxyAPIConfig(t *testing.T) {
 		AuthDir    string   `yaml:"auth-dir"`
 		APIKeys    []string `yaml:"api-keys"`
 		Usage      bool     `yaml:"usage-statistics-enabled"`
+		RequestLog *bool    `yaml:"request-log"`
 		Retry      *int     `yaml:"request-retry"`
 		NoCloak    bool     `yaml:"disable-claude-cloak-mode"`
 		Management struct {
@@ -74,6 +75,7 @@ func TestCLIProxyAPIConfig(t *testing.T) {
 		{"auth dir in the run's dir", c.AuthDir == "/tmp/x/auth"},
 		{"one client key, the benchmark's", len(c.APIKeys) == 1 && c.APIKeys[0] == tollgateMasterKey},
 		{"usage statistics on", c.Usage},
+		{"request bodies not dumped to files", c.RequestLog != nil && !*c.RequestLog},
 		{"no retries", c.Retry != nil && *c.Retry == 0},
 		{"no cloaking of Claude requests", c.NoCloak},
 		{"no remote management", !c.Management.AllowRemote},
