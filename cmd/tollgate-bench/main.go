@@ -267,6 +267,11 @@ func parseFlags(args []string) (config, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *date != "" {
+		if _, err := time.Parse(time.DateOnly, *date); err != nil {
+			return config{}, fmt.Errorf("-date %q: want YYYY-MM-DD", *date)
+		}
+	}
 	if *publishDir != "" {
 		if !set["targets"] {
 			*targets = strings.Join(publishTargets, ",")

@@ -94,9 +94,24 @@ func publish(dir string, rep *Report, meta publishMeta) error {
 	if err := os.MkdirAll(svgDir, 0o755); err != nil {
 		return err
 	}
+	written := map[string]bool{}
 	for _, c := range charts {
 		if err := os.WriteFile(filepath.Join(svgDir, c.file), c.chart.SVG(), 0o644); err != nil {
 			return err
+		}
+		written[c.file] = true
+	}
+	// Graphs of an earlier run that this one has not (another -c,
+	// another -held) would be left behind, linked from nowhere.
+	ents, err := os.ReadDir(svgDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if n := e.Name(); !written[n] && generatedGraph(n) {
+			if err := os.Remove(filepath.Join(svgDir, n)); err != nil {
+				return err
+			}
 		}
 	}
 	page := filepath.Join(dir, "benchmarks.md")
@@ -109,6 +124,19 @@ func publish(dir string, rep *Report, meta publishMeta) error {
 		return fmt.Errorf("%s: %w", page, err)
 	}
 	return os.WriteFile(page, []byte(out), 0o644)
+}
+
+// generatedGraph tells the graphs publish writes from other files.
+func generatedGraph(name string) bool {
+	if !strings.HasSuffix(name, ".svg") {
+		return false
+	}
+	for _, p := range []string{"cpu-", "latency-c", "memory-per-stream-", "memory-peak.", "cold-start."} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // spliceGenerated puts gen between the markers of doc, which keeps the
@@ -259,8 +287,8 @@ func publishCharts(r *Report) []publishedChart {
 func renderPublished(r *Report, m publishMeta, charts []publishedChart) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## tollgate and its peers (generated, run of %s)\n\n", m.Date)
-	b.WriteString("This section and the graphs in `docs/benchmarks/` are written by the command below; edit the text\n" +
-		"outside the markers only. Every target relays to the same fake upstream on 127.0.0.1, each in a\n" +
+	b.WriteString("This section and the graphs in `benchmarks/` beside this page are written by the command below; edit\nthe text" +
+		" outside the markers only. Every target relays to the same fake upstream on 127.0.0.1, each in a\n" +
 		"process of its own; the peers are built from their pinned releases on the Go module proxy.\n\n")
 	fmt.Fprintf(&b, "    %s\n\n", m.Command)
 	fmt.Fprintf(&b, "- Machine: %s.\n", m.Machine)

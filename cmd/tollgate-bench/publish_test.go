@@ -251,6 +251,16 @@ func TestPublishWritesPageAndGraphs(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta := publishMeta{Date: "2026-01-02", Command: "go run ./cmd/tollgate-bench -publish docs", Machine: "m"}
+	if err := os.MkdirAll(filepath.Join(dir, "benchmarks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A graph of an earlier run at another concurrency, and a file of
+	// the page's own.
+	for _, f := range []string{"latency-c8-small.svg", "diagram.svg"} {
+		if err := os.WriteFile(filepath.Join(dir, "benchmarks", f), []byte("<svg/>"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var first []byte
 	for i := range 2 {
 		if err := publish(dir, testReport(), meta); err != nil {
@@ -270,9 +280,24 @@ func TestPublishWritesPageAndGraphs(t *testing.T) {
 	if !strings.HasPrefix(s, "# Benchmarks\n\nIntro.\n\n"+markBegin) || !strings.HasSuffix(s, markEnd+"\n\n## Reproduce\n\nHand-written.\n") {
 		t.Errorf("the page's own text moved:\n%s", s)
 	}
-	for _, f := range []string{"cpu-small.svg", "memory-peak.svg", "cold-start.svg"} {
+	for _, f := range []string{"cpu-small.svg", "memory-peak.svg", "cold-start.svg", "diagram.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, "benchmarks", f)); err != nil {
 			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "benchmarks", "latency-c8-small.svg")); err == nil {
+		t.Error("an earlier run's graph was left behind")
+	}
+}
+
+func TestDateFlag(t *testing.T) {
+	for _, tt := range []struct {
+		date string
+		ok   bool
+	}{{"2026-11-27", true}, {"", true}, {"27/11/2026", false}, {"2026-13-01", false}} {
+		_, err := parseFlags([]string{"-date", tt.date})
+		if (err == nil) != tt.ok {
+			t.Errorf("-date %q: error %v, want ok=%v", tt.date, err, tt.ok)
 		}
 	}
 }
