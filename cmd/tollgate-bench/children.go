@@ -24,6 +24,7 @@ type child struct {
 	stdin   *os.File // our end of the helper's stdin pipe; closing it ends the helper
 	done    chan struct{}
 	waitErr error
+	started time.Time // when it was exec'd: cold start counts from here
 }
 
 func (c *child) pid() int { return c.cmd.Process.Pid }
@@ -76,10 +77,11 @@ func (s *procSet) start(name string, cmd *exec.Cmd, logPath string) (*child, err
 		}
 	}
 	setChildAttrs(cmd)
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	c := &child{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	c := &child{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{}), started: started}
 	go func() {
 		c.waitErr = cmd.Wait()
 		close(c.done)
@@ -219,6 +221,10 @@ func freeLoopbackPort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
+// coldPoll is how often a starting process is polled: the resolution of
+// the cold-start figure.
+const coldPoll = 10 * time.Millisecond
+
 // waitHTTP polls url with GET until it answers 200, the child exits, or the
 // timeout passes.
 func waitHTTP(ctx context.Context, c *child, url string, timeout time.Duration) error {
@@ -246,7 +252,7 @@ func waitHTTP(ctx context.Context, c *child, url string, timeout time.Duration) 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(coldPoll)
 	}
 	if last == nil {
 		last = errors.New("timed out")

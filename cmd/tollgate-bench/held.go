@@ -128,7 +128,7 @@ func runHeld(ctx context.Context, t *target, h heldSettings, n int) HeldResult {
 			var once sync.Once
 			first := func() { once.Do(opened.Done) }
 			defer first()
-			d, ok := heldStream(ctx, client, spec, h.events)
+			d, ok := heldStream(ctx, client, spec, h.events, h.gap)
 			ttft[i] = d
 			if !ok {
 				errs.Add(1)
@@ -179,8 +179,9 @@ wait:
 
 // heldStream sends one held request and reads its stream to the end:
 // the time to its first event, and whether every event and the end
-// marker came.
-func heldStream(ctx context.Context, client *http.Client, s *reqSpec, events int) (time.Duration, bool) {
+// marker came, and took as long as the held shape asks (a proxy that
+// dropped the request's user field would get a fast stream instead).
+func heldStream(ctx context.Context, client *http.Client, s *reqSpec, events int, gap time.Duration) (time.Duration, bool) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(s.body))
 	if err != nil {
 		return 0, false
@@ -219,7 +220,8 @@ func heldStream(ctx context.Context, client *http.Client, s *reqSpec, events int
 			break
 		}
 	}
-	return ttft, ended && content >= events
+	held := time.Since(start) >= time.Duration(events-1)*gap*9/10
+	return ttft, ended && content >= events && held
 }
 
 // writeHeld prints the held-streams table: the TTFT a proxy adds is its

@@ -24,6 +24,15 @@
 //   - tollgate-baseline: the "tollgate" target run from another binary
 //     (-baseline PATH), such as a build of an earlier commit, so that two
 //     builds are measured side by side in one run. Not in the default set.
+//   - peers (cliproxyapi, bifrost, bifrost-nolog, gomodel, new-api): other
+//     gateways, built on first use from their pinned releases on the Go
+//     module proxy into $XDG_CACHE_HOME/tollgate-bench (or
+//     ~/.cache/tollgate-bench), never into the repository, and configured
+//     against the same fake upstream with a client key and their request
+//     accounting on; see peers.go. They are measured on the OpenAI chat
+//     workloads, the Anthropic ones and the translated ones. A peer that
+//     cannot be built or run here is skipped with the reason, which the
+//     report and the published page show. Not in the default set.
 //
 // The fake upstream ("tollgate-bench upstream") is a process of its own,
 // so its CPU is never charged to a proxy. It answers at once, with no
@@ -76,11 +85,30 @@
 //     see procstat.go. This is the most robust figure: it does not depend on
 //     how busy the other processes kept the cores. "upstream CPU/req" is the same
 //     for the fake upstream, which should be alike for every target.
+//   - +p50 (c)/+p99 (c): the latency added at concurrency -c, from the
+//     throughput phase, over direct's in its own throughput phase.
+//   - cold start: from exec to the first chat request answered 200, polled
+//     every 10ms (tollgate's migrate and key creation come before the exec
+//     and are not counted).
 //   - idle RSS: VmRSS after start-up and 10 requests; peak RSS: VmHWM after
 //     all load.
 //   - log/req: size of tollgate's log over the requests it was sent.
 //   - ratios: tollgate's CPU/req, added p50 and req/s over nginx's,
 //     reverseproxy's, tollgate-stateless's and tollgate-baseline's.
+//
+// # Publishing
+//
+// -publish DIR runs the whole matrix (every target with the peers, -workloads
+// small,large,stream,small-translated,stream-translated, -held 1000,8000 and
+// -rounds 3, unless given) and then writes the generated section of
+// DIR/benchmarks.md, between the lines <!-- tollgate-bench:begin --> and
+// <!-- tollgate-bench:end --> (added after the page's title and first
+// paragraph when absent; the rest of the page is left as it is), and the
+// graphs DIR/benchmarks/*.svg. The page gives the machine, the versions, the
+// date (-date, or the run's), the command, and the tables with ratios to
+// nginx:
+//
+//	go run ./cmd/tollgate-bench -publish docs
 //
 // Go's goroutine hand-offs between threads cost more on a virtual machine
 // than on bare metal; -gomaxprocs 1 runs the Go proxies on one core, like
@@ -91,9 +119,11 @@
 //	go run ./cmd/tollgate-bench [-targets direct,reverseproxy,nginx,tollgate]
 //	    [-workloads small,large,stream] [-n 2000] [-c 32] [-d 5s]
 //	    [-tollgate PATH] [-baseline PATH] [-json FILE] [-md FILE] [-quick] [-gomaxprocs N] [-keep]
+//	    [-publish DIR [-date YYYY-MM-DD]]
 //
 // Without -tollgate, ./cmd/tollgate of the surrounding module is built into
-// a temp dir. Linux only (reads /proc). Only 127.0.0.1 is ever contacted;
+// a temp dir. Linux only (reads /proc). Only 127.0.0.1 is ever contacted
+// (building a peer the first time reads the Go module proxy);
 // every child process is ended when the run ends, fails or is interrupted.
 package main
 
@@ -134,11 +164,19 @@ type config struct {
 	gomaxprocs  int // GOMAXPROCS for the Go proxies; 0 keeps Go's default
 	rounds      int // times the workload list is measured; the median round is reported
 	held        heldSettings
+	publishDir  string // -publish: the docs directory written after the run
+	date        string // -date: the run's date in the published page
+	args        []string
 }
 
 var (
-	knownTargets   = []string{"direct", "reverseproxy", "nginx", "tollgate", "tollgate-limited", "tollgate-stateless", "tollgate-baseline"}
-	defaultTargets = knownTargets[:len(knownTargets)-1]
+	ownTargets     = []string{"direct", "reverseproxy", "nginx", "tollgate", "tollgate-limited", "tollgate-stateless", "tollgate-baseline"}
+	knownTargets   = append(slices.Clone(ownTargets), peerNames()...)
+	defaultTargets = ownTargets[:len(ownTargets)-1]
+	// publishTargets and publishWorkloads are -publish's defaults: every
+	// peer next to the references and tollgate's two set-ups.
+	publishTargets   = append([]string{"direct", "nginx", "reverseproxy", "tollgate", "tollgate-stateless"}, peerNames()...)
+	publishWorkloads = "small,large,stream,small-translated,stream-translated"
 )
 
 func main() {
@@ -184,6 +222,14 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	if cfg.publishDir != "" {
+		meta := collectMeta(ctx, cfg, rep)
+		if err := publish(cfg.publishDir, rep, meta); err != nil {
+			fmt.Fprintln(os.Stderr, "tollgate-bench:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "published %s and %s\n", filepath.Join(cfg.publishDir, "benchmarks.md"), filepath.Join(cfg.publishDir, "benchmarks")+"/*.svg")
+	}
 }
 
 func parseFlags(args []string) (config, error) {
@@ -206,6 +252,8 @@ func parseFlags(args []string) (config, error) {
 	heldAnthropic := fs.Bool("held-anthropic", false, "held streams in the Anthropic Messages protocol, to tollgate's model with an Anthropic upstream (pass-through lane), as Claude Code's are")
 	heldBody := fs.Int("held-body", 1<<10, "held streams: request body size in bytes (an agent's turn is 50-200 KB)")
 	heldTranslated := fs.Bool("held-translated", false, "held streams on the translation lane: OpenAI chat streams to tollgate's model with an Anthropic upstream (the other targets relay them to the OpenAI endpoint as they are)")
+	publishDir := fs.String("publish", "", "after the run, write the generated section of DIR/benchmarks.md (between its tollgate-bench markers) and the graphs DIR/benchmarks/*.svg; the defaults become every target with the peers, -workloads "+publishWorkloads+", -held 1000,8000 and -rounds 3")
+	date := fs.String("date", "", "the run's date in the published page (default: today, UTC)")
 	gmp := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the Go proxies (reverseproxy, tollgate); 0 keeps Go's default (all cores), 1 matches nginx's single worker")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: tollgate-bench [flags]\n\nMeasures latency, throughput, CPU and memory that a proxy adds in front of a fake LLM upstream.\n\nflags:")
@@ -219,9 +267,30 @@ func parseFlags(args []string) (config, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *date != "" {
+		if _, err := time.Parse(time.DateOnly, *date); err != nil {
+			return config{}, fmt.Errorf("-date %q: want YYYY-MM-DD", *date)
+		}
+	}
+	if *publishDir != "" {
+		if !set["targets"] {
+			*targets = strings.Join(publishTargets, ",")
+		}
+		if !set["workloads"] {
+			*wls = publishWorkloads
+			set["workloads"] = true
+		}
+		if !set["held"] {
+			*held = "1000,8000"
+		}
+		if !set["rounds"] {
+			*rounds = 3
+		}
+	}
 
 	cfg := config{n: *n, minN: 50, c: *c, d: *d, idleWarm: 10, quick: *quick,
-		tollgateBin: *tg, baselineBin: *baseline, jsonPath: *jsonPath, mdPath: *mdPath, keepTmp: *keep, gomaxprocs: *gmp, rounds: *rounds}
+		tollgateBin: *tg, baselineBin: *baseline, jsonPath: *jsonPath, mdPath: *mdPath, keepTmp: *keep, gomaxprocs: *gmp, rounds: *rounds,
+		publishDir: *publishDir, date: *date, args: slices.Clone(args)}
 	if cfg.quick {
 		if !set["n"] {
 			cfg.n = 60
@@ -314,6 +383,7 @@ type target struct {
 	BaseURL string
 	proc    *child // the measured process; nil for direct
 	gateway bool   // takes tollgate's model names
+	peer    bool   // another gateway: measured on peerWorkloads only
 	key     string // the API key to send; "" sends tollgate's master key
 	client  *http.Client
 	sent    atomic.Int64 // requests sent, warm-ups included
@@ -395,8 +465,19 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 			if err == nil {
 				t, err = startTollgate(ctx, procs, tmp, name, cfg.tollgateBin, upAddr, cfg.gomaxprocs)
 			}
+		default:
+			if p, ok := peerByName(name); ok {
+				if peersOff != "" {
+					err = errSkipped{peersOff}
+				} else {
+					t, err = startPeer(ctx, procs, tmp, p, upAddr, cfg.gomaxprocs, logf)
+				}
+			}
 		}
 		info := &TargetInfo{Name: name}
+		if p, ok := peerByName(name); ok {
+			info.Version = p.module + "@" + p.version
+		}
 		rep.Targets = append(rep.Targets, info)
 		infos[name] = info
 		if err != nil {
@@ -410,6 +491,11 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 		}
 		t.client = newLoadClient()
 		info.PID = t.pid()
+		if t.proc != nil {
+			if err := waitChat(ctx, t.proc, t, 30*time.Second); err == nil {
+				info.ColdStartMS = float64(time.Since(t.proc.started)) / float64(time.Millisecond)
+			}
+		}
 		if t.pid() != 0 {
 			logf("%s on %s (pid %d)", name, t.BaseURL, t.pid())
 		}
@@ -452,6 +538,14 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 	}
 	rep.Results = medianRound(rounds)
 	rep.Lanes = laneRatios(cfg.workloads, rounds)
+	if len(cfg.held.ns) > 0 && len(cfg.workloads) > 0 {
+		// The peak under requests alone, before the held streams raise it.
+		for _, t := range targets {
+			if t.proc != nil && !t.proc.exited() {
+				infos[t.Name].LoadPeakRSSKB, _ = readStatusKB(t.pid(), "VmHWM")
+			}
+		}
+	}
 
 	if len(cfg.held.ns) > 0 {
 		for _, n := range cfg.held.ns {
@@ -531,6 +625,9 @@ func measureWorkload(ctx context.Context, cfg config, targets []*target, w workl
 	for _, t := range targets {
 		if (w.Translated || w.Bedrock || w.Gemini) && !t.gateway {
 			continue // only a gateway can translate, or sign for Bedrock
+		}
+		if t.peer && !peerWorkloads[w.Name] {
+			continue
 		}
 		c := &cell{t: t, spec: newReqSpec(t, w), r: Result{Workload: w.Name, Target: t.Name, Concurrency: cfg.c}}
 		c.r.BodyBytes = len(c.spec.body)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -113,21 +112,5 @@ func readSchedstatCPU(pid int) (int64, error) {
 
 // readStatusKB returns a "kB" field of /proc/PID/status, e.g. VmRSS or VmHWM.
 func readStatusKB(pid int, field string) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			fs := strings.Fields(rest)
-			if len(fs) == 0 {
-				break
-			}
-			return strconv.ParseInt(fs[0], 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
+	return readStatusKBFile(fmt.Sprintf("/proc/%d/status", pid), field)
 }

@@ -49,8 +49,17 @@ type TargetInfo struct {
 	Skipped   string `json:"skipped,omitempty"`
 	IdleRSSKB int64  `json:"idle_rss_kib,omitempty"`
 	PeakRSSKB int64  `json:"peak_rss_kib,omitempty"`
-	Requests  int64  `json:"requests_sent,omitempty"`
-	LogBytes  int64  `json:"log_bytes,omitempty"`
+	// LoadPeakRSSKB is the peak after the workloads, before the held
+	// streams, when the run had both.
+	LoadPeakRSSKB int64 `json:"load_peak_rss_kib,omitempty"`
+	Requests      int64 `json:"requests_sent,omitempty"`
+	LogBytes      int64 `json:"log_bytes,omitempty"`
+	// Version is a peer's module and pinned release.
+	Version string `json:"version,omitempty"`
+	// ColdStartMS is from exec to the first chat request answered 200
+	// (polled every 10ms; tollgate's migrate and key creation before it
+	// are not counted).
+	ColdStartMS float64 `json:"cold_start_ms,omitempty"`
 }
 
 // logPerReq is the size of the gateway's log divided by requests sent.
@@ -59,6 +68,14 @@ func (t *TargetInfo) logPerReq() string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f B", float64(t.LogBytes)/float64(t.Requests))
+}
+
+// coldStart prints the cold start, or "-" when it was not measured.
+func (t *TargetInfo) coldStart() string {
+	if t.ColdStartMS <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f ms", t.ColdStartMS)
 }
 
 // Result is one target × workload cell.
@@ -87,9 +104,13 @@ type Result struct {
 	RPS         float64 `json:"rps"`
 	ConcP50US   float64 `json:"concurrent_p50_us"`
 	ConcP99US   float64 `json:"concurrent_p99_us"`
-	CPUSec      float64 `json:"proxy_cpu_sec,omitempty"`
-	CPUPerReqUS float64 `json:"proxy_cpu_per_req_us,omitempty"`
-	CPUMethod   string  `json:"proxy_cpu_method,omitempty"`
+	// AddedConcP50US and AddedConcP99US subtract direct's latency at the
+	// same concurrency.
+	AddedConcP50US *float64 `json:"added_concurrent_p50_us,omitempty"`
+	AddedConcP99US *float64 `json:"added_concurrent_p99_us,omitempty"`
+	CPUSec         float64  `json:"proxy_cpu_sec,omitempty"`
+	CPUPerReqUS    float64  `json:"proxy_cpu_per_req_us,omitempty"`
+	CPUMethod      string   `json:"proxy_cpu_method,omitempty"`
 	// CPURoundsUS is CPU/req in every round, in the order they ran, when
 	// there were several; the result is the median one's.
 	CPURoundsUS         []float64 `json:"proxy_cpu_per_req_rounds_us,omitempty"`
@@ -134,11 +155,18 @@ func (r *Report) finish() {
 	for i := range r.Results {
 		res := &r.Results[i]
 		d := r.result(res.Workload, "direct")
+		if w, ok := workloadByName(res.Workload); ok && d == nil && w.Translated && w.Versus != "" {
+			// Only a gateway translates: the floor is direct's on the
+			// same client protocol.
+			d = r.result(w.Versus, "direct")
+		}
 		if res.Error != "" || d == nil || res.Target == "direct" {
 			continue
 		}
 		a50, a99 := res.P50US-d.P50US, res.P99US-d.P99US
 		res.AddedP50US, res.AddedP99US = &a50, &a99
+		c50, c99 := res.ConcP50US-d.ConcP50US, res.ConcP99US-d.ConcP99US
+		res.AddedConcP50US, res.AddedConcP99US = &c50, &c99
 	}
 	for _, w := range r.Workloads {
 		tg := r.result(w.Name, "tollgate")
@@ -286,6 +314,7 @@ func (r *Report) rows(workload string) [][]string {
 			fmtAdded(res.AddedP50US), fmtAdded(res.AddedP99US),
 			ttfb,
 			fmt.Sprintf("%.0f", res.RPS),
+			fmtAdded(res.AddedConcP50US), fmtAdded(res.AddedConcP99US),
 			cpu,
 			fmtUS(res.UpstreamCPUPerReqUS),
 			fmt.Sprintf("%d", int64(res.Errors)+res.ErrorsConc),
@@ -294,10 +323,11 @@ func (r *Report) rows(workload string) [][]string {
 	return rows
 }
 
-var tableHeader = []string{"target", "p50", "p99", "+p50", "+p99", "ttfb p50", "req/s", "proxy CPU/req", "upstream CPU/req", "errors"}
+// tableHeader: p50 to ttfb at concurrency 1, the rest at -c.
+var tableHeader = []string{"target", "p50", "p99", "+p50", "+p99", "ttfb p50", "req/s", "+p50 (c)", "+p99 (c)", "proxy CPU/req", "upstream CPU/req", "errors"}
 
 func (r *Report) header() string {
-	s := fmt.Sprintf("%d CPUs, %s; latency: c=1, n=%d for small (half for others); throughput and CPU: c=%d for %gs",
+	s := fmt.Sprintf("%d CPUs, %s; latency: c=1, n=%d for small (half for others); throughput, latency (c) and CPU: c=%d for %gs",
 		r.NumCPU, r.GoVersion, r.Settings.N, r.Settings.Concurrency, r.Settings.DurationSec)
 	if r.Settings.Rounds > 1 {
 		s += fmt.Sprintf("; %d rounds, each result the median round by CPU/req (lowest–highest in brackets)", r.Settings.Rounds)
@@ -324,13 +354,13 @@ func writeText(out io.Writer, r *Report) {
 	writeHeld(out, r.Held)
 	fmt.Fprintln(out, "\nmemory")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\tidle RSS\tpeak RSS\tlog/req\t")
+	fmt.Fprintln(tw, "target\tidle RSS\tpeak RSS\tlog/req\tcold start\t")
 	for _, t := range r.Targets {
 		switch {
 		case t.Skipped != "":
-			fmt.Fprintf(tw, "%s\tskipped\t\t\t\n", t.Name)
+			fmt.Fprintf(tw, "%s\tskipped\t\t\t\t\n", t.Name)
 		case t.PID != 0:
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", t.Name, fmtMiB(t.IdleRSSKB), fmtMiB(t.PeakRSSKB), t.logPerReq())
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", t.Name, fmtMiB(t.IdleRSSKB), fmtMiB(t.PeakRSSKB), t.logPerReq(), t.coldStart())
 		}
 	}
 	tw.Flush()
@@ -417,13 +447,13 @@ func writeMarkdown(out io.Writer, r *Report) {
 		}
 	}
 	writeLanesMarkdown(out, r.Lanes)
-	fmt.Fprintf(out, "\n## memory\n\n| target | idle RSS | peak RSS | log/req |\n| ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(out, "\n## memory\n\n| target | idle RSS | peak RSS | log/req | cold start |\n| ---: | ---: | ---: | ---: | ---: |\n")
 	for _, t := range r.Targets {
 		switch {
 		case t.Skipped != "":
-			fmt.Fprintf(out, "| %s | skipped | | |\n", t.Name)
+			fmt.Fprintf(out, "| %s | skipped | | | |\n", t.Name)
 		case t.PID != 0:
-			fmt.Fprintf(out, "| %s | %s | %s | %s |\n", t.Name, fmtMiB(t.IdleRSSKB), fmtMiB(t.PeakRSSKB), t.logPerReq())
+			fmt.Fprintf(out, "| %s | %s | %s | %s | %s |\n", t.Name, fmtMiB(t.IdleRSSKB), fmtMiB(t.PeakRSSKB), t.logPerReq(), t.coldStart())
 		}
 	}
 	if names, cells := r.ratioMatrix(); len(names) > 0 {
