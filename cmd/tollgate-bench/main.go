@@ -164,8 +164,9 @@ type config struct {
 	gomaxprocs  int // GOMAXPROCS for the Go proxies; 0 keeps Go's default
 	rounds      int // times the workload list is measured; the median round is reported
 	held        heldSettings
-	publishDir  string // -publish: the docs directory written after the run
-	date        string // -date: the run's date in the published page
+	publishDir  string        // -publish: the docs directory written after the run
+	date        string        // -date: the run's date in the published page
+	settle      time.Duration // -settle: rest after the workloads before the after-load RSS
 	args        []string
 }
 
@@ -254,6 +255,7 @@ func parseFlags(args []string) (config, error) {
 	heldTranslated := fs.Bool("held-translated", false, "held streams on the translation lane: OpenAI chat streams to tollgate's model with an Anthropic upstream (the other targets relay them to the OpenAI endpoint as they are)")
 	publishDir := fs.String("publish", "", "after the run, write the generated section of DIR/benchmarks.md (between its tollgate-bench markers) and the graphs DIR/benchmarks/*.svg; the defaults become every target with the peers, -workloads "+publishWorkloads+", -held 1000,8000 and -rounds 3")
 	date := fs.String("date", "", "the run's date in the published page (default: today, UTC)")
+	settle := fs.Duration("settle", 30*time.Second, "rest after the workloads, all targets idle, before reading each one's RSS again (after-load RSS); 0 skips it (the default with -quick)")
 	gmp := fs.Int("gomaxprocs", 0, "GOMAXPROCS for the Go proxies (reverseproxy, tollgate); 0 keeps Go's default (all cores), 1 matches nginx's single worker")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: tollgate-bench [flags]\n\nMeasures latency, throughput, CPU and memory that a proxy adds in front of a fake LLM upstream.\n\nflags:")
@@ -290,7 +292,10 @@ func parseFlags(args []string) (config, error) {
 
 	cfg := config{n: *n, minN: 50, c: *c, d: *d, idleWarm: 10, quick: *quick,
 		tollgateBin: *tg, baselineBin: *baseline, jsonPath: *jsonPath, mdPath: *mdPath, keepTmp: *keep, gomaxprocs: *gmp, rounds: *rounds,
-		publishDir: *publishDir, date: *date, args: slices.Clone(args)}
+		publishDir: *publishDir, date: *date, settle: *settle, args: slices.Clone(args)}
+	if cfg.quick && !set["settle"] {
+		cfg.settle = 0
+	}
 	if cfg.quick {
 		if !set["n"] {
 			cfg.n = 60
@@ -543,6 +548,24 @@ func run(ctx context.Context, cfg config, logw io.Writer) (rep *Report, err erro
 		for _, t := range targets {
 			if t.proc != nil && !t.proc.exited() {
 				infos[t.Name].LoadPeakRSSKB, _ = readStatusKB(t.pid(), "VmHWM")
+			}
+		}
+	}
+	if cfg.settle > 0 && len(cfg.workloads) > 0 {
+		// What each process gives back once the load is over: all rest
+		// at once, so one wait serves them all.
+		logf("== resting %s after the load", cfg.settle)
+		for _, t := range targets {
+			t.client.CloseIdleConnections()
+		}
+		select {
+		case <-time.After(cfg.settle):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		for _, t := range targets {
+			if t.proc != nil && !t.proc.exited() {
+				infos[t.Name].AfterLoadRSSKB, _ = readStatusKB(t.pid(), "VmRSS")
 			}
 		}
 	}

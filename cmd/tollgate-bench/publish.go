@@ -359,16 +359,16 @@ func renderPublished(r *Report, m publishMeta, charts []publishedChart) string {
 	}, false)
 
 	ns := r.heldNs()
-	b.WriteString("\n### Memory and start-up\n\n| target | idle RSS | peak RSS, requests | peak RSS, all | cold start |")
+	b.WriteString("\n### Memory and start-up\n\n| target | idle RSS | peak RSS, requests | RSS after the load | peak RSS, all | cold start |")
 	for _, n := range ns {
 		fmt.Fprintf(&b, " per open stream, %d |", n)
 	}
-	fmt.Fprintf(&b, "\n| --- | ---: | ---: | ---: | ---: |%s\n", strings.Repeat(" ---: |", len(ns)))
+	fmt.Fprintf(&b, "\n| --- | ---: | ---: | ---: | ---: | ---: |%s\n", strings.Repeat(" ---: |", len(ns)))
 	for _, t := range r.measured() {
 		if t.PID == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |", t.Name, fmtMiB(t.IdleRSSKB), fmtMiB(cmp.Or(t.LoadPeakRSSKB, t.PeakRSSKB)), fmtMiB(t.PeakRSSKB), t.coldStart())
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |", t.Name, fmtMiB(t.IdleRSSKB), fmtMiB(cmp.Or(t.LoadPeakRSSKB, t.PeakRSSKB)), fmtMiB(t.AfterLoadRSSKB), fmtMiB(t.PeakRSSKB), t.coldStart())
 		for _, n := range ns {
 			c := "-"
 			if h := r.heldResult(t.Name, n); h != nil && h.IdleRSSKB > 0 {
@@ -380,6 +380,9 @@ func renderPublished(r *Report, m publishMeta, charts []publishedChart) string {
 			fmt.Fprintf(&b, " %s |", c)
 		}
 		b.WriteString("\n")
+	}
+	if r.Settings.SettleSec > 0 {
+		fmt.Fprintf(&b, "\nRSS after the load: once the workloads ended, every target rested %.0f s, idle, before its resident\nmemory was read again.\n", r.Settings.SettleSec)
 	}
 	if len(ns) > 0 {
 		b.WriteString("\nPeak RSS, requests: after every workload, before the held streams; all: after them too. Per open\n" +

@@ -197,12 +197,12 @@ func testReport() *Report {
 	f := func(v float64) *float64 { return &v }
 	r := &Report{
 		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), GoVersion: "go1.26.8", NumCPU: 2,
-		Settings:  Settings{N: 2000, Concurrency: 32, DurationSec: 5, Rounds: 3},
+		Settings:  Settings{N: 2000, Concurrency: 32, DurationSec: 5, Rounds: 3, SettleSec: 30},
 		Workloads: []WorkloadDoc{{"small", "OpenAI chat, ~1 KB body"}, {"small-translated", "to an Anthropic upstream"}},
 		Targets: []*TargetInfo{
 			{Name: "direct"},
 			{Name: "nginx", PID: 10, IdleRSSKB: 8000, PeakRSSKB: 9000, ColdStartMS: 12},
-			{Name: "tollgate", PID: 11, IdleRSSKB: 10000, PeakRSSKB: 30000, LoadPeakRSSKB: 20000, ColdStartMS: 45},
+			{Name: "tollgate", PID: 11, IdleRSSKB: 10000, PeakRSSKB: 30000, LoadPeakRSSKB: 20000, AfterLoadRSSKB: 12000, ColdStartMS: 45},
 			{Name: "cliproxyapi", PID: 12, IdleRSSKB: 20000, PeakRSSKB: 60000, ColdStartMS: 300, Version: "github.com/router-for-me/CLIProxyAPI/v7@v7.2.140"},
 			{Name: "bifrost", Skipped: "could not be built: refused | by the proxy\nsecond line", Version: "github.com/maximhq/bifrost/transports@v1.5.3"},
 		},

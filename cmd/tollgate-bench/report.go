@@ -36,6 +36,7 @@ type Settings struct {
 	Quick       bool    `json:"quick"`
 	Rounds      int     `json:"rounds"`
 	GOMAXPROCS  int     `json:"proxy_gomaxprocs,omitempty"`
+	SettleSec   float64 `json:"settle_sec,omitempty"`
 }
 
 type WorkloadDoc struct {
@@ -52,8 +53,11 @@ type TargetInfo struct {
 	// LoadPeakRSSKB is the peak after the workloads, before the held
 	// streams, when the run had both.
 	LoadPeakRSSKB int64 `json:"load_peak_rss_kib,omitempty"`
-	Requests      int64 `json:"requests_sent,omitempty"`
-	LogBytes      int64 `json:"log_bytes,omitempty"`
+	// AfterLoadRSSKB is VmRSS once the workloads are over and every
+	// target has rested for -settle.
+	AfterLoadRSSKB int64 `json:"after_load_rss_kib,omitempty"`
+	Requests       int64 `json:"requests_sent,omitempty"`
+	LogBytes       int64 `json:"log_bytes,omitempty"`
 	// Version is a peer's module and pinned release.
 	Version string `json:"version,omitempty"`
 	// ColdStartMS is from exec to the first chat request answered 200
@@ -131,7 +135,7 @@ func newReport(cfg config) *Report {
 		Started:   time.Now().UTC(),
 		GoVersion: runtime.Version(),
 		NumCPU:    runtime.NumCPU(),
-		Settings:  Settings{N: cfg.n, Concurrency: cfg.c, DurationSec: cfg.d.Seconds(), Quick: cfg.quick, Rounds: cfg.rounds, GOMAXPROCS: cfg.gomaxprocs},
+		Settings:  Settings{N: cfg.n, Concurrency: cfg.c, DurationSec: cfg.d.Seconds(), Quick: cfg.quick, Rounds: cfg.rounds, GOMAXPROCS: cfg.gomaxprocs, SettleSec: cfg.settle.Seconds()},
 		CPUMethod: "sum of /proc/PID/task/*/schedstat run time (ns), falling back to /proc/PID/stat utime+stime " +
 			"when threads exited during the window; divided by requests completed in the concurrent phase",
 	}
@@ -354,13 +358,13 @@ func writeText(out io.Writer, r *Report) {
 	writeHeld(out, r.Held)
 	fmt.Fprintln(out, "\nmemory")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\tidle RSS\tpeak RSS\tlog/req\tcold start\t")
+	fmt.Fprintln(tw, "target\tidle RSS\tpeak RSS\tafter load\tlog/req\tcold start\t")
 	for _, t := range r.Targets {
 		switch {
 		case t.Skipped != "":
-			fmt.Fprintf(tw, "%s\tskipped\t\t\t\t\n", t.Name)
+			fmt.Fprintf(tw, "%s\tskipped\t\t\t\t\t\n", t.Name)
 		case t.PID != 0:
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", t.Name, fmtMiB(t.IdleRSSKB), fmtMiB(t.PeakRSSKB), t.logPerReq(), t.coldStart())
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", t.Name, fmtMiB(t.IdleRSSKB), fmtMiB(t.PeakRSSKB), fmtMiB(t.AfterLoadRSSKB), t.logPerReq(), t.coldStart())
 		}
 	}
 	tw.Flush()
@@ -447,13 +451,13 @@ func writeMarkdown(out io.Writer, r *Report) {
 		}
 	}
 	writeLanesMarkdown(out, r.Lanes)
-	fmt.Fprintf(out, "\n## memory\n\n| target | idle RSS | peak RSS | log/req | cold start |\n| ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(out, "\n## memory\n\n| target | idle RSS | peak RSS | after load | log/req | cold start |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, t := range r.Targets {
 		switch {
 		case t.Skipped != "":
-			fmt.Fprintf(out, "| %s | skipped | | | |\n", t.Name)
+			fmt.Fprintf(out, "| %s | skipped | | | | |\n", t.Name)
 		case t.PID != 0:
-			fmt.Fprintf(out, "| %s | %s | %s | %s | %s |\n", t.Name, fmtMiB(t.IdleRSSKB), fmtMiB(t.PeakRSSKB), t.logPerReq(), t.coldStart())
+			fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", t.Name, fmtMiB(t.IdleRSSKB), fmtMiB(t.PeakRSSKB), fmtMiB(t.AfterLoadRSSKB), t.logPerReq(), t.coldStart())
 		}
 	}
 	if names, cells := r.ratioMatrix(); len(names) > 0 {
