@@ -9,15 +9,17 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/tokens"
+	"github.com/tollgate/tollgate/internal/tracing"
 )
 
-// TestStartLoadsNoVocabulary: a gateway started with a database, the
+// TestStartBuildsOnlyWhatItUses: a gateway started with a database, the
 // console and the JSON request log, and serving requests whose upstream
-// reports usage, never loads the tokenizer's vocabulary (some 20 MiB).
-// It runs in a process of its own: other tests count tokens.
-func TestStartLoadsNoVocabulary(t *testing.T) {
+// reports usage, never loads the tokenizer's vocabulary (some 20 MiB),
+// nor, with tracing off, builds an OpenTelemetry exporter. It runs in a
+// process of its own: other tests count tokens and trace.
+func TestStartBuildsOnlyWhatItUses(t *testing.T) {
 	if os.Getenv("TOLLGATE_TEST_START_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestStartLoadsNoVocabulary$", "-test.v")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestStartBuildsOnlyWhatItUses$", "-test.v")
 		cmd.Env = append(os.Environ(), "TOLLGATE_TEST_START_CHILD=1")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v\n%s", err, out)
@@ -45,5 +47,8 @@ func TestStartLoadsNoVocabulary(t *testing.T) {
 	stop()
 	if tokens.VocabularyLoaded() {
 		t.Error("the tokenizer's vocabulary was loaded, by a start-up and requests that count no tokens")
+	}
+	if tracing.Built() {
+		t.Error("an OpenTelemetry exporter was built, with tracing off")
 	}
 }
