@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -59,4 +60,26 @@ func TestIdleReleaseRun(t *testing.T) {
 	if n := len(released); n != 1 {
 		t.Errorf("released %d times, want once", n)
 	}
+}
+
+var burstSink []byte
+
+// BenchmarkReleaseMemory is what the end of a burst costs: a collection
+// of a heap of about tollgate's size (a few MiB live) and returning what
+// is free.
+func BenchmarkReleaseMemory(b *testing.B) {
+	b.ReportAllocs()
+	live := make([][]byte, 0, 5<<10)
+	for range 5 << 10 {
+		live = append(live, make([]byte, 1<<10))
+	}
+	for b.Loop() {
+		b.StopTimer()
+		for range 256 {
+			burstSink = make([]byte, 32<<10) // a burst's garbage
+		}
+		b.StartTimer()
+		releaseMemory()
+	}
+	runtime.KeepAlive(live)
 }
