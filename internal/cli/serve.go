@@ -133,7 +133,8 @@ func runServeReloading(ctx context.Context, stop func(), args []string, stderr i
 	if err != nil {
 		return err
 	}
-	srv := newServer(cfg, b.Handler, logger)
+	idle := &idleRelease{}
+	srv := newServer(cfg, idle.wrap(b.Handler), logger)
 	// Requests still running when the drain time is over are cancelled
 	// with ErrShuttingDown: they end with an error the client can read
 	// and are logged, rather than having their connection closed.
@@ -164,6 +165,9 @@ func runServeReloading(ctx context.Context, stop func(), args []string, stderr i
 	if started != nil {
 		started(ln.Addr().String())
 	}
+	idleTicker := time.NewTicker(idleCheck)
+	defer idleTicker.Stop()
+	go idle.run(ctx, idleTicker.C, releaseMemory)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	if metricsSrv != nil {

@@ -11,7 +11,6 @@ package console
 import (
 	"context"
 	"embed"
-	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -72,11 +71,12 @@ const SSOPath = "/oauth/console"
 // Console serves the console. It is safe for concurrent use.
 type Console struct {
 	o     Options
-	pages map[string]*template.Template
+	pages map[string]*lazyPage // by name, parsed on first use
 	mux   *http.ServeMux
 }
 
-// New returns the console.
+// New returns the console. Its pages are parsed when first rendered, so
+// New fails on nothing it is given today.
 func New(o Options) (*Console, error) {
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
@@ -87,11 +87,7 @@ func New(o Options) (*Console, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	pages, err := parsePages()
-	if err != nil {
-		return nil, err
-	}
-	c := &Console{o: o, pages: pages, mux: http.NewServeMux()}
+	c := &Console{o: o, pages: newPages(), mux: http.NewServeMux()}
 	static, _ := fs.Sub(staticFiles, "static")
 	c.mux.Handle("GET /console/static/", http.StripPrefix("/console/static/", cacheStatic(http.FileServerFS(static))))
 	c.mux.HandleFunc("GET /console/{$}", c.home)

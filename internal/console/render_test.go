@@ -172,3 +172,34 @@ func TestSignInTitle(t *testing.T) {
 		t.Errorf("the sign-in page's title:\n%s", body)
 	}
 }
+
+// TestPagesParseOnFirstUse: New parses no page; rendering one parses
+// that page alone; and every page parses.
+func TestPagesParseOnFirstUse(t *testing.T) {
+	c, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed := func() (names []string) {
+		for _, name := range pageNames {
+			if c.pages[name].t != nil {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	if p := parsed(); len(p) != 0 {
+		t.Fatalf("New parsed %v; pages should be parsed when first rendered", p)
+	}
+	c.render(httptest.NewRecorder(), httptest.NewRequest("GET", "/console/signin", nil), 200, "signin", nil, map[string]any{})
+	if p := parsed(); len(p) != 1 || p[0] != "signin" {
+		t.Fatalf("rendering the sign-in page parsed %v, want [signin]", p)
+	}
+	for _, name := range pageNames {
+		t.Run(name, func(t *testing.T) {
+			if _, err := c.pages[name].template(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

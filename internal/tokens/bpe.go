@@ -3,6 +3,7 @@ package tokens
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	loader "github.com/pkoukk/tiktoken-go-loader"
@@ -17,6 +18,7 @@ type vocabulary struct {
 // vocab is embedded in the binary and loaded on first use: about 0.2 s
 // and 20 MiB that a gateway which never counts should not pay at start.
 var vocab = sync.OnceValues(func() (*vocabulary, error) {
+	loaded.Store(true)
 	ranks, err := loader.NewOfflineLoader().LoadTiktokenBpe("o200k_base.tiktoken")
 	if err != nil {
 		return nil, err
@@ -32,6 +34,14 @@ var vocab = sync.OnceValues(func() (*vocabulary, error) {
 	}
 	return v, nil
 })
+
+// loaded is set once the vocabulary is being loaded.
+var loaded atomic.Bool
+
+// VocabularyLoaded reports whether this process has loaded the
+// vocabulary: a start-up or a request that does not count tokens must
+// not (what tests of start-up check).
+func VocabularyLoaded() bool { return loaded.Load() }
 
 // maxPiece bounds the bytes merged at once. Byte-pair merging works on a
 // whole piece, and text can make one piece of anything: a megabyte of one

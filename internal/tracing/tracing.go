@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -27,9 +28,17 @@ type Options struct {
 	Version     string
 }
 
+// built is set once New has been called.
+var built atomic.Bool
+
+// Built reports whether this process has built an exporter: a gateway
+// with tracing off must not (what tests of start-up check).
+func Built() bool { return built.Load() }
+
 // New returns a tracer that exports to the endpoint, and a function that
 // flushes and stops it.
 func New(ctx context.Context, o Options) (trace.Tracer, func(context.Context) error, error) {
+	built.Store(true)
 	u, err := url.Parse(o.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, nil, fmt.Errorf("tracing.otlp_endpoint %q: want http(s)://host:port", o.Endpoint)
