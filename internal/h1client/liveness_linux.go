@@ -10,14 +10,21 @@ import (
 
 // liveness peeks at an idle connection's socket without blocking, to catch a
 // server that closed it (or wrote to it unasked) while it sat in the pool.
+//
+// The same peek lets a reader wait for bytes without a buffer of its own:
+// wait calls block (once) when it finds none, and waits for the socket to
+// become readable.
 type liveness struct {
-	raw  syscall.RawConn
-	peek func(fd uintptr) bool // built once per conn so that a check does not allocate
-	buf  [1]byte
-	ok   bool
+	raw     syscall.RawConn
+	peek    func(fd uintptr) bool // built once per conn so that a check does not allocate
+	await   func(fd uintptr) bool // likewise, for wait
+	block   func()
+	buf     [1]byte
+	ok      bool
+	blocked bool
 }
 
-func (l *liveness) init(nc net.Conn) {
+func (l *liveness) init(nc net.Conn, block func()) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return
@@ -35,6 +42,31 @@ func (l *liveness) init(nc net.Conn) {
 		l.ok = errno == syscall.EAGAIN || errno == syscall.EWOULDBLOCK
 		return true // never wait for readiness
 	}
+	l.block = block
+	l.await = func(fd uintptr) bool {
+		_, _, errno := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&l.buf[0])), 1,
+			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		if errno != syscall.EAGAIN && errno != syscall.EWOULDBLOCK {
+			return true // bytes, the peer's close or an error: the read will tell
+		}
+		if !l.blocked {
+			l.blocked = true
+			l.block()
+		}
+		return false
+	}
+}
+
+// wait returns once the connection has bytes to read, has been closed by
+// the peer, or fails (a deadline passed, the conn closed). It reports
+// whether it called block, having found nothing to read at first.
+func (l *liveness) wait() bool {
+	if l.raw == nil {
+		return false
+	}
+	l.blocked = false
+	l.raw.Read(l.await) // an error is the next read's to report
+	return l.blocked
 }
 
 // alive reports whether the idle connection may be used. Connections that

@@ -70,6 +70,10 @@ type Transport struct {
 	ReadBufferSize int
 
 	pools sync.Map // host:port → *hostPool
+
+	// readers holds the read buffers of connections waiting for a
+	// response body's next bytes (*bufio.Reader, each of readBufferSize).
+	readers sync.Pool
 }
 
 // timeoutError is returned when ResponseHeaderTimeout expires.
