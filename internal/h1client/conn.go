@@ -22,10 +22,13 @@ type conn struct {
 	reused bool
 	abort  func() // built once per conn, handed to context.AfterFunc per exchange
 	live   liveness
-	// shell is an empty bufio.Reader kept to park br's buffer in without
-	// allocating; size is br's buffer size.
-	shell *bufio.Reader
-	size  int
+	// br has no buffer while parked: until the response's first bytes,
+	// while the conn is idle in the pool, and while a body waits for its
+	// next bytes. shell is an empty bufio.Reader kept to park br's buffer
+	// in without allocating; size is br's buffer size.
+	parked bool
+	shell  *bufio.Reader
+	size   int
 
 	// writev scratch, kept here so that handing it to the kernel does not
 	// allocate per request: the head and up to three body parts.
@@ -34,9 +37,9 @@ type conn struct {
 }
 
 func newConn(nc net.Conn, p *hostPool, bufSize int) *conn {
-	c := &conn{nc: nc, p: p, size: bufSize}
+	c := &conn{nc: nc, p: p, size: bufSize, parked: true}
 	c.src = src{r: nc, left: -1}
-	c.br = bufio.NewReaderSize(&c.src, bufSize)
+	c.br = new(bufio.Reader) // its buffer comes when the response does
 	c.tp.R = c.br
 	c.abort = func() { nc.SetDeadline(aLongTimeAgo) }
 	c.live.init(nc, c.park)
@@ -46,13 +49,15 @@ func newConn(nc net.Conn, p *hostPool, bufSize int) *conn {
 // waitReadable waits until the connection has bytes to read, or has
 // failed or been closed, and does not hold the read buffer while it
 // waits: a stream held open spends most of its life waiting for its next
-// event, and thousands of them would each keep a buffer that holds
-// nothing. Its failures are left to the read that follows.
+// event (or for its first, while a model thinks), and thousands of them
+// would each keep a buffer that holds nothing. Its failures are left to
+// the read that follows, through br, which has a buffer again.
 func (c *conn) waitReadable() {
-	if c.br.Buffered() > 0 || c.p == nil {
+	if !c.parked && c.br.Buffered() > 0 {
 		return
 	}
-	if c.live.wait() {
+	c.live.wait() // parks br if it must block
+	if c.parked {
 		c.unpark()
 	}
 }
@@ -60,6 +65,10 @@ func (c *conn) waitReadable() {
 // park gives br's buffer to the transport's pool; br must hold no bytes.
 // br stays unusable until unpark.
 func (c *conn) park() {
+	if c.parked {
+		return
+	}
+	c.parked = true
 	s := c.shell
 	if s == nil {
 		s = new(bufio.Reader)
@@ -80,6 +89,7 @@ func (c *conn) unpark() {
 	c.br.Reset(&c.src)
 	*s = bufio.Reader{}
 	c.shell = s
+	c.parked = false
 }
 
 func (c *conn) close() { c.nc.Close() }

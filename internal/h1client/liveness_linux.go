@@ -58,15 +58,14 @@ func (l *liveness) init(nc net.Conn, block func()) {
 }
 
 // wait returns once the connection has bytes to read, has been closed by
-// the peer, or fails (a deadline passed, the conn closed). It reports
-// whether it called block, having found nothing to read at first.
-func (l *liveness) wait() bool {
+// the peer, or fails (a deadline passed, the conn closed), having called
+// block if it found nothing to read at first.
+func (l *liveness) wait() {
 	if l.raw == nil {
-		return false
+		return
 	}
 	l.blocked = false
 	l.raw.Read(l.await) // an error is the next read's to report
-	return l.blocked
 }
 
 // alive reports whether the idle connection may be used. Connections that

@@ -11,7 +11,7 @@ import (
 
 // A connection waiting for bytes holds no read buffer: it parks it in the
 // transport's pool when nothing is there to read, and takes one back when
-// bytes arrive, which then read as usual.
+// bytes arrive, which then read as usual. A new one has none until then.
 func TestWaitReadableParksBuffer(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -39,6 +39,10 @@ func TestWaitReadableParksBuffer(t *testing.T) {
 			tr := &Transport{}
 			c := newConn(nc, &hostPool{t: tr}, 4096)
 			defer c.close()
+			if c.br.Size() != 0 {
+				t.Fatalf("a new conn has a %d-byte read buffer before any response, want none", c.br.Size())
+			}
+			c.unpark() // as after a response's head
 
 			const msg = "data: {}\n\n"
 			if tc.sentBefore {

@@ -292,6 +292,7 @@ func (t *Transport) readResponse(ctx context.Context, req *http.Request, c *conn
 		abandon(c, stop)
 		return nil, false, ctxError(ctx, "await response")
 	}
+	c.waitReadable() // a model may think for a while before its first byte
 	if _, err := c.br.Peek(1); err != nil {
 		abandon(c, stop)
 		if err == io.EOF {
