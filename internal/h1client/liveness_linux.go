@@ -35,8 +35,7 @@ func (l *liveness) init(nc net.Conn, block func()) {
 	}
 	l.raw = raw
 	l.peek = func(fd uintptr) bool {
-		_, _, errno := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&l.buf[0])), 1,
-			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		errno := l.peekByte(fd)
 		// 0 bytes: the peer closed; data: bytes nobody asked for. Only
 		// "would block" means an idle, healthy connection.
 		l.ok = errno == syscall.EAGAIN || errno == syscall.EWOULDBLOCK
@@ -44,9 +43,7 @@ func (l *liveness) init(nc net.Conn, block func()) {
 	}
 	l.block = block
 	l.await = func(fd uintptr) bool {
-		_, _, errno := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&l.buf[0])), 1,
-			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-		if errno != syscall.EAGAIN && errno != syscall.EWOULDBLOCK {
+		if errno := l.peekByte(fd); errno != syscall.EAGAIN && errno != syscall.EWOULDBLOCK {
 			return true // bytes, the peer's close or an error: the read will tell
 		}
 		if !l.blocked {
@@ -79,4 +76,11 @@ func (l *liveness) alive() bool {
 		return false
 	}
 	return l.ok
+}
+
+// peekByte peeks at the socket's next byte without blocking.
+func (l *liveness) peekByte(fd uintptr) syscall.Errno {
+	_, _, errno := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&l.buf[0])), 1,
+		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+	return errno
 }
