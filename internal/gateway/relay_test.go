@@ -3,15 +3,11 @@ package gateway_test
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tollgate/tollgate/internal/cli"
-	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
 
@@ -43,33 +39,9 @@ func TestStreamEventsOfEverySizeRelayed(t *testing.T) {
 			evs = append(evs,
 				[]byte(`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`+"\n\n"),
 				[]byte("data: [DONE]\n\n"))
-			up := upstreamtest.Static(upstreamtest.Reply{Events: evs, Gap: tc.gap})
-			defer up.Close()
-			cfg, err := config.Parse([]byte(`
-providers: [ { name: up, type: openai, base_url: "`+up.URL+`/v1", api_key: k } ]
-models:
-  - { name: gpt-x, targets: [ { provider: up, model: u } ] }
-`), func(string) (string, bool) { return "", false })
-			if err != nil {
-				t.Fatal(err)
-			}
-			built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer built.Close()
-			srv := httptest.NewServer(built.Handler)
-			defer srv.Close()
+			e := newEnv(t, nil, upstreamtest.Static(upstreamtest.Reply{Events: evs, Gap: tc.gap}), "")
 			for range 2 { // the second on a pooled upstream connection
-				req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
-				for _, hd := range openAIAuth {
-					k, v, _ := strings.Cut(hd, ":")
-					req.Header.Set(k, strings.TrimSpace(v))
-				}
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
+				resp := e.do("POST", "/v1/chat/completions", `{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":"hi"}]}`, openAIAuth...)
 				body, err := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				if err != nil || resp.StatusCode != http.StatusOK {
