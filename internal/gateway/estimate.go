@@ -23,7 +23,11 @@ import (
 // their text: it counts the bytes of every event and keeps the first
 // sampleBytes of them. At the end, the text in the sample is counted with
 // the tokenizer and the rest of the stream at the same tokens per byte.
-const sampleBytes = 4 << 10
+// The sample is held for all of a stream's life, so it is small: a few
+// events give the rate (an event's JSON around its text is much the same
+// from one event to the next), and thousands of streams held open do not
+// each keep a page of text that is read only when one ends early.
+const sampleBytes = 1 << 10
 
 // promptBudget bounds the prompt bytes the tokenizer reads for an
 // estimate; the rest is counted at the measured rate.

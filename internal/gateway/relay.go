@@ -27,10 +27,14 @@ const (
 	// relayBufSize is the read buffer of a whole answer: big reads for
 	// big bodies.
 	relayBufSize = 32 << 10
-	// streamBufSize is the read buffer of a stream, held for all of its
-	// life: events are small and arrive one at a time, so a stream of
-	// thousands held open costs 4 KiB each, not 32; an event larger than
-	// the buffer grows it.
+	// waitBufSize is the read buffer a stream waits on for its next
+	// event, held for all of its life: a stream spends most of it waiting,
+	// and thousands held open cost half a KiB each for it. Most events fit;
+	// a read that fills it moves to a buffer of streamBufSize.
+	waitBufSize = 512
+	// streamBufSize is the read buffer of a stream while events flow,
+	// borrowed from a pool and given back when the stream is idle again;
+	// an event larger than it grows it.
 	streamBufSize = 4 << 10
 	// maxEventBytes bounds one SSE event (and a buffered JSON answer) from an
 	// upstream; the official SDKs accept data lines up to 32 MiB.
@@ -40,6 +44,7 @@ const (
 var (
 	relayBufPool  = sync.Pool{New: func() any { b := make([]byte, relayBufSize); return &b }}
 	streamBufPool = sync.Pool{New: func() any { b := make([]byte, streamBufSize); return &b }}
+	waitBufPool   = sync.Pool{New: func() any { b := make([]byte, waitBufSize); return &b }}
 )
 
 // credentialRefused reports an upstream status that refuses the gateway's
@@ -228,27 +233,26 @@ func (g *Gateway) relayBody(w http.ResponseWriter, x *exchange, resp *http.Respo
 // upstream ends the stream with a protocol error event, never with a
 // made-up normal ending.
 func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, tap dialect.Tap) error {
-	bp := streamBufPool.Get().(*[]byte)
-	buf := *bp
-	defer func() {
-		if len(buf) == streamBufSize {
-			streamBufPool.Put(bp)
-		}
-	}()
+	var sb streamBuf
+	defer sb.close()
+	buf := sb.wait()
 	rc := http.NewResponseController(w)
 	committed := false
 	var ka *keepalive // keep-alive pings, for taps that can make them
 	n := 0
+	filled := false // the last read filled the room it was given: more is likely at hand
 	for {
-		if n == len(buf) {
-			if len(buf) >= maxEventBytes {
-				return g.endStream(w, rc, r, x, tap, committed, errEventTooLarge)
-			}
-			nb := make([]byte, 2*len(buf))
-			copy(nb, buf[:n])
-			buf = nb
+		if n == 0 && !filled {
+			buf = sb.wait() // between events: wait for the next on the small buffer
+		}
+		if n == len(buf) && len(buf) >= maxEventBytes {
+			return g.endStream(w, rc, r, x, tap, committed, errEventTooLarge)
+		}
+		if n == len(buf) || filled && len(buf) < streamBufSize {
+			buf = sb.grow(buf, n) // an event larger than the buffer, or events flowing
 		}
 		nr, rerr := resp.Body.Read(buf[n:])
+		filled = nr == len(buf)-n
 		n += nr
 		if !committed {
 			ev, found := firstDataEvent(buf[:n])
@@ -257,6 +261,9 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 			}
 			if found {
 				if status, body, isErr := tap.StartError(ev); isErr {
+					// body may be ev's bytes, whose buffer goes back to
+					// its pool on return; a failure is read after that.
+					body = bytes.Clone(body)
 					// P4: an error as the first event becomes a JSON error,
 					// or, if it is one another target may not have, a retry.
 					x.usage = tap.Usage()
@@ -318,6 +325,49 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, x *exchang
 			return g.endStream(w, rc, r, x, tap, true, rerr)
 		}
 	}
+}
+
+// streamBuf is a stream's read buffer: a small one to wait on, for all of
+// the stream's life, and a bigger one borrowed while events flow.
+type streamBuf struct {
+	small, pooled *[]byte
+}
+
+// wait returns the small buffer, giving back any bigger one.
+func (s *streamBuf) wait() []byte {
+	if s.pooled != nil {
+		streamBufPool.Put(s.pooled)
+		s.pooled = nil
+	}
+	if s.small == nil {
+		s.small = waitBufPool.Get().(*[]byte)
+	}
+	return *s.small
+}
+
+// grow returns a bigger buffer than buf, the pooled one or one twice its
+// size, beginning with buf's first n bytes.
+func (s *streamBuf) grow(buf []byte, n int) []byte {
+	var nb []byte
+	if len(buf) < streamBufSize {
+		s.pooled = streamBufPool.Get().(*[]byte)
+		nb = *s.pooled
+	} else {
+		nb = make([]byte, 2*len(buf))
+	}
+	copy(nb, buf[:n])
+	if s.pooled != nil && len(buf) >= streamBufSize {
+		streamBufPool.Put(s.pooled) // buf was the pooled buffer: it is copied
+		s.pooled = nil
+	}
+	return nb
+}
+
+// close gives back both buffers; the stream reads no more.
+func (s *streamBuf) close() {
+	s.wait()
+	waitBufPool.Put(s.small)
+	s.small = nil
 }
 
 // releaseBodyIfReported gives the request body back, and its part of the

@@ -62,6 +62,9 @@ func (b *body) Read(p []byte) (int, error) {
 	if b.state.Load() == stateClosed {
 		return 0, errBodyClosed
 	}
+	if b.c != nil && (b.kind == kindChunked || b.kind == kindEOF) {
+		b.c.waitReadable() // a stream's next event may be minutes away
+	}
 	n, err := b.read(p)
 	if err == nil {
 		return n, nil

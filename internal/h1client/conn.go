@@ -22,6 +22,13 @@ type conn struct {
 	reused bool
 	abort  func() // built once per conn, handed to context.AfterFunc per exchange
 	live   liveness
+	// br has no buffer while parked: until the response's first bytes,
+	// while the conn is idle in the pool, and while a body waits for its
+	// next bytes. shell is an empty bufio.Reader kept to park br's buffer
+	// in without allocating; size is br's buffer size.
+	parked bool
+	shell  *bufio.Reader
+	size   int
 
 	// writev scratch, kept here so that handing it to the kernel does not
 	// allocate per request: the head and up to three body parts.
@@ -30,13 +37,59 @@ type conn struct {
 }
 
 func newConn(nc net.Conn, p *hostPool, bufSize int) *conn {
-	c := &conn{nc: nc, p: p}
+	c := &conn{nc: nc, p: p, size: bufSize, parked: true}
 	c.src = src{r: nc, left: -1}
-	c.br = bufio.NewReaderSize(&c.src, bufSize)
+	c.br = new(bufio.Reader) // its buffer comes when the response does
 	c.tp.R = c.br
 	c.abort = func() { nc.SetDeadline(aLongTimeAgo) }
-	c.live.init(nc)
+	c.live.init(nc, c.park)
 	return c
+}
+
+// waitReadable waits until the connection has bytes to read, or has
+// failed or been closed, and does not hold the read buffer while it
+// waits: a stream held open spends most of its life waiting for its next
+// event (or for its first, while a model thinks), and thousands of them
+// would each keep a buffer that holds nothing. Its failures are left to
+// the read that follows, through br, which has a buffer again.
+func (c *conn) waitReadable() {
+	if !c.parked && c.br.Buffered() > 0 {
+		return
+	}
+	c.live.wait() // parks br if it must block
+	if c.parked {
+		c.unpark()
+	}
+}
+
+// park gives br's buffer to the transport's pool; br must hold no bytes.
+// br stays unusable until unpark.
+func (c *conn) park() {
+	if c.parked {
+		return
+	}
+	c.parked = true
+	s := c.shell
+	if s == nil {
+		s = new(bufio.Reader)
+	}
+	c.shell = nil
+	*s = *c.br
+	*c.br = bufio.Reader{}
+	c.p.t.readers.Put(s)
+}
+
+// unpark gives br a buffer from the pool, or a new one.
+func (c *conn) unpark() {
+	s, _ := c.p.t.readers.Get().(*bufio.Reader)
+	if s == nil {
+		s = bufio.NewReaderSize(nil, c.size)
+	}
+	*c.br = *s
+	c.br.Reset(&c.src)
+	*s = bufio.Reader{}
+	c.shell = s
+	c.parked = false
 }
 
 func (c *conn) close() { c.nc.Close() }

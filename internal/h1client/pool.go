@@ -78,6 +78,7 @@ func (p *hostPool) dial(ctx context.Context) (*conn, error) {
 
 // put makes c idle. Over the per-host bound, c is closed instead.
 func (p *hostPool) put(c *conn) {
+	c.park() // an idle conn holds no read buffer; the body's end left none buffered
 	c.idleAt = time.Now()
 	max := p.t.maxIdlePerHost()
 	p.mu.Lock()

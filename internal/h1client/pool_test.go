@@ -11,7 +11,8 @@ import (
 )
 
 // TestPooledAtEOF: the connection goes back to the pool when the body's end
-// is read, before (and without) Close; Close after that changes nothing.
+// is read, before (and without) Close, holding no read buffer; Close after
+// that changes nothing.
 func TestPooledAtEOF(t *testing.T) {
 	s := newRawServer(t, func(sc *srvConn) {
 		sc.serveLoop(func(*http.Request, []byte) []byte { return []byte(okNext) })
@@ -28,9 +29,16 @@ func TestPooledAtEOF(t *testing.T) {
 	p := tr.pool(s.ln.Addr().String())
 	p.mu.Lock()
 	idle := len(p.idle)
+	var size int
+	if idle == 1 {
+		size = p.idle[0].br.Size()
+	}
 	p.mu.Unlock()
 	if idle != 1 {
 		t.Fatalf("%d idle connections after EOF, want 1", idle)
+	}
+	if size != 0 {
+		t.Errorf("idle connection holds a %d-byte read buffer, want none", size)
 	}
 	if got := get(t, tr, s.url("/")); got != "next" { // while the first body is still not closed
 		t.Fatalf("body %q", got)

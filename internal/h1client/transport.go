@@ -70,6 +70,10 @@ type Transport struct {
 	ReadBufferSize int
 
 	pools sync.Map // host:port → *hostPool
+
+	// readers holds the read buffers of connections waiting for a
+	// response body's next bytes (*bufio.Reader, each of readBufferSize).
+	readers sync.Pool
 }
 
 // timeoutError is returned when ResponseHeaderTimeout expires.
@@ -288,6 +292,7 @@ func (t *Transport) readResponse(ctx context.Context, req *http.Request, c *conn
 		abandon(c, stop)
 		return nil, false, ctxError(ctx, "await response")
 	}
+	c.waitReadable() // a model may think for a while before its first byte
 	if _, err := c.br.Peek(1); err != nil {
 		abandon(c, stop)
 		if err == io.EOF {
