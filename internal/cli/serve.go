@@ -24,6 +24,7 @@ import (
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/exepages"
 	"github.com/tollgate/tollgate/internal/gateway"
 	"github.com/tollgate/tollgate/internal/identity"
 	"github.com/tollgate/tollgate/internal/jsonx"
@@ -161,6 +162,10 @@ func runServeReloading(ctx context.Context, stop func(), args []string, stderr i
 		// Where the key is, never the key: stderr goes to log shippers.
 		logger.Info("no master key configured: using the generated one in "+keyFile.path, "master_key_file", keyFile.path, "created", keyFile.created)
 		fmt.Fprintf(stderr, "\n  No master key configured. The generated one is in %s (readable only by you):\n\n    KEY=$(cat %s)\n\n  Set auth.master_key or TOLLGATE_MASTER_KEY to choose your own.\n\n", keyFile.path, shellQuote(keyFile.path))
+	}
+	// Start-up is over: what it read of the executable need not stay.
+	if _, err := exepages.Trim(true); err != nil {
+		logger.Debug("giving back the executable's pages", "error", err)
 	}
 	if started != nil {
 		started(ln.Addr().String())
