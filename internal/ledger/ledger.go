@@ -41,6 +41,13 @@ type Sink interface {
 	InsertRequests(ctx context.Context, recs []store.Request) error
 }
 
+// sanitizedSink is a Sink that can take records SanitizeRequest has
+// cleaned already (store.Store): every record a Recorder holds is, so
+// the Recorder writes through it and records are cleaned once.
+type sanitizedSink interface {
+	InsertSanitizedRequests(ctx context.Context, recs []store.Request) error
+}
+
 // Options tune a Recorder; zero values take the defaults.
 type Options struct {
 	BatchSize     int           // records per write (default 2000)
@@ -72,12 +79,15 @@ type Recorder struct {
 	o    Options
 	log  *slog.Logger
 
-	mu      sync.Mutex
-	buf     []store.Request // waiting to be written
-	closed  bool            // Close has taken the buffer: Record spills
-	taken   uint64          // records taken off the front of buf, ever
-	added   uint64          // records appended to buf, ever
-	advance chan struct{}   // with Sync: closed (and replaced) when taken grows
+	mu  sync.Mutex
+	buf []store.Request // waiting to be written: a window of mem
+	// mem is buf's backing array, reused from its start whenever the
+	// buffer empties (see take).
+	mem     []store.Request
+	closed  bool          // Close has taken the buffer: Record spills
+	taken   uint64        // records taken off the front of buf, ever
+	added   uint64        // records appended to buf, ever
+	advance chan struct{} // with Sync: closed (and replaced) when taken grows
 	// lastWrite is when the writer last wrote a batch or found nothing to
 	// write; lastErr the error of its last failed flush, nil after a good one.
 	lastWrite time.Time
@@ -190,7 +200,12 @@ func (r *Recorder) RecordRow(rec store.Request) {
 		r.log.Error("ledger: spilling a record failed; keeping it in memory", "error", err)
 		r.mu.Lock()
 	}
-	r.buf = append(r.buf, rec)
+	if len(r.buf) == cap(r.buf) {
+		r.buf = append(r.buf, rec)
+		r.mem = r.buf[:0] // a new array: buf is at its start
+	} else {
+		r.buf = append(r.buf, rec)
+	}
 	r.added++
 	seq := r.added
 	full := len(r.buf) >= r.o.BatchSize
@@ -246,9 +261,21 @@ func (r *Recorder) take(n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n = min(n, len(r.buf))
-	r.buf = r.buf[n:]
-	if len(r.buf) == 0 {
-		r.buf = nil // let the backing array go after a burst
+	rest := r.buf[n:]
+	clear(r.buf[:n]) // let the records' strings go
+	switch {
+	case len(rest) == 0:
+		r.buf = r.reuse()
+	case len(rest) <= n && cap(r.mem) <= r.keptBuffer():
+		// Move the few left to the front (they lie past it: no overlap),
+		// so that appends go on filling this array rather than grow a
+		// new one once they reach its end. Every batch handed out was
+		// taken: nothing else holds these slots.
+		m := copy(r.mem[:cap(r.mem)], rest)
+		clear(rest)
+		r.buf = r.mem[:m]
+	default:
+		r.buf = rest
 	}
 	r.taken += uint64(n)
 	if r.advance != nil {
@@ -256,6 +283,23 @@ func (r *Recorder) take(n int) {
 		r.advance = make(chan struct{})
 	}
 }
+
+// reuse returns the empty buffer to append to once every record is
+// taken; r.mu is held. The backing array is kept for the next records,
+// so that steady traffic appends without allocating, unless a burst grew
+// it past keptBuffer(): then it goes, and the buffer grows again from
+// nothing, rather than hold a spike's memory for good.
+func (r *Recorder) reuse() []store.Request {
+	if cap(r.mem) > r.keptBuffer() {
+		r.mem = nil
+	}
+	return r.mem[:0]
+}
+
+// keptBuffer is the most records whose room the buffer keeps once empty:
+// two batches, the most that a writer keeping up holds (one being
+// written, the next filling), and never more than the buffer's size.
+func (r *Recorder) keptBuffer() int { return min(2*r.o.BatchSize, r.o.BufferSize) }
 
 // Pending reports the records in memory and those spilled to disk by this
 // run and not yet written back.
@@ -460,7 +504,11 @@ func (r *Recorder) write(ctx context.Context, batch []store.Request) (done int, 
 		return 0, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, r.o.WriteTimeout)
-	err = r.sink.InsertRequests(wctx, batch)
+	if clean, ok := r.sink.(sanitizedSink); ok {
+		err = clean.InsertSanitizedRequests(wctx, batch)
+	} else {
+		err = r.sink.InsertRequests(wctx, batch)
+	}
 	cancel()
 	if err == nil {
 		r.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/store/storetest"
 )
 
 // BenchmarkInsertRequests measures ledger write throughput into a fresh
@@ -62,6 +63,7 @@ func benchInsert(b *testing.B, s *store.Store, size int, dist string, users bool
 	cost := int64(1234567)
 	saved := int64(54_000_000) // 20,000 cache reads at $3 − $0.30 a million
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	cpu := storetest.CPUTime()
 	for b.Loop() {
 		for i := range batch {
 			n++
@@ -86,4 +88,5 @@ func benchInsert(b *testing.B, s *store.Store, size int, dist string, users bool
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/1000, "µs/record")
+	storetest.ReportCPU(b, cpu, n)
 }

@@ -79,7 +79,8 @@ const requestColumnCount = 32
 // cap the parameters of a statement).
 const maxChunkRows = 256
 
-// InsertRequests writes records in one transaction. It is idempotent: a
+// InsertRequests writes records in one transaction, each cleaned by
+// SanitizeRequest first. It is idempotent: a
 // record whose id is already stored is skipped, so a batch replayed after
 // a failure (or from the spill file) never duplicates.
 //
@@ -93,6 +94,18 @@ const maxChunkRows = 256
 // once: parsing an INSERT of thousands of parameters costs more than
 // running it.
 func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
+	clean := make([]Request, len(recs))
+	for i := range recs {
+		clean[i] = SanitizeRequest(recs[i])
+	}
+	return s.InsertSanitizedRequests(ctx, clean)
+}
+
+// InsertSanitizedRequests is InsertRequests for records that are
+// SanitizeRequest's already, as a ledger.Recorder's are: it writes them
+// as they are, without cleaning (or copying) them again. A record that is
+// not clean may be refused by the database (IsBadRecord).
+func (s *Store) InsertSanitizedRequests(ctx context.Context, recs []Request) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -120,35 +133,16 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 		return err
 	}
 	defer tx.Rollback()
-	clean := make([]Request, len(recs))
-	for i := range recs {
-		clean[i] = SanitizeRequest(recs[i])
-	}
 	// The records the INSERTs stored (RETURNING leaves out those skipped
 	// as already stored), for the roll-ups.
 	stored := make([]*Request, 0, len(recs))
 	args := make([]any, 0, min(len(recs), maxChunkRows)*requestColumnCount)
 	for start := 0; start < len(recs); {
 		size := chunkSize(len(recs) - start)
-		chunk := clean[start : start+size]
+		chunk := recs[start : start+size]
 		args = args[:0]
 		for i := range chunk {
-			r := &chunk[i]
-			var key any
-			if r.KeyID != "" {
-				key = r.KeyID
-			}
-			var cost, saved any
-			if r.CostNanoUSD != nil {
-				cost = *r.CostNanoUSD
-			}
-			if r.CacheSavingsNano != nil {
-				saved = *r.CacheSavingsNano
-			}
-			args = append(args, r.ID, r.Time.UnixMilli(), key, r.ClientProtocol, r.Model, r.Provider, r.UpstreamModel,
-				r.Lane, r.Stream, r.Status, r.ErrorType, r.Input, r.CacheRead, r.CacheWrite5m, r.CacheWrite1h,
-				r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent, orEmptyList(r.Attempts),
-				r.UsageEstimated, r.Endpoint, r.CanonicalModel, saved, r.UserID, r.TeamID, r.SessionID)
+			args = appendRequestArgs(args, &chunk[i])
 		}
 		var err error
 		if stored, err = insertChunk(ctx, tx.StmtContext(ctx, stmts[bits.Len(uint(size))]), args, chunk, stored); err != nil {
@@ -167,6 +161,25 @@ func (s *Store) InsertRequests(ctx context.Context, recs []Request) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// appendRequestArgs appends the values of r's requestColumns.
+func appendRequestArgs(args []any, r *Request) []any {
+	var key any
+	if r.KeyID != "" {
+		key = r.KeyID
+	}
+	var cost, saved any
+	if r.CostNanoUSD != nil {
+		cost = *r.CostNanoUSD
+	}
+	if r.CacheSavingsNano != nil {
+		saved = *r.CacheSavingsNano
+	}
+	return append(args, r.ID, r.Time.UnixMilli(), key, r.ClientProtocol, r.Model, r.Provider, r.UpstreamModel,
+		r.Lane, r.Stream, r.Status, r.ErrorType, r.Input, r.CacheRead, r.CacheWrite5m, r.CacheWrite1h,
+		r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent, orEmptyList(r.Attempts),
+		r.UsageEstimated, r.Endpoint, r.CanonicalModel, saved, r.UserID, r.TeamID, r.SessionID)
 }
 
 // insertChunk runs one multi-row INSERT of chunk and appends the records
@@ -282,13 +295,24 @@ func (s *Store) Requests(ctx context.Context, f RequestFilter) ([]Request, error
 	}
 	// Their indexes are partial (00015): SQLite needs the condition
 	// written out to use them, as for status below.
-	for _, c := range []struct{ col, v string }{{"user_id", f.UserID}, {"team_id", f.TeamID}, {"session_id", f.SessionID}} {
+	for _, c := range []struct{ col, v string }{{"user_id", f.UserID}, {"team_id", f.TeamID}} {
 		if c.v != "" {
 			where, args = append(where, c.col+" = ?"), append(args, cleanField(c.v))
 			if s.dialect == SQLite {
 				where = append(where, c.col+" <> ''")
 			}
 		}
+	}
+	// A session's records have no index (00017): they lie between its
+	// first and last record, which agent_sessions keeps (it is written
+	// with the records), and the time index reads that span. A session
+	// without a row there has no records.
+	if f.SessionID != "" {
+		id := cleanField(f.SessionID)
+		where = append(where, "session_id = ?",
+			"time >= (SELECT MIN(first_seen) FROM agent_sessions WHERE session_id = ?)",
+			"time <= (SELECT MAX(last_seen) FROM agent_sessions WHERE session_id = ?)")
+		args = append(args, id, id, id)
 	}
 	// The literal conditions let SQLite use the partial indexes of
 	// migration 00009, which a bound value alone would not prove apply.
