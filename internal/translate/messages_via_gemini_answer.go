@@ -113,7 +113,7 @@ func GeminiAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byte, 
 	if p.Stream {
 		return nil, MessagesStream(m), u, nil
 	}
-	out, err = jsonx.Marshal(m)
+	out, err = encodeMessagesResponse(m)
 	return out, nil, u, err
 }
 
