@@ -10,7 +10,6 @@ import (
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/api/responses"
-	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
 )
@@ -45,14 +44,14 @@ func BenchmarkMessagesToChat(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
 				var in anthropic.MessagesRequest
-				if err := jsonx.Unmarshal(body, &in); err != nil {
+				if err := decode(body, &in); err != nil {
 					b.Fatal(err)
 				}
 				out, _, err := MessagesToChat(&in, "u", Caps{}, PolicyDefault, goldenSigner)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := jsonx.Marshal(out); err != nil {
+				if _, err := encode(out); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -69,14 +68,14 @@ func BenchmarkChatToMessages(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
 				var in openai.ChatRequest
-				if err := jsonx.Unmarshal(body, &in); err != nil {
+				if err := decode(body, &in); err != nil {
 					b.Fatal(err)
 				}
 				out, _, err := ChatToMessages(&in, "u", Caps{}, PolicyDefault, goldenSigner)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := jsonx.Marshal(out); err != nil {
+				if _, err := encode(out); err != nil {
 					b.Fatal(err)
 				}
 			}
