@@ -11,11 +11,12 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
+	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
-// The bodies of the busiest lanes (Chat and Messages requests, and their
-// non-streamed answers) are decoded by hand, token by token, rather than
+// The bodies of the busiest lanes (Chat, Messages and Responses requests,
+// and the non-streamed answers of Chat and Messages upstreams) are decoded by hand, token by token, rather than
 // by the reflective decoder: it is most of what a small translated request
 // costs. The hand-written decoders take only what they are sure of: on
 // anything else (a value of the wrong kind, a number out of range, bad
@@ -35,6 +36,8 @@ func decode[T any](body []byte, v *T) error {
 		ok = decodeWith(body, v, (*reader).messagesRequest)
 	case *anthropic.Response:
 		ok = decodeWith(body, v, (*reader).messagesResponse)
+	case *responses.Request:
+		ok = decodeWith(body, v, (*reader).responsesRequest)
 	}
 	if ok {
 		return nil

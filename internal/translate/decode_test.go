@@ -47,6 +47,7 @@ func TestDecodeMatchesReflective(t *testing.T) {
 	messages := func(t *testing.T, b []byte) bool { return sameAsReflective(t, b, (*reader).messagesRequest) }
 	completion := func(t *testing.T, b []byte) bool { return sameAsReflective(t, b, (*reader).completion) }
 	response := func(t *testing.T, b []byte) bool { return sameAsReflective(t, b, (*reader).messagesResponse) }
+	responses := func(t *testing.T, b []byte) bool { return sameAsReflective(t, b, (*reader).responsesRequest) }
 	for _, c := range []struct {
 		name   string
 		decode func(*testing.T, []byte) bool // sameAsReflective with a decoder
@@ -99,6 +100,12 @@ func TestDecodeMatchesReflective(t *testing.T) {
 		{"response empty content", response, `{"content":[],"stop_reason":null}`, true},
 		{"response usage null", response, `{"usage":null}`, true},
 		{"response content string", response, `{"content":"x"}`, false},
+		{"responses full", responses, `{"model":"m","input":[{"role":"user","content":"hi"},{"type":"message","role":"user","content":[{"type":"input_text","text":"t"},{"type":"input_image","image_url":"u","detail":"low"},{"type":"input_file","file_id":"f","file_data":"d","file_url":"x","filename":"a.pdf","other":1}],"phase":"p","id":"i","status":"s"},{"type":"function_call","call_id":"c","name":"f","namespace":"n","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"},{"type":"custom_tool_call","input":"x","call_id":"d"},{"type":"custom_tool_call_output","output":[{"type":"input_text","text":"r"}]},{"type":"reasoning","summary":[{"type":"summary_text","text":"s"}],"encrypted_content":"e","x":[]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a","annotations":[]},{"type":"refusal","refusal":"no"}]},{"type":"item_reference","id":"r"},{"role":"user","content":null}],"instructions":"be brief","tools":[{"type":"function","name":"f","description":"d","parameters":{"type":"object"},"strict":true},{"type":"custom","name":"g","format":{"type":"text"}},{"type":"namespace","name":"ns","tools":[{"type":"function","name":"h"}]},{"type":"web_search","search_context_size":"low"}],"tool_choice":"auto","parallel_tool_calls":false,"max_output_tokens":100,"max_tool_calls":3,"temperature":0.2,"top_p":0.9,"top_logprobs":0,"reasoning":{"effort":"low","summary":"auto","generate_summary":"x","y":1},"text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object"},"strict":true,"description":"d","z":0},"verbosity":"low","w":2},"stream":true,"stream_options":{"include_obfuscation":false},"store":false,"previous_response_id":"resp_1","conversation":"c","include":["reasoning.encrypted_content"],"metadata":{"a":"b"},"prompt_cache_key":"k","safety_identifier":"s","user":"u","truncation":"auto","service_tier":"auto","background":false,"prompt":{"id":"p"},"seed":1}`, true},
+		{"responses string input", responses, `{"model":"m","input":"hi","instructions":null,"reasoning":null,"text":{"format":null}}`, true},
+		{"responses null input", responses, `{"input":null}`, false},
+		{"responses input number", responses, `{"input":1}`, false},
+		{"responses content number", responses, `{"input":[{"content":1}]}`, false},
+		{"responses arguments object", responses, `{"input":[{"type":"function_call","arguments":{}}]}`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := c.decode(t, []byte(c.body)); got != c.hand {
@@ -150,4 +157,10 @@ func FuzzDecodeCompletion(f *testing.F) {
 func FuzzDecodeMessagesResponse(f *testing.F) {
 	seedBodies(f)
 	f.Fuzz(func(t *testing.T, body []byte) { sameAsReflective(t, body, (*reader).messagesResponse) })
+}
+
+// FuzzDecodeResponsesRequest is the same for Responses requests.
+func FuzzDecodeResponsesRequest(f *testing.F) {
+	seedBodies(f)
+	f.Fuzz(func(t *testing.T, body []byte) { sameAsReflective(t, body, (*reader).responsesRequest) })
 }
