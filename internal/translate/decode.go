@@ -10,13 +10,15 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
+	"github.com/tollgate/tollgate/internal/api/gemini"
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/api/responses"
 	"github.com/tollgate/tollgate/internal/jsonx"
 )
 
-// The bodies of the busiest lanes (Chat, Messages and Responses requests,
-// and the non-streamed answers of Chat and Messages upstreams) are decoded by hand, token by token, rather than
+// The bodies of the translation lanes (Chat, Messages, Responses and
+// Gemini requests, and the non-streamed answers of Chat, Messages and
+// Gemini upstreams) are decoded by hand, token by token, rather than
 // by the reflective decoder: it is most of what a small translated request
 // costs. The hand-written decoders take only what they are sure of: on
 // anything else (a value of the wrong kind, a number out of range, bad
@@ -38,6 +40,10 @@ func decode[T any](body []byte, v *T) error {
 		ok = decodeWith(body, v, (*reader).messagesResponse)
 	case *responses.Request:
 		ok = decodeWith(body, v, (*reader).responsesRequest)
+	case *gemini.Request:
+		ok = decodeWith(body, v, (*reader).geminiRequest)
+	case *gemini.Response:
+		ok = decodeWith(body, v, (*reader).geminiResponse)
 	}
 	if ok {
 		return nil

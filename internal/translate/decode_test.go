@@ -48,6 +48,8 @@ func TestDecodeMatchesReflective(t *testing.T) {
 	completion := func(t *testing.T, b []byte) bool { return sameAsReflective(t, b, (*reader).completion) }
 	response := func(t *testing.T, b []byte) bool { return sameAsReflective(t, b, (*reader).messagesResponse) }
 	responses := func(t *testing.T, b []byte) bool { return sameAsReflective(t, b, (*reader).responsesRequest) }
+	geminiRequest := func(t *testing.T, b []byte) bool { return sameAsReflective(t, b, (*reader).geminiRequest) }
+	geminiResponse := func(t *testing.T, b []byte) bool { return sameAsReflective(t, b, (*reader).geminiResponse) }
 	for _, c := range []struct {
 		name   string
 		decode func(*testing.T, []byte) bool // sameAsReflective with a decoder
@@ -106,6 +108,12 @@ func TestDecodeMatchesReflective(t *testing.T) {
 		{"responses input number", responses, `{"input":1}`, false},
 		{"responses content number", responses, `{"input":[{"content":1}]}`, false},
 		{"responses arguments object", responses, `{"input":[{"type":"function_call","arguments":{}}]}`, false},
+		{"gemini request full", geminiRequest, `{"contents":[{"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"x","y":1}},{"fileData":{"mimeType":"application/pdf","fileUri":"gs://f"}},{"videoMetadata":{}}]},{"role":"model","parts":[{"text":"t","thought":true,"thoughtSignature":"s"},{"functionCall":{"id":"c","name":"f","args":{"a":1}}}]},{"role":"user","parts":[{"functionResponse":{"id":"c","name":"f","response":{"ok":true},"parts":[{"inlineData":{"mimeType":"image/png","data":"x"}}],"willContinue":false}}],"x":1}],"systemInstruction":{"parts":[{"text":"s"}]},"tools":[{"functionDeclarations":[{"name":"f","description":"d","parameters":{"type":"OBJECT"},"parametersJsonSchema":{"type":"object"},"behavior":"BLOCKING"}]},{"googleSearch":{}}],"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["f"],"z":0},"retrievalConfig":{}},"generationConfig":{"temperature":0.5,"topP":0.9,"topK":40,"maxOutputTokens":100,"stopSequences":["x"],"candidateCount":1,"presencePenalty":0.1,"frequencyPenalty":-0.1,"seed":7,"responseMimeType":"application/json","responseSchema":{"type":"OBJECT"},"responseJsonSchema":{"type":"object"},"responseModalities":["TEXT"],"responseLogprobs":true,"logprobs":2,"thinkingConfig":{"thinkingBudget":1024,"thinkingLevel":"low","includeThoughts":true,"q":1},"speechConfig":{}},"safetySettings":[{"category":"x"}],"cachedContent":"c","labels":{"a":"b"},"model":"m"}`, true},
+		{"gemini request nulls", geminiRequest, `{"contents":null,"systemInstruction":null,"generationConfig":{"thinkingConfig":null,"maxOutputTokens":null},"labels":null}`, true},
+		{"gemini labels number", geminiRequest, `{"labels":{"a":1}}`, false},
+		{"gemini parts object", geminiRequest, `{"contents":[{"parts":{}}]}`, false},
+		{"gemini response", geminiResponse, `{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"},{"functionCall":{"name":"f","args":{}}}]},"finishReason":"STOP","finishMessage":"m","index":0,"safetyRatings":[],"avgLogprobs":-0.1}],"promptFeedback":{"blockReason":"SAFETY","blockReasonMessage":"b","safetyRatings":[]},"usageMetadata":{"promptTokenCount":1},"modelVersion":"g","responseId":"r","createTime":"t"}`, true},
+		{"gemini response index float", geminiResponse, `{"candidates":[{"index":0.5}]}`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := c.decode(t, []byte(c.body)); got != c.hand {
@@ -163,4 +171,16 @@ func FuzzDecodeMessagesResponse(f *testing.F) {
 func FuzzDecodeResponsesRequest(f *testing.F) {
 	seedBodies(f)
 	f.Fuzz(func(t *testing.T, body []byte) { sameAsReflective(t, body, (*reader).responsesRequest) })
+}
+
+// FuzzDecodeGeminiRequest is the same for Gemini requests.
+func FuzzDecodeGeminiRequest(f *testing.F) {
+	seedBodies(f)
+	f.Fuzz(func(t *testing.T, body []byte) { sameAsReflective(t, body, (*reader).geminiRequest) })
+}
+
+// FuzzDecodeGeminiResponse is the same for a Gemini upstream's answers.
+func FuzzDecodeGeminiResponse(f *testing.F) {
+	seedBodies(f)
+	f.Fuzz(func(t *testing.T, body []byte) { sameAsReflective(t, body, (*reader).geminiResponse) })
 }

@@ -142,7 +142,7 @@ func geminiName(n string) string {
 // geminiBodyTo decodes a Gemini client's body and translates it with f.
 func geminiBodyTo[Out any](ctx context.Context, body []byte, t Target, f func(context.Context, *gemini.Request, Target) (Out, *Plan, error)) ([]byte, *Plan, error) {
 	in := new(gemini.Request)
-	if err := jsonx.Unmarshal(body, in); err != nil {
+	if err := decode(body, in); err != nil {
 		path, msg := jsonx.Explain(err)
 		return nil, nil, &RequestError{Param: path, Message: msg}
 	}
