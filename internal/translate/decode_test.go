@@ -3,6 +3,7 @@ package translate
 import (
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/txtar"
@@ -183,4 +184,22 @@ func FuzzDecodeGeminiRequest(f *testing.F) {
 func FuzzDecodeGeminiResponse(f *testing.F) {
 	seedBodies(f)
 	f.Fuzz(func(t *testing.T, body []byte) { sameAsReflective(t, body, (*reader).geminiResponse) })
+}
+
+func TestPathAt(t *testing.T) {
+	long := strings.Repeat("x", 70)
+	for _, c := range []struct {
+		path, name string
+		i          int
+		want       string
+	}{
+		{"", "messages", 0, "messages[0]"},
+		{"messages[12]", "content", 345, "messages[12].content[345]"},
+		{"input[1]", "output", -1, "input[1].output[-1]"},
+		{long, "tools", 7, long + ".tools[7]"},
+	} {
+		if got := pathAt(c.path, c.name, c.i); got != c.want {
+			t.Errorf("pathAt(%q, %q, %d) = %q, want %q", c.path, c.name, c.i, got, c.want)
+		}
+	}
 }
