@@ -36,22 +36,28 @@ func encode(v any) ([]byte, error) {
 
 // encodeCompletion encodes c as jsonx.Marshal does.
 func encodeCompletion(c *openai.Completion) ([]byte, error) {
-	n := 256 + len(c.Usage)
-	for i := range c.Choices {
-		m := &c.Choices[i].Message
-		n += len(m.Content.Text) + len(m.ReasoningContent) + len(m.Reasoning) + 64*len(m.ToolCalls)
-		for _, tc := range m.ToolCalls {
-			n += len(tc.Function.Arguments)
-		}
-		for _, tb := range m.ThinkingBlocks {
-			n += len(tb.Thinking) + len(tb.Signature) + len(tb.Data)
-		}
-	}
-	if b, ok := appendCompletion(make([]byte, 0, n+n/8), c); ok {
+	if b, ok := encodeWith(c, appendCompletion); ok {
 		return b, nil
 	}
 	return jsonx.Marshal(c)
 }
+
+// encodeWith appends v with f to a pooled buffer, and returns a copy of
+// the result: one allocation of the exact size, as jsonx.Marshal makes.
+func encodeWith[T any](v *T, f func([]byte, *T) ([]byte, bool)) ([]byte, bool) {
+	bp := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(bp)
+	b, ok := f((*bp)[:0], v)
+	if !ok {
+		return nil, false
+	}
+	if cap(b) <= 1<<20 { // a buffer grown for a huge body is let go
+		*bp = b
+	}
+	return bytes.Clone(b), true
+}
+
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func appendCompletion(b []byte, c *openai.Completion) ([]byte, bool) {
 	ok := true
@@ -293,24 +299,7 @@ func appendPart(b []byte, p *openai.Part) ([]byte, bool) {
 
 // encodeChatRequest encodes v as jsonx.Marshal does.
 func encodeChatRequest(v *openai.ChatRequest) ([]byte, error) {
-	n := 512
-	for i := range v.Messages {
-		m := &v.Messages[i]
-		n += 64 + len(m.Content.Text) + len(m.ReasoningContent) + len(m.Reasoning) + 64*len(m.ToolCalls)
-		for _, p := range m.Content.Parts {
-			n += 64 + len(p.Text)
-			if p.ImageURL != nil {
-				n += len(p.ImageURL.URL)
-			}
-		}
-		for _, tc := range m.ToolCalls {
-			n += len(tc.Function.Arguments)
-		}
-	}
-	for i := range v.Tools {
-		n += 64 + len(v.Tools[i].Function.Description) + len(v.Tools[i].Function.Parameters)
-	}
-	if b, ok := appendChatRequest(make([]byte, 0, n+n/8), v); ok {
+	if b, ok := encodeWith(v, appendChatRequest); ok {
 		return b, nil
 	}
 	return jsonx.Marshal(v)

@@ -16,7 +16,7 @@ import (
 
 // encodeMessagesRequest encodes v as jsonx.Marshal does.
 func encodeMessagesRequest(v *anthropic.MessagesRequest) ([]byte, error) {
-	if b, ok := appendMessagesRequest(make([]byte, 0, 512+sizeMessages(v.Messages)+contentSize(&v.System)+sizeTools(v.Tools)), v); ok {
+	if b, ok := encodeWith(v, appendMessagesRequest); ok {
 		return b, nil
 	}
 	return jsonx.Marshal(v)
@@ -24,40 +24,10 @@ func encodeMessagesRequest(v *anthropic.MessagesRequest) ([]byte, error) {
 
 // encodeMessagesResponse encodes v as jsonx.Marshal does.
 func encodeMessagesResponse(v *anthropic.Response) ([]byte, error) {
-	if b, ok := appendMessagesResponse(make([]byte, 0, 256+len(v.Usage)+blocksSize(v.Content)), v); ok {
+	if b, ok := encodeWith(v, appendMessagesResponse); ok {
 		return b, nil
 	}
 	return jsonx.Marshal(v)
-}
-
-func sizeMessages(ms []anthropic.Message) int {
-	n := 0
-	for i := range ms {
-		n += 32 + contentSize(&ms[i].Content)
-	}
-	return n
-}
-
-func sizeTools(ts []anthropic.Tool) int {
-	n := 0
-	for i := range ts {
-		n += 64 + len(ts[i].Name) + len(ts[i].Description) + len(ts[i].InputSchema)
-	}
-	return n
-}
-
-func contentSize(c *anthropic.Content) int { return len(c.Raw) + blocksSize(c.Blocks) }
-
-func blocksSize(bs []anthropic.Block) int {
-	n := 0
-	for i := range bs {
-		b := &bs[i]
-		n += 32 + len(b.Text) + len(b.Input) + len(b.Thinking) + len(b.Signature) + len(b.Data) + len(b.ID) + len(b.Name)
-		if b.Content != nil {
-			n += contentSize(b.Content)
-		}
-	}
-	return n
 }
 
 func appendMessagesRequest(b []byte, v *anthropic.MessagesRequest) ([]byte, bool) {
