@@ -10,7 +10,6 @@ import (
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/api/responses"
-	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/sse"
 )
@@ -45,14 +44,14 @@ func BenchmarkMessagesToChat(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
 				var in anthropic.MessagesRequest
-				if err := jsonx.Unmarshal(body, &in); err != nil {
+				if err := decode(body, &in); err != nil {
 					b.Fatal(err)
 				}
 				out, _, err := MessagesToChat(&in, "u", Caps{}, PolicyDefault, goldenSigner)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := jsonx.Marshal(out); err != nil {
+				if _, err := encode(out); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -69,14 +68,14 @@ func BenchmarkChatToMessages(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
 				var in openai.ChatRequest
-				if err := jsonx.Unmarshal(body, &in); err != nil {
+				if err := decode(body, &in); err != nil {
 					b.Fatal(err)
 				}
 				out, _, err := ChatToMessages(&in, "u", Caps{}, PolicyDefault, goldenSigner)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := jsonx.Marshal(out); err != nil {
+				if _, err := encode(out); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -198,9 +197,12 @@ func BenchmarkStreamResponsesToMessages(b *testing.B) {
 
 // BenchmarkWholeExchange is a non-streaming translated exchange: the
 // client's ~1 KB request to an Anthropic body, and the answer back, for an
-// OpenAI chat client and for a Responses client.
+// OpenAI chat client and for a Responses client; and an Anthropic client's
+// to a Chat body and back.
 func BenchmarkWholeExchange(b *testing.B) {
 	text := strings.Repeat("Please review the service description. ", 22)
+	chatAnswer := []byte(`{"id":"chatcmpl-bench0001","object":"chat.completion","created":1,"model":"gpt-bench","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+		strings.Repeat("A gateway adds routing, auth and accounting in front of a model. ", 5) + `","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":300,"completion_tokens":64,"total_tokens":364,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}`)
 	answer := []byte(`{"id":"msg_bench0001","type":"message","role":"assistant","model":"claude-bench","content":[{"type":"text","text":"` +
 		strings.Repeat("A gateway adds routing, auth and accounting in front of a model. ", 5) + `"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":300,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":64}}`)
 	for _, c := range []struct {
@@ -213,6 +215,8 @@ func BenchmarkWholeExchange(b *testing.B) {
 			ChatBodyToMessages, MessagesAnswerToChat},
 		{"responses", []byte(`{"model":"m","instructions":"You are careful.","input":[{"role":"user","content":"` + text + `"}],"max_output_tokens":256,"store":false}`),
 			ResponsesBodyToMessages, MessagesAnswerToResponses},
+		{"messages", []byte(`{"model":"m","system":"You are careful.","messages":[{"role":"user","content":"` + text + `"}],"temperature":0.7,"max_tokens":256,"metadata":{"user_id":"u1"}}`),
+			MessagesBodyToChat, ChatAnswerToMessages},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -222,7 +226,11 @@ func BenchmarkWholeExchange(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, _, _, err := c.response(answer, p, 1); err != nil {
+				a := answer
+				if c.name == "messages" {
+					a = chatAnswer
+				}
+				if _, _, _, err := c.response(a, p, 1); err != nil {
 					b.Fatal(err)
 				}
 			}

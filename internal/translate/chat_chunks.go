@@ -73,7 +73,7 @@ func (c *chatChunks) end(p *Plan, finish string, u meter.Usage) {
 	c.out = append(b, "}\n\n"...)
 	if p.IncludeUsage {
 		// The one usage chunk: empty choices, just before [DONE].
-		usage, _ := jsonx.Marshal(openAIUsage(u))
+		usage := encodeOpenAIUsage(u)
 		uc := append([]byte(nil), c.prefix[:len(c.prefix)-len(`{"index":0,"delta":`)]...)
 		uc = append(uc, `],"usage":`...)
 		uc = append(uc, usage...)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/gemini"
 	"github.com/tollgate/tollgate/internal/api/openai"
-	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
 
@@ -61,13 +60,13 @@ func GeminiAnswerToChat(body []byte, p *Plan, created int64) (out, stream []byte
 	m.ReasoningContent = reasoning.String()
 	blocked := !c.Exists() && r.Get("promptFeedback.blockReason").String() != ""
 	finish := geminiFinishReason(c.Get("finishReason").String(), len(m.ToolCalls) > 0, blocked)
-	usage, _ := jsonx.Marshal(openAIUsage(u))
+	usage := encodeOpenAIUsage(u)
 	completion := &openai.Completion{ID: chatID(r.Get("responseId").String()), Object: "chat.completion", Created: created, Model: p.AnswerModel,
 		Choices: []openai.Choice{{Index: 0, Message: m, Logprobs: jsontext.Value("null"), FinishReason: &finish}}, Usage: usage}
 	if p.Stream {
 		return nil, ChatStream(completion, p), u, nil
 	}
-	out, err = jsonx.Marshal(completion)
+	out, err = encodeCompletion(completion)
 	return out, nil, u, err
 }
 

@@ -168,7 +168,7 @@ func c2gMessages(in *openai.ChatRequest, out *gemini.Request, p *Plan) error {
 	}
 	fnCalls := 0 // legacy function_call: their responses answer the last one by name
 	for i, m := range in.Messages {
-		mp := fmt.Sprintf("messages[%d]", i)
+		mp := pathAt("", "messages", i)
 		switch m.Role {
 		case "system", "developer":
 			for _, part := range textParts(m.Content) {
@@ -228,7 +228,7 @@ func c2gUserParts(c openai.MessageContent, mp string, p *Plan) ([]gemini.Part, e
 	}
 	var out []gemini.Part
 	for j, part := range c.Parts {
-		pp := fmt.Sprintf("%s.content[%d]", mp, j)
+		pp := pathAt(mp, "content", j)
 		switch part.Type {
 		case "text":
 			if part.Text != "" {
@@ -295,7 +295,7 @@ func c2gModelParts(m openai.ChatMessage, mp string, fnCalls *int, p *Plan) ([]ge
 		return nil
 	}
 	for j, tc := range m.ToolCalls {
-		tp := fmt.Sprintf("%s.tool_calls[%d]", mp, j)
+		tp := pathAt(mp, "tool_calls", j)
 		if err := requiredCallID(tp+".id", tc.ID, "that the tool message answering this call names"); err != nil {
 			return nil, err
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
-	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
 
@@ -57,7 +56,7 @@ func MessagesResponseToChat(r *anthropic.Response, p *Plan, created int64) (*ope
 		stop = *r.StopReason
 	}
 	finish := finishReason(stop, p.JSONTool)
-	usage, _ := jsonx.Marshal(openAIUsage(u))
+	usage := encodeOpenAIUsage(u)
 	return &openai.Completion{
 		ID: chatID(r.ID), Object: "chat.completion", Created: created, Model: p.AnswerModel,
 		Choices: []openai.Choice{{Index: 0, Message: m, Logprobs: jsontext.Value("null"), FinishReason: &finish}},
@@ -125,13 +124,13 @@ func AnthropicErrorToOpenAI(status int, body []byte) (int, []byte, bool) {
 // *UpstreamError.
 func MessagesAnswerToChat(body []byte, p *Plan, created int64) (out, stream []byte, u meter.Usage, err error) {
 	var m anthropic.Response
-	if err := jsonx.Unmarshal(body, &m); err != nil {
+	if err := decode(body, &m); err != nil {
 		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid message", Err: err}
 	}
 	c, u := MessagesResponseToChat(&m, p, created)
 	if p.Stream {
 		return nil, ChatStream(c, p), u, nil
 	}
-	out, err = jsonx.Marshal(c)
+	out, err = encodeCompletion(c)
 	return out, nil, u, err
 }

@@ -194,7 +194,7 @@ func c2mMessages(in *openai.ChatRequest, out *anthropic.MessagesRequest, p *Plan
 	var later []laterSystem // kept where they stand (Caps.SystemMessages)
 	fnCalls := 0            // legacy function_call ids
 	for i, m := range in.Messages {
-		path := fmt.Sprintf("messages[%d]", i)
+		path := pathAt("", "messages", i)
 		switch m.Role {
 		case "system", "developer":
 			var blocks []anthropic.Block
@@ -338,7 +338,7 @@ func c2mUserBlocks(c openai.MessageContent, path string, p *Plan) ([]anthropic.B
 	}
 	var out []anthropic.Block
 	for j, part := range c.Parts {
-		ppath := fmt.Sprintf("%s.content[%d]", path, j)
+		ppath := pathAt(path, "content", j)
 		switch part.Type {
 		case "text":
 			if part.Text != "" {
@@ -439,7 +439,7 @@ func c2mAssistantBlocks(m openai.ChatMessage, path string, fnCalls *int, p *Plan
 		}
 	}
 	for j, tc := range m.ToolCalls {
-		tpath := fmt.Sprintf("%s.tool_calls[%d]", path, j)
+		tpath := pathAt(path, "tool_calls", j)
 		if err := requiredCallID(tpath+".id", tc.ID, "that the tool message answering this call names"); err != nil {
 			return nil, err
 		}

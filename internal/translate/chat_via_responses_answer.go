@@ -7,7 +7,6 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/openai"
-	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
 
@@ -56,12 +55,12 @@ func ResponsesAnswerToChat(body []byte, p *Plan, created int64) (out, stream []b
 		stop = anthropic.StopRefusal
 	}
 	finish := finishReason(stop, false)
-	usage, _ := jsonx.Marshal(openAIUsage(u))
+	usage := encodeOpenAIUsage(u)
 	c := &openai.Completion{ID: chatID(r.Get("id").Str), Object: "chat.completion", Created: created, Model: p.AnswerModel,
 		Choices: []openai.Choice{{Message: m, Logprobs: jsontext.Value("null"), FinishReason: &finish}}, Usage: usage}
 	if p.Stream {
 		return nil, ChatStream(c, p), u, nil
 	}
-	out, err = jsonx.Marshal(c)
+	out, err = encodeCompletion(c)
 	return out, nil, u, err
 }

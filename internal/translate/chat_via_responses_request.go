@@ -157,7 +157,7 @@ func c2rMessages(in *openai.ChatRequest, out *responses.Request, p *Plan) error 
 	items := out.Input.Items
 	fnCalls := 0 // legacy function_call ids
 	for i, m := range in.Messages {
-		path := fmt.Sprintf("messages[%d]", i)
+		path := pathAt("", "messages", i)
 		switch m.Role {
 		case "system", "developer":
 			if text := joinText(textParts(m.Content)); text != "" {
@@ -180,7 +180,7 @@ func c2rMessages(in *openai.ChatRequest, out *responses.Request, p *Plan) error 
 				items = append(items, responses.Item{Type: "message", Role: "assistant", Content: responses.Content{Parts: []responses.Part{{Type: "output_text", Text: text}}}})
 			}
 			for j, tc := range m.ToolCalls {
-				tpath := fmt.Sprintf("%s.tool_calls[%d]", path, j)
+				tpath := pathAt(path, "tool_calls", j)
 				if err := requiredCallID(tpath+".id", tc.ID, "that the tool message answering this call names"); err != nil {
 					return err
 				}
@@ -233,7 +233,7 @@ func c2rUserParts(path string, c openai.MessageContent, p *Plan) ([]responses.Pa
 	}
 	var out []responses.Part
 	for j, part := range c.Parts {
-		ppath := fmt.Sprintf("%s.content[%d]", path, j)
+		ppath := pathAt(path, "content", j)
 		switch part.Type {
 		case "text":
 			if part.Text != "" {

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -83,3 +84,20 @@ func (e *UpstreamError) Error() string {
 }
 
 func (e *UpstreamError) Unwrap() error { return e.Err }
+
+// pathAt is the JSON path of element i of member name of the value at
+// path ("" for the body): messages[2], messages[2].content[0]. Paths are
+// made for every element a request has, so this is fmt.Sprintf without
+// its cost.
+func pathAt(path, name string, i int) string {
+	var buf [64]byte
+	b := buf[:0]
+	if path != "" {
+		b = append(b, path...)
+		b = append(b, '.')
+	}
+	b = append(b, name...)
+	b = append(b, '[')
+	b = strconv.AppendInt(b, int64(i), 10)
+	return string(append(b, ']'))
+}

@@ -142,7 +142,7 @@ func geminiName(n string) string {
 // geminiBodyTo decodes a Gemini client's body and translates it with f.
 func geminiBodyTo[Out any](ctx context.Context, body []byte, t Target, f func(context.Context, *gemini.Request, Target) (Out, *Plan, error)) ([]byte, *Plan, error) {
 	in := new(gemini.Request)
-	if err := jsonx.Unmarshal(body, in); err != nil {
+	if err := decode(body, in); err != nil {
 		path, msg := jsonx.Explain(err)
 		return nil, nil, &RequestError{Param: path, Message: msg}
 	}
@@ -347,7 +347,7 @@ func (p *Plan) geminiTurns(ctx context.Context, contents []gemini.Content, upstr
 		if err := lookAtContext(ctx, &p.work); err != nil {
 			return nil, err
 		}
-		t := gTurn{path: fmt.Sprintf("contents[%d]", i)}
+		t := gTurn{path: pathAt("", "contents", i)}
 		switch c.Role {
 		case gemini.RoleModel:
 			t.model = true
@@ -363,7 +363,7 @@ func (p *Plan) geminiTurns(ctx context.Context, contents []gemini.Content, upstr
 				return nil, err
 			}
 			part := &c.Parts[j]
-			path := fmt.Sprintf("%s.parts[%d]", t.path, j)
+			path := pathAt(t.path, "parts", j)
 			if err := eachMember(part.Extra, func(k string) error {
 				return p.advisoryAt(path+"."+k, "contents.parts."+k, "not translated for "+upstream)
 			}); err != nil {
@@ -423,7 +423,7 @@ func (p *Plan) geminiTurns(ctx context.Context, contents []gemini.Content, upstr
 					if mp.InlineData == nil && mp.FileData == nil {
 						continue
 					}
-					media = append(media, gItem{kind: gMedia, path: fmt.Sprintf("%s.parts[%d]", rpath, k), part: mp})
+					media = append(media, gItem{kind: gMedia, path: pathAt(rpath, "parts", k), part: mp})
 				}
 				cl, ok := pending.answer(fr.ID, fr.Name)
 				if !ok {
@@ -587,7 +587,7 @@ func (p *Plan) geminiTools(ctx context.Context, tools []gemini.Tool) ([]gFunc, [
 	var funcs []gFunc
 	var server []gServer
 	for i, t := range tools {
-		tp := fmt.Sprintf("tools[%d]", i)
+		tp := pathAt("", "tools", i)
 		for k, d := range t.FunctionDeclarations {
 			dp := fmt.Sprintf("%s.functionDeclarations[%d]", tp, k)
 			if err := requiredToolName(dp+".name", d.Name); err != nil {

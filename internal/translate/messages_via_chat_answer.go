@@ -162,7 +162,7 @@ func OpenAIErrorToAnthropic(status int, body []byte) (int, []byte) {
 // of one. An answer that cannot be translated is an *UpstreamError.
 func ChatAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byte, u meter.Usage, err error) {
 	var c openai.Completion
-	if err := jsonx.Unmarshal(body, &c); err != nil {
+	if err := decode(body, &c); err != nil {
 		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid chat completion", Err: err}
 	}
 	msg, u, err := ChatResponseToMessages(&c, p)
@@ -172,7 +172,7 @@ func ChatAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byte, u 
 	if p.Stream {
 		return nil, MessagesStream(msg), u, nil
 	}
-	out, err = jsonx.Marshal(msg)
+	out, err = encodeMessagesResponse(msg)
 	return out, nil, u, err
 }
 

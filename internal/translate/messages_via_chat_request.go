@@ -403,7 +403,7 @@ func toolResultContent(b anthropic.Block, path string, p *Plan) (string, []opena
 	var media []openai.Part
 	if b.Content != nil {
 		for k, c := range b.Content.Blocks {
-			cpath := fmt.Sprintf("%s.content[%d]", path, k)
+			cpath := pathAt(path, "content", k)
 			switch c.Type {
 			case "text":
 				texts = append(texts, c.Text)
@@ -583,11 +583,11 @@ func m2cAssistantMessage(out []openai.ChatMessage, i, off int, blocks []anthropi
 			// Produced and consumed on Anthropic's side: nothing upstream can use.
 			p.drop(b.Type)
 		case "tool_addition", "tool_removal":
-			if err := p.contract(fmt.Sprintf("messages[%d]", i), toolChangeRefusal); err != nil {
+			if err := p.contract(pathAt("", "messages", i), toolChangeRefusal); err != nil {
 				return nil, err
 			}
 		default:
-			if err := p.contract(fmt.Sprintf("messages[%d]", i), fmt.Sprintf("assistant content blocks of type %q cannot be sent to this model's upstream", b.Type)); err != nil {
+			if err := p.contract(pathAt("", "messages", i), fmt.Sprintf("assistant content blocks of type %q cannot be sent to this model's upstream", b.Type)); err != nil {
 				return nil, err
 			}
 		}
@@ -633,7 +633,7 @@ func appendAssistant(out []openai.ChatMessage, text, reasoning string, calls []o
 func m2cTools(in *anthropic.MessagesRequest, out *openai.ChatRequest, p *Plan) error {
 	var unsent []string // names of tools the upstream does not get
 	for i, t := range in.Tools {
-		path := fmt.Sprintf("tools[%d]", i)
+		path := pathAt("", "tools", i)
 		if t.Type == "" || t.Type == "custom" {
 			if err := requiredToolName(path+".name", t.Name); err != nil {
 				return err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/gemini"
-	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
 
@@ -103,7 +102,7 @@ func geminiCallID(id string) string { return geminiCallIDWith(id, "toolu_") }
 // client asked for a stream, into the events of one.
 func GeminiAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byte, u meter.Usage, err error) {
 	var r gemini.Response
-	if err := jsonx.Unmarshal(body, &r); err != nil {
+	if err := decode(body, &r); err != nil {
 		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid Gemini response", Err: err}
 	}
 	m, u, err := GeminiToMessages(&r, p)
@@ -113,7 +112,7 @@ func GeminiAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byte, 
 	if p.Stream {
 		return nil, MessagesStream(m), u, nil
 	}
-	out, err = jsonx.Marshal(m)
+	out, err = encodeMessagesResponse(m)
 	return out, nil, u, err
 }
 

@@ -144,7 +144,7 @@ func m2gMessages(in *anthropic.MessagesRequest, out *gemini.Request, p *Plan) er
 		if err := messageMembers(i, m, p); err != nil {
 			return err
 		}
-		where := fmt.Sprintf("messages[%d]", i)
+		where := pathAt("", "messages", i)
 		var c gemini.Content
 		switch m.Role {
 		case "system":
@@ -185,7 +185,7 @@ func m2gMessages(in *anthropic.MessagesRequest, out *gemini.Request, p *Plan) er
 func m2gUserParts(blocks []anthropic.Block, where string, callNames map[string]string, p *Plan) ([]gemini.Part, error) {
 	var parts, after []gemini.Part // after: images of tool results, which follow the responses
 	for j, b := range blocks {
-		bp := fmt.Sprintf("%s.content[%d]", where, j)
+		bp := pathAt(where, "content", j)
 		if len(b.CacheControl) > 0 {
 			if err := p.advisory("cache_control", "Gemini has no prompt-cache breakpoints"); err != nil {
 				return nil, err
@@ -213,7 +213,7 @@ func m2gUserParts(blocks []anthropic.Block, where string, callNames map[string]s
 				case "text":
 					text = append(text, cb.Text)
 				default:
-					ps, err := m2gContentParts(cb, fmt.Sprintf("%s.content[%d]", bp, k), p)
+					ps, err := m2gContentParts(cb, pathAt(bp, "content", k), p)
 					if err != nil {
 						return nil, err
 					}
@@ -290,7 +290,7 @@ func m2gModelParts(blocks []anthropic.Block, where string, p *Plan) ([]gemini.Pa
 	pending := ""
 	firstCall, signedCall := -1, false
 	for j, b := range blocks {
-		bp := fmt.Sprintf("%s.content[%d]", where, j)
+		bp := pathAt(where, "content", j)
 		switch b.Type {
 		case "thinking":
 			if sig, ok := p.signer.unsealGemini(b.Signature); ok {
@@ -332,7 +332,7 @@ func m2gTools(ctx context.Context, in *anthropic.MessagesRequest, out *gemini.Re
 	var decls []gemini.FunctionDeclaration
 	var unsent []string
 	for i, t := range in.Tools {
-		tp := fmt.Sprintf("tools[%d]", i)
+		tp := pathAt("", "tools", i)
 		if t.Type != "" && t.Type != "custom" {
 			unsent = append(unsent, t.Name)
 			if err := p.advisory(tp, fmt.Sprintf("the %s server tool runs on Anthropic's side and cannot be used with Gemini", t.Type)); err != nil {

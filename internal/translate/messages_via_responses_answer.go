@@ -4,7 +4,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
-	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
 
@@ -58,6 +57,6 @@ func ResponsesAnswerToMessages(body []byte, p *Plan, _ int64) (out, stream []byt
 	if p.Stream {
 		return nil, MessagesStream(&msg), u, nil
 	}
-	out, err = jsonx.Marshal(msg)
+	out, err = encodeMessagesResponse(&msg)
 	return out, nil, u, err
 }

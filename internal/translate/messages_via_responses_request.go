@@ -123,7 +123,7 @@ func m2rInput(in *anthropic.MessagesRequest, out *responses.Request, p *Plan) er
 	}
 	items := out.Input.Items
 	for i, m := range in.Messages {
-		path := fmt.Sprintf("messages[%d]", i)
+		path := pathAt("", "messages", i)
 		var parts []responses.Part
 		flush := func(role string) {
 			if len(parts) > 0 {
@@ -138,7 +138,7 @@ func m2rInput(in *anthropic.MessagesRequest, out *responses.Request, p *Plan) er
 				role = "developer"
 			}
 			for j, b := range m.Content.Blocks {
-				bpath := fmt.Sprintf("%s.content[%d]", path, j)
+				bpath := pathAt(path, "content", j)
 				if b.Type == "tool_result" {
 					flush(role)
 					if err := requiredCallID(bpath+".tool_use_id", b.ToolUseID, "of the tool_use block this result answers"); err != nil {
@@ -180,7 +180,7 @@ func m2rInput(in *anthropic.MessagesRequest, out *responses.Request, p *Plan) er
 					args := string(compactInput(b.Input))
 					items = append(items, responses.Item{Type: "function_call", CallID: b.ID, Name: p.upstreamToolName(b.Name), Arguments: &args})
 				default:
-					if err := p.contract(fmt.Sprintf("%s.content[%d]", path, j), fmt.Sprintf("%s blocks cannot be sent to a Responses upstream", b.Type)); err != nil {
+					if err := p.contract(pathAt(path, "content", j), fmt.Sprintf("%s blocks cannot be sent to a Responses upstream", b.Type)); err != nil {
 						return err
 					}
 				}
@@ -268,7 +268,7 @@ func m2rToolResult(path string, b anthropic.Block, p *Plan) (responses.Item, err
 	default:
 		var parts []responses.Part
 		for j, rb := range c.Blocks {
-			part, err := m2rPart(fmt.Sprintf("%s.content[%d]", path, j), rb, p)
+			part, err := m2rPart(pathAt(path, "content", j), rb, p)
 			if err != nil {
 				return it, err
 			}
@@ -292,7 +292,7 @@ func m2rToolResult(path string, b anthropic.Block, p *Plan) (responses.Item, err
 func m2rTools(in *anthropic.MessagesRequest, out *responses.Request, p *Plan) error {
 	for i, t := range in.Tools {
 		if t.Type != "" && t.Type != "custom" {
-			if err := p.advisory(fmt.Sprintf("tools[%d]", i), fmt.Sprintf("tool %q is Anthropic's; a Responses upstream has no definition of it", t.Type)); err != nil {
+			if err := p.advisory(pathAt("", "tools", i), fmt.Sprintf("tool %q is Anthropic's; a Responses upstream has no definition of it", t.Type)); err != nil {
 				return err
 			}
 			continue

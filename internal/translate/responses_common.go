@@ -172,7 +172,7 @@ func responsesToolDefs(in *responses.Request, p *Plan, mapped func(responses.Too
 		return nil
 	}
 	for i, t := range in.Tools {
-		path := fmt.Sprintf("tools[%d]", i)
+		path := pathAt("", "tools", i)
 		switch t.Type {
 		case "function", "custom":
 			if err := add(t, "", path); err != nil {
@@ -180,7 +180,7 @@ func responsesToolDefs(in *responses.Request, p *Plan, mapped func(responses.Too
 			}
 		case "namespace":
 			for j, nt := range t.Tools {
-				npath := fmt.Sprintf("%s.tools[%d]", path, j)
+				npath := pathAt(path, "tools", j)
 				if nt.Type != "function" && nt.Type != "custom" {
 					if err := p.advisory(npath, fmt.Sprintf("tools of type %q inside a namespace cannot be offered to this model's upstream", nt.Type)); err != nil {
 						return nil, nil, err

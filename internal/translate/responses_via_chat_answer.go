@@ -3,7 +3,6 @@ package translate
 import (
 	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/api/responses"
-	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
 
@@ -13,7 +12,7 @@ import (
 // an *UpstreamError.
 func ChatAnswerToResponses(body []byte, p *Plan, created int64) (out, stream []byte, u meter.Usage, err error) {
 	var c openai.Completion
-	if err := jsonx.Unmarshal(body, &c); err != nil {
+	if err := decode(body, &c); err != nil {
 		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid chat completion", Err: err}
 	}
 	w, u, err := chatAnswerItems(&c, p, created, !p.Stream)

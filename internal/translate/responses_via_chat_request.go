@@ -176,7 +176,7 @@ func r2cInput(in *responses.Request, p *Plan) ([]openai.ChatMessage, error) {
 	}
 	var reasoning strings.Builder // summaries since the last assistant message, for reasoning_content upstreams
 	for i, it := range in.Input.Items {
-		path := fmt.Sprintf("input[%d]", i)
+		path := pathAt("", "input", i)
 		switch {
 		case it.IsMessage():
 			var err error
@@ -279,7 +279,7 @@ func r2cMessage(out []openai.ChatMessage, path string, it responses.Item, reason
 		}
 		var parts []openai.Part
 		for j, c := range it.Content.Parts {
-			part, err := r2cPart(fmt.Sprintf("%s.content[%d]", path, j), c, p)
+			part, err := r2cPart(pathAt(path, "content", j), c, p)
 			if err != nil {
 				return nil, err
 			}
@@ -309,7 +309,7 @@ func r2cText(path string, c responses.Content, p *Plan) (string, error) {
 		case "refusal":
 			b.WriteString(part.Refusal)
 		default:
-			ppath := fmt.Sprintf("%s.content[%d]", path, j)
+			ppath := pathAt(path, "content", j)
 			return "", badRequest(ppath, "%s: %s parts cannot be sent in this message to this model's upstream", ppath, part.Type)
 		}
 	}
@@ -364,7 +364,7 @@ func r2cOutput(path string, c responses.Content, p *Plan) (string, []openai.Part
 	var texts []string
 	var media []openai.Part
 	for j, part := range c.Parts {
-		converted, err := r2cPart(fmt.Sprintf("%s.output[%d]", path, j), part, p)
+		converted, err := r2cPart(pathAt(path, "output", j), part, p)
 		switch {
 		case err != nil:
 			return "", nil, err

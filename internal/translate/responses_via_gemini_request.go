@@ -101,7 +101,7 @@ func r2gInput(in *responses.Request, out *gemini.Request, p *Plan) error {
 		turnCalls, signedTurn = -1, false
 	}
 	for i, it := range in.Input.Items {
-		path := fmt.Sprintf("input[%d]", i)
+		path := pathAt("", "input", i)
 		switch {
 		case it.IsMessage():
 			switch it.Role {
@@ -180,7 +180,7 @@ func r2gInput(in *responses.Request, out *gemini.Request, p *Plan) error {
 						text = append(text, b.Text)
 						continue
 					}
-					ps, err := m2gContentParts(b, fmt.Sprintf("%s.output[%d]", path, k), p)
+					ps, err := m2gContentParts(b, pathAt(path, "output", k), p)
 					if err != nil {
 						return err
 					}
@@ -216,7 +216,7 @@ func r2gUserParts(path string, c responses.Content, p *Plan) ([]gemini.Part, err
 	}
 	var out []gemini.Part
 	for j, part := range c.Parts {
-		pp := fmt.Sprintf("%s.content[%d]", path, j)
+		pp := pathAt(path, "content", j)
 		if part.Type == "input_image" && strings.HasPrefix(part.ImageURL, "data:") {
 			g, err := geminiDataPart(part.ImageURL, pp+".image_url") // any image type Gemini reads
 			if err != nil {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
 	"github.com/tollgate/tollgate/internal/api/responses"
-	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/meter"
 )
 
@@ -15,7 +14,7 @@ import (
 // *UpstreamError.
 func MessagesAnswerToResponses(body []byte, p *Plan, created int64) (out, stream []byte, u meter.Usage, err error) {
 	var m anthropic.Response
-	if err := jsonx.Unmarshal(body, &m); err != nil {
+	if err := decode(body, &m); err != nil {
 		return nil, nil, u, &UpstreamError{Message: "upstream answer is not a valid message", Err: err}
 	}
 	w, u := messagesAnswerItems(&m, p, created, !p.Stream)

@@ -73,7 +73,7 @@ func r2mInput(in *responses.Request, out *anthropic.MessagesRequest, p *Plan) er
 		}
 	}
 	for i, it := range in.Input.Items {
-		path := fmt.Sprintf("input[%d]", i)
+		path := pathAt("", "input", i)
 		switch {
 		case it.IsMessage():
 			switch it.Role {
@@ -189,7 +189,7 @@ func r2mTextBlocks(path string, c responses.Content, p *Plan) ([]anthropic.Block
 		case "refusal":
 			out = append(out, text(part.Refusal)...)
 		default:
-			ppath := fmt.Sprintf("%s.content[%d]", path, j)
+			ppath := pathAt(path, "content", j)
 			return nil, badRequest(ppath, "%s: %s parts cannot be sent in this message to this model's upstream", ppath, part.Type)
 		}
 	}
@@ -206,7 +206,7 @@ func r2mUserBlocks(path string, c responses.Content, p *Plan) ([]anthropic.Block
 	}
 	var out []anthropic.Block
 	for j, part := range c.Parts {
-		b, err := r2mPart(fmt.Sprintf("%s.content[%d]", path, j), part, p)
+		b, err := r2mPart(pathAt(path, "content", j), part, p)
 		if err != nil {
 			return nil, err
 		}
@@ -276,7 +276,7 @@ func r2mToolResult(path string, it responses.Item, p *Plan) (anthropic.Block, er
 	case len(c.Parts) > 0:
 		content := &anthropic.Content{}
 		for j, part := range c.Parts {
-			b, err := r2mPart(fmt.Sprintf("%s.output[%d]", path, j), part, p)
+			b, err := r2mPart(pathAt(path, "output", j), part, p)
 			if err != nil {
 				return res, err
 			}

@@ -42,7 +42,7 @@ func withContext[In, Out any](ctx context.Context, f func(context.Context, *In, 
 // encodes the result.
 func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Policy, *Signer) (Out, *Plan, error)) ([]byte, *Plan, error) {
 	in := new(In)
-	if err := jsonx.Unmarshal(body, in); err != nil {
+	if err := decode(body, in); err != nil {
 		path, msg := jsonx.Explain(err)
 		return nil, nil, &RequestError{Param: path, Message: msg}
 	}
@@ -54,6 +54,6 @@ func bodyToBody[In, Out any](body []byte, t Target, f func(*In, string, Caps, Po
 	if p.rp != nil && t.Continues != "" {
 		p.rp.continues = t.Continues
 	}
-	b, err := jsonx.Marshal(out)
+	b, err := encode(out)
 	return b, p, err
 }
