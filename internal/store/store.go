@@ -74,13 +74,16 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		// checkpoint rather than about once per ledger batch (some 20%
 		// more records written per second).
 		//
-		// The page cache is bounded to 16 MiB of pages (cache_size is in
-		// KiB when negative), which takes some 48 MiB of memory outside
-		// Go's heap in all: modernc's allocator gives each 4 KiB page with
-		// its header an 8 KiB slot. A 64 MiB cache took 154 MiB and wrote
-		// no faster (BenchmarkInsertRequests): each batch rewrites the
-		// current hour's roll-up pages and the indexes' last pages, which
-		// 16 MiB holds, and reads come from the OS's cache of the file.
+		// The page cache is bounded to 4 MiB of pages (cache_size is in
+		// KiB when negative), about 9 MiB of memory outside Go's heap:
+		// modernc's allocator gives each 4 KiB page with its header an
+		// 8 KiB slot, and the memory stays with the process once used. A
+		// 64 MiB cache took 154 MiB and wrote no faster
+		// (BenchmarkInsertRequests), 16 MiB took 48 MiB, and 4 MiB writes
+		// as fast: each batch rewrites the current hour's roll-up pages and
+		// the indexes' last pages, which it holds, and reads come from the
+		// OS's cache of the file (the console's pages over a million
+		// records take the same time, BenchmarkPagesAtScale).
 		//
 		// temp_store(MEMORY) keeps statement journals in memory: each
 		// multi-row INSERT and upsert of a ledger batch saves the pages it
@@ -89,7 +92,7 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		// batch's CPU). A journal lasts one statement and holds at most the
 		// pages it changes; the queries' temporary tables and sorts here
 		// are of groups or of a page of records (LIMIT), not of the ledger.
-		dsn := "file:" + rest + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=wal_autocheckpoint(10000)&_pragma=cache_size(-16384)&_pragma=temp_store(MEMORY)"
+		dsn := "file:" + rest + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=wal_autocheckpoint(10000)&_pragma=cache_size(-4096)&_pragma=temp_store(MEMORY)"
 		s.db, err = sql.Open("sqlite", dsn)
 	case "postgres", "postgresql":
 		if _, perr := url.Parse(rawURL); perr != nil {
