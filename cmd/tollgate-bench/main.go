@@ -177,7 +177,7 @@ var (
 	// publishTargets and publishWorkloads are -publish's defaults: every
 	// peer next to the references and tollgate's two set-ups.
 	publishTargets   = append([]string{"direct", "nginx", "reverseproxy", "tollgate", "tollgate-stateless"}, peerNames()...)
-	publishWorkloads = "small,large,stream,small-translated,stream-translated"
+	publishWorkloads = "small,large,stream,stream-anthropic,small-translated,stream-translated"
 )
 
 func main() {
