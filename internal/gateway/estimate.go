@@ -23,11 +23,17 @@ import (
 // their text: it counts the bytes of every event and keeps the first
 // sampleBytes of them. At the end, the text in the sample is counted with
 // the tokenizer and the rest of the stream at the same tokens per byte.
-// The sample is held for all of a stream's life, so it is small: a few
-// events give the rate (an event's JSON around its text is much the same
-// from one event to the next), and thousands of streams held open do not
-// each keep a page of text that is read only when one ends early.
-const sampleBytes = 1 << 10
+// The sample is held for all of a stream's life, so it is kept to a page:
+// smaller, it may hold only a stream's opening events (a Responses
+// stream's response.created and response.in_progress repeat the whole
+// response object, about 1 KiB with no instructions at all) and no text,
+// and the estimate of a stream the client left falls to nothing.
+const sampleBytes = 4 << 10
+
+// bytesPerToken is the rate used when the sample holds no whole event (a
+// first event larger than the sample): about what English text and its
+// JSON scaffolding take, erring high rather than billing nothing.
+const bytesPerToken = 4
 
 // promptBudget bounds the prompt bytes the tokenizer reads for an
 // estimate; the rest is counted at the measured rate.
@@ -88,7 +94,11 @@ func (r *relayed) outputTokens(ctx context.Context, paths []string) int64 {
 		b = b[k:]
 		addGenerated(&c, f.Data, paths)
 	}
-	rate := float64(c.Tokens()) / float64(len(r.sample)-len(b))
+	sampled := len(r.sample) - len(b)
+	if sampled == 0 {
+		return (r.bytes + bytesPerToken - 1) / bytesPerToken
+	}
+	rate := float64(c.Tokens()) / float64(sampled)
 	return int64(rate*float64(r.bytes) + 0.5)
 }
 
