@@ -62,6 +62,9 @@ func (b *body) Read(p []byte) (int, error) {
 	if b.state.Load() == stateClosed {
 		return 0, errBodyClosed
 	}
+	if len(p) == 0 {
+		return 0, nil // asks for nothing: nothing to wait for
+	}
 	if b.c != nil && (b.kind == kindChunked || b.kind == kindEOF) {
 		b.c.waitReadable() // a stream's next event may be minutes away
 	}

@@ -85,14 +85,11 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		// OS's cache of the file (the console's pages over a million
 		// records take the same time, BenchmarkPagesAtScale).
 		//
-		// temp_store(MEMORY) keeps statement journals in memory: each
-		// multi-row INSERT and upsert of a ledger batch saves the pages it
-		// changes so that it can be undone alone, which past 64 KiB went to
-		// a temporary file, a write system call per page (some 13% of a
-		// batch's CPU). A journal lasts one statement and holds at most the
-		// pages it changes; the queries' temporary tables and sorts here
-		// are of groups or of a page of records (LIMIT), not of the ledger.
-		dsn := "file:" + rest + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=wal_autocheckpoint(10000)&_pragma=cache_size(-4096)&_pragma=temp_store(MEMORY)"
+		// temp_store stays FILE: with MEMORY a sort SQLite cannot serve
+		// from an index (usage grouped by session over a long window)
+		// holds every row it sorts in memory, hundreds of MB over millions
+		// of records, where FILE spills them.
+		dsn := "file:" + rest + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=wal_autocheckpoint(10000)&_pragma=cache_size(-4096)"
 		s.db, err = sql.Open("sqlite", dsn)
 	case "postgres", "postgresql":
 		if _, perr := url.Parse(rawURL); perr != nil {
