@@ -5,18 +5,24 @@ package exepages
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Trim unmaps the resident pages of the executable's read-only mappings
 // (code, read-only data), which are clean copies of the file, and asks the
-// kernel not to read ahead around later faults in them. A mapping holding
-// a page of its own (anonymous: one written to, as relocations are) is
-// left alone, since unmapping it would lose the write.
+// kernel not to read ahead around later faults in them.
+//
+// A page written to is not a copy of the file, and unmapping it would
+// lose the write, so a mapping is left alone when it may hold one: when
+// it overlaps the executable's RELRO segment (relocations written at
+// load, then made read-only: cgo and PIE builds have one), or when smaps
+// shows it any anonymous or swapped page, or does not say.
 //
 // With dropCache, the file's pages no process maps are dropped from the
 // page cache as well. Start-up's read-ahead put them in large folios,
@@ -26,136 +32,196 @@ import (
 // all), so it is for start-up.
 func Trim(dropCache bool) (Stats, error) {
 	var st Stats
-	exe, err := os.Stat("/proc/self/exe")
+	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return st, err
 	}
-	sys := exe.Sys().(*syscall.Stat_t)
-	file := fileID{dev: devName(uint64(sys.Dev)), ino: sys.Ino}
+	relro, err := relroRanges("/proc/self/exe")
+	if err != nil {
+		return st, err
+	}
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		return st, err
 	}
-	defer f.Close()
-	maps, err := parseSmaps(f, file)
+	maps, err := parseSmaps(f, exe)
+	f.Close()
 	if err != nil {
 		return st, err
 	}
-	defer func() {
-		if st.Mappings == 0 || !dropCache {
-			return
-		}
-		if exe, err := os.Open("/proc/self/exe"); err == nil {
-			fadvise(exe.Fd(), 4 /* POSIX_FADV_DONTNEED */)
-			exe.Close()
-		}
-	}()
 	for _, m := range maps {
-		if m.anonKB > 0 {
+		if !m.clean() || m.overlaps(relro) {
 			st.Skipped++
 			continue
 		}
 		// MADV_RANDOM first: a page faulted in again is read alone, not
 		// with megabytes around it.
-		if err := madvise(m.start, m.end-m.start, syscall.MADV_RANDOM); err != nil {
+		if err := madvise(m.start, m.end, unix.MADV_RANDOM); err != nil {
 			return st, fmt.Errorf("madvise random %x-%x: %w", m.start, m.end, err)
 		}
-		if err := madvise(m.start, m.end-m.start, syscall.MADV_DONTNEED); err != nil {
+		if err := madvise(m.start, m.end, unix.MADV_DONTNEED); err != nil {
 			return st, fmt.Errorf("madvise dontneed %x-%x: %w", m.start, m.end, err)
 		}
 		st.Mappings++
 		st.ResidentKB += m.rssKB
 	}
+	if dropCache && st.Mappings > 0 {
+		if f, err := os.Open("/proc/self/exe"); err == nil {
+			unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+			f.Close()
+		}
+	}
 	return st, nil
 }
 
-func fadvise(fd uintptr, advice int) {
-	syscall.Syscall6(syscall.SYS_FADVISE64, fd, 0, 0, uintptr(advice), 0, 0)
-}
-
-func madvise(addr, n uintptr, advice int) error {
-	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, addr, n, uintptr(advice)); e != 0 {
+// madvise advises on [start, end), given as addresses: the executable's
+// mappings are not Go memory, and need no slice over them.
+func madvise(start, end uintptr, advice int) error {
+	if _, _, e := unix.Syscall(unix.SYS_MADVISE, start, end-start, uintptr(advice)); e != 0 {
 		return e
 	}
 	return nil
 }
 
-// mapping is one of the executable's read-only, non-writable mappings.
+// span is a range of file offsets.
+type span struct{ off, end uint64 }
+
+// relroRanges are the file offsets of the executable's PT_GNU_RELRO
+// segments.
+func relroRanges(path string) ([]span, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []span
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_GNU_RELRO {
+			out = append(out, span{p.Off, p.Off + max(p.Filesz, p.Memsz)})
+		}
+	}
+	return out, nil
+}
+
+// mapping is one of the executable's readable, non-writable, private
+// mappings.
 type mapping struct {
-	start, end    uintptr
-	rssKB, anonKB int64
+	start, end     uintptr
+	offset         uint64 // of the file, at start
+	rssKB          int64
+	anonKB, swapKB int64 // -1 when smaps did not say
 }
 
-// fileID names a file as /proc/PID/smaps does: its device as "major:minor"
-// in hex, and its inode.
-type fileID struct {
-	dev string
-	ino uint64
+// clean reports whether smaps says the mapping holds only the file's own
+// pages.
+func (m mapping) clean() bool { return m.anonKB == 0 && m.swapKB == 0 }
+
+// overlaps reports whether the file offsets the mapping covers meet any
+// of spans.
+func (m mapping) overlaps(spans []span) bool {
+	lo, hi := m.offset, m.offset+uint64(m.end-m.start)
+	for _, s := range spans {
+		if lo < s.end && s.off < hi {
+			return true
+		}
+	}
+	return false
 }
 
-// devName writes a device number as smaps does.
-func devName(dev uint64) string {
-	major := (dev>>8)&0xfff | (dev>>32)&^0xfff
-	minor := dev&0xff | (dev>>12)&^0xff
-	return fmt.Sprintf("%02x:%02x", major, minor)
-}
-
-// parseSmaps reads /proc/self/smaps for the mappings of file that are
-// readable and not writable (r-xp, r--p).
-func parseSmaps(r io.Reader, file fileID) ([]mapping, error) {
+// parseSmaps reads /proc/self/smaps for the mappings of the file at path
+// (as /proc/self/exe names it) that are readable, private and not
+// writable (r-xp, r--p).
+func parseSmaps(r io.Reader, path string) ([]mapping, error) {
 	var out []mapping
 	var cur *mapping
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
-		fields := bytes.Fields(line)
-		if len(fields) == 0 {
-			continue
-		}
-		if isHeader(fields[0]) {
+		if hdr, ok := parseHeader(line); ok {
 			cur = nil
-			// start-end perms offset dev inode [path]
-			if len(fields) < 5 {
+			perms := hdr.perms
+			if hdr.path != path || len(perms) < 4 || perms[0] != 'r' || perms[1] != '-' || perms[3] != 'p' {
 				continue
 			}
-			perms := fields[1]
-			n, err := strconv.ParseUint(string(fields[4]), 10, 64)
-			if err != nil || n != file.ino || string(fields[3]) != file.dev || len(perms) < 4 || perms[0] != 'r' || perms[1] != '-' || perms[3] != 'p' {
-				continue
-			}
-			lo, hi, ok := bytes.Cut(fields[0], []byte("-"))
-			if !ok {
-				continue
-			}
-			start, err1 := strconv.ParseUint(string(lo), 16, 64)
-			end, err2 := strconv.ParseUint(string(hi), 16, 64)
-			if err1 != nil || err2 != nil || end <= start {
-				continue
-			}
-			out = append(out, mapping{start: uintptr(start), end: uintptr(end)})
+			out = append(out, mapping{start: hdr.start, end: hdr.end, offset: hdr.offset, anonKB: -1, swapKB: -1})
 			cur = &out[len(out)-1]
 			continue
 		}
-		if cur == nil || len(fields) < 2 {
+		if cur == nil {
 			continue
 		}
-		kb, err := strconv.ParseInt(string(fields[1]), 10, 64)
+		name, rest, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) == 0 {
+			continue
+		}
+		kb, err := strconv.ParseInt(string(f[0]), 10, 64)
 		if err != nil {
 			continue
 		}
-		switch string(fields[0]) {
-		case "Rss:":
+		switch string(name) {
+		case "Rss":
 			cur.rssKB = kb
-		case "Anonymous:":
+		case "Anonymous":
 			cur.anonKB = kb
+		case "Swap":
+			cur.swapKB = kb
 		}
 	}
 	return out, sc.Err()
 }
 
-// isHeader reports whether a smaps line's first field is an address
-// range (a mapping's first line) rather than "Name:".
-func isHeader(f []byte) bool {
-	return len(f) > 0 && f[len(f)-1] != ':' && bytes.IndexByte(f, '-') > 0
+type header struct {
+	start, end uintptr
+	perms      string
+	offset     uint64
+	path       string
+}
+
+// parseHeader reads a mapping's first line in smaps:
+//
+//	start-end perms offset dev inode [path]
+//
+// The path is the rest of the line and may hold spaces.
+func parseHeader(line []byte) (header, bool) {
+	var h header
+	rest := line
+	field := func() []byte {
+		rest = bytes.TrimLeft(rest, " ")
+		i := bytes.IndexByte(rest, ' ')
+		if i < 0 {
+			f := rest
+			rest = nil
+			return f
+		}
+		f := rest[:i]
+		rest = rest[i:]
+		return f
+	}
+	lo, hi, ok := bytes.Cut(field(), []byte("-"))
+	if !ok {
+		return h, false
+	}
+	start, err1 := strconv.ParseUint(string(lo), 16, 64)
+	end, err2 := strconv.ParseUint(string(hi), 16, 64)
+	if err1 != nil || err2 != nil || end <= start {
+		return h, false
+	}
+	h.start, h.end = uintptr(start), uintptr(end)
+	h.perms = string(field())
+	off, err := strconv.ParseUint(string(field()), 16, 64)
+	if err != nil {
+		return h, false
+	}
+	h.offset = off
+	field() // dev
+	if _, err := strconv.ParseUint(string(field()), 10, 64); err != nil {
+		return h, false
+	}
+	h.path = string(bytes.TrimSpace(rest))
+	return h, true
 }
