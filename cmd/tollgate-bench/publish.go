@@ -49,10 +49,19 @@ func collectMeta(ctx context.Context, cfg config, rep *Report) publishMeta {
 	return m
 }
 
-// commandLine is the run's command as a reader would type it.
+// commandLine is the run's command as a reader would type it, without the
+// flags that only say where this machine's copies of the results went.
 func commandLine(args []string) string {
 	out := []string{"go", "run", "./cmd/tollgate-bench"}
-	for _, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && localFlags[name] {
+			if !strings.Contains(a, "=") && name != "keep" {
+				i++ // its value
+			}
+			continue
+		}
 		if a == "" || strings.ContainsAny(a, " \t'\"$*?;&|<>()") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
@@ -60,6 +69,9 @@ func commandLine(args []string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// localFlags write copies of the results to local files.
+var localFlags = map[string]bool{"json": true, "md": true, "keep": true}
 
 // machineInfo reads the CPU model, memory and kernel from /proc.
 func machineInfo() string {

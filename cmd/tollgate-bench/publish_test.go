@@ -136,6 +136,7 @@ func TestCommandLine(t *testing.T) {
 		{nil, "go run ./cmd/tollgate-bench"},
 		{[]string{"-publish", "docs"}, "go run ./cmd/tollgate-bench -publish docs"},
 		{[]string{"-date", "a b", "-x", "it's"}, `go run ./cmd/tollgate-bench -date 'a b' -x 'it'\''s'`},
+		{[]string{"-publish", "docs", "-json", "/tmp/r.json", "--md=/tmp/r.md", "-keep", "-rounds", "3"}, "go run ./cmd/tollgate-bench -publish docs -rounds 3"},
 	}
 	for _, tt := range tests {
 		if got := commandLine(tt.args); got != tt.want {
