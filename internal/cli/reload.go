@@ -56,6 +56,9 @@ type ReloadReport struct {
 	LimitsChanged bool `json:"limits_changed"`
 	// TeamsChanged is true when identity.teams changed (and were applied).
 	TeamsChanged bool `json:"teams_changed"`
+	// AccessLogChanged is true when logging.access changed (and was
+	// applied).
+	AccessLogChanged bool `json:"access_log_changed"`
 	// RestartRequired names the settings of the file that differ from
 	// those running and apply only at a restart (server.addr, …).
 	RestartRequired []string `json:"restart_required"`
@@ -269,6 +272,7 @@ func (lv *live) reload(cfg *config.Config) (*ReloadReport, error) {
 	rep.ModelsAdded, rep.ModelsRemoved, rep.ModelsChanged = diffByName(prev.cfg.Models, cfg.Models, func(m config.Model) string { return m.Name })
 	rep.ProvidersAdded, rep.ProvidersRemoved, rep.ProvidersChanged = diffByName(prev.cfg.Providers, cfg.Providers, func(p config.Provider) string { return p.Name })
 	rep.LimitsChanged = !reflect.DeepEqual(prev.cfg.Limits, cfg.Limits)
+	rep.AccessLogChanged = prev.cfg.Logging.Access != cfg.Logging.Access
 	if reflect.DeepEqual(prev.cfg.Providers, cfg.Providers) && reflect.DeepEqual(prev.cfg.Models, cfg.Models) && !rep.LimitsChanged {
 		// Nothing to replace: keep the breakers' state and the connections.
 		lv.access.Set(access, every)
@@ -316,7 +320,7 @@ func (lv *live) logReload(trigger string, rep *ReloadReport) {
 	}
 	if !rep.Reloaded {
 		lv.log.Info("configuration reloaded: providers, models and limits are unchanged", "file", lv.file, "trigger", trigger,
-			"models", rep.Models, "providers", rep.Providers)
+			"models", rep.Models, "providers", rep.Providers, "access_log_changed", rep.AccessLogChanged)
 		return
 	}
 	attrs := []any{"file", lv.file, "trigger", trigger, "models", rep.Models, "providers", rep.Providers}
@@ -331,6 +335,9 @@ func (lv *live) logReload(trigger string, rep *ReloadReport) {
 	}
 	if rep.LimitsChanged {
 		attrs = append(attrs, "limits_changed", true)
+	}
+	if rep.AccessLogChanged {
+		attrs = append(attrs, "access_log_changed", true)
 	}
 	lv.log.Info("configuration reloaded", attrs...)
 }

@@ -615,6 +615,9 @@ models: [ { name: m, targets: [ { provider: demo } ] } ]
 
 	writeConfig(t, dir, reloadBase+"logging: { access: errors }"+models)
 	hupAndWait(t, hup, stderr, "configuration reloaded")
+	if !strings.Contains(stderr.String(), `"access_log_changed":true`) {
+		t.Errorf("the reload's line does not say the access log changed:\n%s", stderr)
+	}
 	ask(t, addr, reloadMK, "m")
 	ask(t, addr, reloadMK, "nope")
 	got := waitLines(1)

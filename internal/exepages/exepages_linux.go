@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,7 +37,7 @@ func Trim(dropCache bool) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	relro, err := relroRanges("/proc/self/exe")
+	relro, err := exeRelro()
 	if err != nil {
 		return st, err
 	}
@@ -82,6 +83,10 @@ func madvise(start, end uintptr, advice int) error {
 	}
 	return nil
 }
+
+// exeRelro is the executable's RELRO, read once: it does not change while
+// the process runs, and Trim runs at every burst's end.
+var exeRelro = sync.OnceValues(func() ([]span, error) { return relroRanges("/proc/self/exe") })
 
 // span is a range of file offsets.
 type span struct{ off, end uint64 }
