@@ -23,8 +23,17 @@ var seq atomic.Int64
 // dropped when the test ends.
 func Open(t testing.TB) map[string]*store.Store {
 	t.Helper()
+	out := map[string]*store.Store{"sqlite": SQLite(t)}
+	if pg := Postgres(t); pg != nil {
+		out["postgres"] = pg
+	}
+	return out
+}
+
+// SQLite returns a migrated store in a fresh SQLite file.
+func SQLite(t testing.TB) *store.Store {
+	t.Helper()
 	ctx := context.Background()
-	out := map[string]*store.Store{}
 	s, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -33,11 +42,7 @@ func Open(t testing.TB) map[string]*store.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	out["sqlite"] = s
-	if pg := Postgres(t); pg != nil {
-		out["postgres"] = pg
-	}
-	return out
+	return s
 }
 
 // Postgres returns a migrated store in a fresh schema of the database at
