@@ -12,7 +12,8 @@ import (
 // models/{model}:batchEmbedContents, the call the genai SDKs make for
 // EmbedContent. Its answer has no token counts.
 
-// GeminiMaxBatch is the most requests one batchEmbedContents call takes.
+// GeminiMaxBatch is the most requests one batchEmbedContents call takes
+// (the API refuses more: "at most 100 requests can be in one batch").
 const GeminiMaxBatch = 100
 
 // GeminiRequest writes the batchEmbedContents body for inputs (at most
