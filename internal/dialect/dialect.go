@@ -154,6 +154,9 @@ const (
 	// items (the Responses API's /v1/responses/compact). No translator
 	// speaks it: only an upstream of the client's own protocol serves it.
 	Compact
+	// Embed turns inputs into vectors (OpenAI's /v1/embeddings). Its
+	// answers are whole, never streamed, and cost input tokens only.
+	Embed
 )
 
 // Endpoint is one route a dialect's clients call: POST Path.
@@ -163,6 +166,9 @@ type Endpoint struct {
 	// RequireMaxOutput: the request must bound its output (Anthropic's
 	// max_tokens on /v1/messages): Fields.MaxOutput[0] is required.
 	RequireMaxOutput bool
+	// Fields, when set, replaces the dialect's Fields for this endpoint
+	// (an operation whose body is not a conversation).
+	Fields *Fields
 }
 
 // Address is what the path of a URL-addressed request says.

@@ -17,7 +17,7 @@ import (
 // SSE ending in [DONE].
 var Chat = &Dialect{
 	Name:      "openai",
-	Endpoints: []Endpoint{{Path: "/v1/chat/completions", Op: Generate}},
+	Endpoints: []Endpoint{{Path: "/v1/chat/completions", Op: Generate}, {Path: "/v1/embeddings", Op: Embed, Fields: &embedFields}},
 	Fields: Fields{Conversation: "messages", MaxOutput: []string{"max_completion_tokens", "max_tokens"}, Choices: "n",
 		Keep: []string{"stream_options", "prompt_cache_key", "user", "tools"}},
 	Prepare: prepareOpenAI,
@@ -56,6 +56,11 @@ var Chat = &Dialect{
 	Unpriced:    chatUnpriced,
 	Session:     chatSession,
 }
+
+// embedFields are what the gateway reads of an embeddings request without
+// decoding it: only the model (its inputs are checked by package
+// embeddings).
+var embedFields = Fields{}
 
 func openAIModel(id string, created time.Time) map[string]any {
 	return map[string]any{"id": id, "object": "model", "created": created.Unix(), "owned_by": "tollgate"}

@@ -15,3 +15,27 @@ func Split(n, max int) [][2]int {
 	}
 	return out
 }
+
+// SplitInputs is Split that also keeps each batch's text within maxBytes
+// (0: no bound), for an upstream that bounds the tokens of a request
+// (Vertex AI: 20,000). A single input larger than maxBytes is a batch of
+// its own: the upstream judges it.
+func SplitInputs(inputs []Input, max, maxBytes int) [][2]int {
+	if maxBytes <= 0 {
+		return Split(len(inputs), max)
+	}
+	var out [][2]int
+	from, size := 0, 0
+	for i, in := range inputs {
+		n := len(in.Text) + 8*len(in.Tokens)
+		if i > from && (i-from == max && max > 0 || size+n > maxBytes) {
+			out = append(out, [2]int{from, i})
+			from, size = i, 0
+		}
+		size += n
+	}
+	if from < len(inputs) {
+		out = append(out, [2]int{from, len(inputs)})
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/breaker"
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/embeddings"
 	"github.com/tollgate/tollgate/internal/outcome"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
@@ -170,6 +171,12 @@ func (g *Gateway) attempt(c *call, p *route.Picker, t *route.Target, began time.
 	}()
 	x.provider, x.upstreamModel, x.prices = t.Provider.Name(), t.Model, t.Prices
 	speaks := provider.Speaks(t.Provider, x.dialect)
+	if c.op == dialect.Embed {
+		var wire *embeddings.Wire
+		if speaks, wire = embedRoute(t); wire != nil { // readEmbed checked every target
+			return g.embedTranslated(c, t, wire)
+		}
+	}
 	if err := c.attemptBody(t, speaks); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/embeddings"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/route"
 )
@@ -39,6 +40,10 @@ type call struct {
 	continues string
 	// addr is what the path of a URL-addressed request said; nil for others.
 	addr *dialect.Address
+	// fields, when set, are the endpoint's own (Endpoint.Fields).
+	fields *dialect.Fields
+	// embed is an embeddings request, read (embed.go).
+	embed *embeddings.Request
 }
 
 // modelEndpoint serves an endpoint that names a model: it reads and checks
@@ -52,12 +57,17 @@ func (g *Gateway) modelEndpoint(ep dialect.Endpoint) handlerFunc {
 // serveModel serves one request to endpoint ep; addr is what the path of
 // a URL-addressed request said (nil for others).
 func (g *Gateway) serveModel(w http.ResponseWriter, r *http.Request, x *exchange, ep dialect.Endpoint, addr *dialect.Address) error {
-	c := call{addr: addr}
+	c := call{addr: addr, fields: ep.Fields}
 	if err := g.readRequest(&c, w, r, x); err != nil {
 		return err
 	}
 	c.op = ep.Op
 	d := x.dialect
+	if ep.Op == dialect.Embed {
+		if err := g.readEmbed(&c); err != nil {
+			return err
+		}
+	}
 	if ep.RequireMaxOutput && !c.s.HasMaxOutput {
 		f := d.Fields.MaxOutput[0]
 		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: f, Message: f + ": field required"}
@@ -102,7 +112,10 @@ func (g *Gateway) readRequest(c *call, w http.ResponseWriter, r *http.Request, x
 		return err
 	}
 	f := &d.Fields
-	if c.addr != nil && c.addr.Fields != nil {
+	switch {
+	case c.fields != nil:
+		f = c.fields
+	case c.addr != nil && c.addr.Fields != nil:
 		f = c.addr.Fields
 	}
 	s, err := dialect.Scan(body, f)
@@ -138,7 +151,7 @@ func (g *Gateway) readRequest(c *call, w http.ResponseWriter, r *http.Request, x
 	if err := x.allow(m); err != nil {
 		return err
 	}
-	*c = call{w: w, r: r, x: x, m: m, body: body, s: s, addr: c.addr}
+	*c = call{w: w, r: r, x: x, m: m, body: body, s: s, addr: c.addr, fields: c.fields}
 	return nil
 }
 

@@ -79,7 +79,7 @@ models:
 		{"GET", "/v1/models", key.Key, "", 200},
 		{"GET", "/v1/models", "", "", 401},
 		{"GET", "/v1/models/echo", masterKey, "", 200},
-		{"POST", "/v1/embeddings", masterKey, `{}`, 404},
+		{"POST", "/v1/files", masterKey, `{}`, 404},
 	} {
 		if status, body := call(c.method, c.path, c.key, c.body); status != c.status {
 			t.Fatalf("%s %s %s: %d, want %d: %s", c.method, c.path, c.body, status, c.status, body)
@@ -111,7 +111,7 @@ models:
 		{"/v1/models", "", ""},
 		{"/v1/models", "", ""},
 		{"/v1/models/{id}", "", ""},
-		{"/v1/embeddings", "", ""},
+		{"/v1/files", "", ""},
 	}
 	// Requests of one millisecond have ids in no order.
 	if d := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b row) bool { return fmt.Sprint(a) < fmt.Sprint(b) })); d != "" {

@@ -86,8 +86,11 @@ func (g *Gateway) admitScopes(c *call, count bool) error {
 		return nil
 	}
 	input, output, defaulted := reservation(m, body, &c.s)
-	req := &limiter.Request{ID: x.id, Scopes: scopes, Tokens: input + output, OutputDefault: defaulted}
-	if f := x.dialect.Fields.MaxOutput; len(f) > 0 {
+	if c.op == dialect.Embed {
+		output, defaulted = 0, 0 // embeddings cost their input only
+	}
+	req := &limiter.Request{ID: x.id, Scopes: scopes, Tokens: input + output, OutputDefault: defaulted, InputOnly: c.op == dialect.Embed}
+	if f := x.dialect.Fields.MaxOutput; len(f) > 0 && !req.InputOnly {
 		req.OutputParam = f[0]
 	}
 	for _, sc := range scopes {

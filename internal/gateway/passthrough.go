@@ -75,6 +75,11 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 		return g.relayStream(c.w, c.r, x, resp, c.frame(tap))
 	case c.op == dialect.CountTokens:
 		return g.relayBody(c.w, x, resp, nil)
+	case c.op == dialect.Embed:
+		// Relayed as it comes (a batch's vectors run to megabytes); an
+		// answer without usage is counted locally.
+		defer c.embedUsage()
+		return g.relayBody(c.w, x, resp, d.Usage)
 	case c.keepsAnswer():
 		return g.relayKept(c, resp, d.Usage)
 	default:

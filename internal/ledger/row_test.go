@@ -17,6 +17,7 @@ func TestEndpoint(t *testing.T) {
 		"/v1/responses":                    "/v1/responses",
 		"/v1/responses/input_tokens":       "/v1/responses/input_tokens",
 		"/v1/responses/compact":            "/v1/responses/compact",
+		"/v1/embeddings":                   "/v1/embeddings",
 		"/v1/models":                       "/v1/models",
 		"/v1/models/claude":                "/v1/models/{id}",
 		"/v1/models/org/model":             "/v1/models/{id}",
@@ -28,7 +29,7 @@ func TestEndpoint(t *testing.T) {
 		"/v1/responses/resp_1/":  "/v1/responses/resp_1/",
 		"/v1/responses/resp_1/x": "/v1/responses/resp_1/x",
 		"/v1/messages/":          "/v1/messages/",
-		"/v1/embeddings":         "/v1/embeddings",
+		"/v1/files":              "/v1/files",
 		"/":                      "/",
 		"/v1beta/models/gemini-2.5-pro:generateContent": "/v1beta/models/{model}:generateContent",
 		"/v1beta/models/a/b:streamGenerateContent":      "/v1beta/models/{model}:streamGenerateContent",
@@ -64,7 +65,7 @@ func TestDialectEndpointsAreUsage(t *testing.T) {
 			}
 		}
 	}
-	for _, e := range []string{"/v1/models", "/v1/models/{id}", "/v1beta/models", "/v1beta/models/{id}", "/v1/responses/{id}", "/v1/responses/{id}/input_items", "/v1/embeddings", ""} {
+	for _, e := range []string{"/v1/models", "/v1/models/{id}", "/v1beta/models", "/v1beta/models/{id}", "/v1/responses/{id}", "/v1/responses/{id}/input_items", "/v1/files", ""} {
 		if store.IsInferenceEndpoint(e) {
 			t.Errorf("%q counts as usage", e)
 		}

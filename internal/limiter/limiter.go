@@ -56,6 +56,9 @@ type Request struct {
 	// OutputParam names the request's output limit in its protocol
 	// (max_tokens, max_output_tokens…), for refusals ("" is max_tokens).
 	OutputParam string
+	// InputOnly: the request makes no output (embeddings); its
+	// reservation is its estimated input alone.
+	InputOnly bool
 	// OutputDefault is the output reserved for a request that set no
 	// output limit (the model's most); 0 when the request set one.
 	OutputDefault int64
@@ -554,10 +557,14 @@ func refusal(req *Request, cs []check, o outcome, st Status) *Refusal {
 	case Requests:
 		r.Message = fmt.Sprintf("rate limit reached: %s allows %d requests per minute", who, c.limit)
 	case Tokens:
-		if c.amount > c.limit {
+		switch {
+		case c.amount > c.limit && req.InputOnly:
+			r.Message = fmt.Sprintf("request too large: its input is estimated at %s tokens, more than the %d tokens per minute %s allows; send fewer or shorter inputs",
+				atLeast(c.amount, strconv.FormatInt(c.amount, 10)), c.limit, who)
+		case c.amount > c.limit:
 			r.Message = fmt.Sprintf("request too large: it may use %s tokens (estimated input plus %s), more than the %d tokens per minute %s allows%s",
 				atLeast(c.amount, strconv.FormatInt(c.amount, 10)), outputParam(req), c.limit, who, lowerOutput(req))
-		} else {
+		default:
 			r.Message = fmt.Sprintf("rate limit reached: %s allows %d tokens per minute; %d are used and this request may use %d", who, c.limit, used, c.amount)
 		}
 	case Parallel:
@@ -591,6 +598,9 @@ func outputParam(req *Request) string {
 // says to lower the request's limit, or, when the request set none, that
 // the model's most was reserved and how to ask for less.
 func lowerOutput(req *Request) string {
+	if req.InputOnly {
+		return "; send fewer or shorter inputs"
+	}
 	p := outputParam(req)
 	if req.OutputDefault > 0 {
 		return fmt.Sprintf("; the request sets no %s, so the model's most, %d output tokens, was reserved: set %s to what the answer needs", p, req.OutputDefault, p)

@@ -11,11 +11,11 @@ import (
 // Azure OpenAI serves the OpenAI dialects under two URL schemes:
 //
 //   - the v1 API, base_url https://{resource}.openai.azure.com/openai/v1:
-//     {base}/chat/completions and {base}/responses, the deployment named by
-//     the body's model, as at OpenAI;
+//     {base}/chat/completions, {base}/embeddings and {base}/responses, the
+//     deployment named by the body's model, as at OpenAI;
 //   - the deployment API, base_url https://{resource}.openai.azure.com/openai
 //     with api_version: {base}/deployments/{deployment}/chat/completions
-//     and {base}/responses, with ?api-version= on each.
+//     (and /embeddings) and {base}/responses, with ?api-version= on each.
 //
 // A target's model is the deployment's name. The credential is api_key
 // (sent as api-key) or entra_token (a Microsoft Entra ID bearer token).
@@ -74,6 +74,8 @@ func newAzure(p config.Provider, d *dialect.Dialect) (Provider, error) {
 			switch {
 			case r.Op == dialect.Compact && d == dialect.Responses:
 				op += "/compact"
+			case r.Op == dialect.Embed && d == dialect.Chat:
+				op = "/embeddings"
 			case r.Op != dialect.Generate:
 				return nil, false
 			}

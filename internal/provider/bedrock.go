@@ -22,6 +22,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/embeddings"
 )
 
 // bedrockType is Claude on AWS Bedrock: the Anthropic Messages dialect
@@ -99,6 +100,7 @@ func newBedrock(p config.Provider) (Provider, error) {
 		Dialect:     dialect.Messages,
 		URL:         bedrockURL,
 		Body:        bedrockBody,
+		Embeddings:  embeddings.BedrockWire,
 		Sign:        b.sign,
 		Response:    bedrockResponse,
 		Credentials: source,
@@ -130,6 +132,8 @@ func bedrockURL(base *url.URL, r *Request) (*url.URL, bool) {
 	switch {
 	case r.Op == dialect.CountTokens:
 		op = "count-tokens"
+	case r.Op == dialect.Embed:
+		op = "invoke" // the model's own body (Titan, Cohere), made by package embeddings
 	case r.Op != dialect.Generate:
 		return nil, false
 	case r.Stream:
@@ -167,6 +171,9 @@ func escapeLabel(s string) string {
 // wraps it as CountTokens' invokeModel input.
 func bedrockBody(r *Request) ([]byte, error) {
 	body := r.Body.Bytes()
+	if r.Op == dialect.Embed {
+		return body, nil // already the embedding model's own
+	}
 	var err error
 	for _, member := range []string{"model", "stream"} {
 		if gjson.GetBytes(body, member).Exists() {

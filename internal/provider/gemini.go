@@ -10,6 +10,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/embeddings"
 )
 
 // geminiType is the Gemini API: models/{model}:generateContent and
@@ -24,9 +25,10 @@ var geminiType = &Type{
 			Dialect: dialect.Gemini,
 			Auth:    func(key string) (string, string) { return "X-Goog-Api-Key", key },
 			URL: func(base *url.URL, r *Request) (*url.URL, bool) {
-				return geminiURL(base, "/v1beta/models/", r)
+				return geminiURL(base, "/v1beta/models/", ":batchEmbedContents", r)
 			},
-			Body: geminiCountBody,
+			Embeddings: func(string) *embeddings.Wire { return embeddings.Gemini },
+			Body:       geminiCountBody,
 		})
 	},
 }
@@ -49,7 +51,8 @@ var vertexGeminiType = &Type{
 		models := "/v1/projects/" + url.PathEscape(p.Project) + "/locations/" + url.PathEscape(p.Region) + "/publishers/google/models/"
 		return NewHTTP(p, HTTPSpec{
 			Dialect:     dialect.Gemini,
-			URL:         func(base *url.URL, r *Request) (*url.URL, bool) { return geminiURL(base, models, r) },
+			URL:         func(base *url.URL, r *Request) (*url.URL, bool) { return geminiURL(base, models, ":predict", r) },
+			Embeddings:  embeddings.VertexWire,
 			Body:        vertexGeminiCountBody,
 			Sign:        tokens.sign,
 			Credentials: tokens.source,
@@ -58,12 +61,16 @@ var vertexGeminiType = &Type{
 }
 
 // geminiURL is a request's URL: the model after models, the
-// method after a colon, alt=sse for a stream.
-func geminiURL(base *url.URL, models string, r *Request) (*url.URL, bool) {
+// method after a colon, alt=sse for a stream. embed is the method that
+// makes embeddings: the Gemini API's batchEmbedContents, or Vertex AI's
+// predict (its text-embedding models take instances).
+func geminiURL(base *url.URL, models, embed string, r *Request) (*url.URL, bool) {
 	method, query := ":generateContent", ""
 	switch {
 	case r.Op == dialect.CountTokens:
 		method = ":countTokens"
+	case r.Op == dialect.Embed:
+		method = embed
 	case r.Op != dialect.Generate:
 		return nil, false
 	case r.Stream:

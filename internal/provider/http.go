@@ -17,6 +17,7 @@ import (
 	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/embeddings"
 	"github.com/tollgate/tollgate/internal/h1client"
 )
 
@@ -36,6 +37,10 @@ type HTTPSpec struct {
 	Dialect *dialect.Dialect
 	// Paths are the operations the API serves, under base_url.
 	Paths map[dialect.Op]string
+	// Embeddings, when set, names the shape in which the API takes
+	// embeddings requests for a model (dialect.Embed), when it is not
+	// OpenAI's; nil from it: the model makes none.
+	Embeddings func(model string) *embeddings.Wire
 	// Auth returns the header that carries a credential, and its value.
 	Auth func(key string) (name, value string)
 	// Header, when set, adds the API's required headers to each request.
@@ -174,6 +179,24 @@ func (h *HTTP) Credentials() string { return h.spec.Credentials }
 
 // CloseIdleConnections closes pooled upstream connections.
 func (h *HTTP) CloseIdleConnections() { h.closeIdl() }
+
+// Serves implements Server: the operations its URLs name.
+func (h *HTTP) Serves(op dialect.Op) bool {
+	if h.spec.URL != nil {
+		_, ok := h.spec.URL(h.base, &Request{Op: op, Dialect: h.spec.Dialect, Model: "model"})
+		return ok
+	}
+	_, ok := h.urls[op]
+	return ok
+}
+
+// EmbedWire implements Embedder.
+func (h *HTTP) EmbedWire(model string) *embeddings.Wire {
+	if h.spec.Embeddings == nil {
+		return nil
+	}
+	return h.spec.Embeddings(model)
+}
 
 // Do implements Provider.
 func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {

@@ -13,7 +13,7 @@ var openAIType = &Type{
 	New: func(p config.Provider) (Provider, error) {
 		return NewHTTP(p, HTTPSpec{
 			Dialect: dialect.Chat,
-			Paths:   map[dialect.Op]string{dialect.Generate: "/chat/completions"},
+			Paths:   map[dialect.Op]string{dialect.Generate: "/chat/completions", dialect.Embed: "/embeddings"},
 			Auth:    func(key string) (string, string) { return "Authorization", "Bearer " + key },
 		})
 	},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/affinity"
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/embeddings"
 )
 
 // Provider is one configured upstream.
@@ -44,6 +45,38 @@ func Speaks(p Provider, d *dialect.Dialect) bool {
 		return pg.Speaks(d)
 	}
 	return p.Dialect() == d
+}
+
+// Server is a Provider that serves only some operations (an HTTP API
+// without an embeddings endpoint).
+type Server interface {
+	Serves(op dialect.Op) bool
+}
+
+// Serves reports whether p serves operation op. A provider that does not
+// say serves every operation.
+func Serves(p Provider, op dialect.Op) bool {
+	if s, ok := p.(Server); ok {
+		return s.Serves(op)
+	}
+	return true
+}
+
+// Embedder is a Provider whose upstream takes embeddings requests in a
+// shape of its own (Gemini's batchEmbedContents, Vertex AI's predict,
+// Bedrock's Titan and Cohere bodies), which the gateway makes.
+type Embedder interface {
+	// EmbedWire is the shape for model; nil when the model makes none.
+	EmbedWire(model string) *embeddings.Wire
+}
+
+// EmbedWire is p's shape of embeddings requests for model: nil for a
+// provider that takes OpenAI's own (or none).
+func EmbedWire(p Provider, model string) *embeddings.Wire {
+	if e, ok := p.(Embedder); ok {
+		return e.EmbedWire(model)
+	}
+	return nil
 }
 
 // Request is one upstream request, already in the provider's dialect.

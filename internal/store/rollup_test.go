@@ -30,7 +30,7 @@ func randomLedger(rng *rand.Rand, prefix string, n int) []store.Request {
 	// The inference endpoints the back-fill of 00007 names: those added
 	// since (Gemini's) have no records from before it.
 	endpoints := append(slices.Clone(store.InferenceEndpoints[:5]), "/v1/models", "/v1/models/{id}", "/v1/responses/{id}",
-		"/v1/embeddings", "", "")
+		"/v1/files", "", "")
 	keys := []string{"", "key_a", "key_b", "key_c", "key_d"}
 	providers := []string{"", "anthropic", "openai"}
 	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }

@@ -53,7 +53,7 @@ func TestUsageLeavesOutNonInference(t *testing.T) {
 		{ID: "req_list_401", Time: at(5), Endpoint: "/v1/models", Status: 401, ErrorType: "authentication_error", CostNanoUSD: zero},
 		{ID: "req_get", Time: at(6), KeyID: "key_a", Endpoint: "/v1/models/{id}", Status: 200, CostNanoUSD: zero},
 		{ID: "req_stored", Time: at(7), KeyID: "key_a", Endpoint: "/v1/responses/{id}", Status: 200, CostNanoUSD: zero},
-		{ID: "req_404", Time: at(8), Endpoint: "/v1/embeddings", Status: 404, ErrorType: "not_found_error", CostNanoUSD: zero},
+		{ID: "req_404", Time: at(8), Endpoint: "/v1/files", Status: 404, ErrorType: "not_found_error", CostNanoUSD: zero},
 		// Made before endpoints were recorded (as an older gateway's spill
 		// file replays them): a model-less success is a listing; the rest
 		// are usage, as they always were.

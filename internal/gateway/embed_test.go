@@ -1,0 +1,197 @@
+package gateway_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/cli"
+	"github.com/tollgate/tollgate/internal/config"
+	"github.com/tollgate/tollgate/internal/store"
+	"github.com/tollgate/tollgate/internal/upstreamtest"
+)
+
+// embedEnv is a gateway with embedding models on a fake OpenAI-compatible
+// upstream (emb: with usage in its answers; emb-bare: an upstream that
+// reports none), a model on an Anthropic provider, and a SQLite ledger.
+func embedEnv(t *testing.T) (*env, *upstreamtest.Server, *store.Store) {
+	t.Helper()
+	up := upstreamtest.New(func(r upstreamtest.Received) upstreamtest.Reply {
+		return upstreamtest.OpenAIEmbeddings(r, strings.HasPrefix(r.Path, "/bare/"))
+	})
+	t.Cleanup(up.Close)
+	db, rec := ledgerDB(t)
+	cfg, err := config.Parse([]byte(`
+providers:
+  - { name: oai, type: openai, base_url: "`+up.URL+`/v1", api_key: k }
+  - { name: bare, type: openai, base_url: "`+up.URL+`/bare/v1", api_key: k }
+  - { name: ant, type: anthropic, base_url: "`+up.URL+`", api_key: k }
+models:
+  - { name: emb, targets: [ { provider: oai, model: text-embedding-3-small } ], pricing: { input: "0.02", output: "0" } }
+  - { name: emb-bare, targets: [ { provider: bare, model: nomic-embed-text } ], pricing: { input: "0.02", output: "0" } }
+  - { name: emb-limited, targets: [ { provider: oai, model: text-embedding-3-small } ], limits: { tpm: 100 } }
+  - { name: claude, targets: [ { provider: ant, model: claude-x } ] }
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Store: db, Ledger: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(built.Handler)
+	t.Cleanup(func() { gw.Close(); built.Close(); rec.Close(context.Background()) })
+	return &env{t: t, gw: gw, logs: logs}, up, db
+}
+
+// waitRecord waits for the ledger record of request id.
+func waitRecord(t *testing.T, db *store.Store, id string) store.Request {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		r, err := db.RequestByID(context.Background(), id)
+		if err == nil {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ledger record for %s: %v", id, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// An embeddings request passes through with only its model rewritten; the
+// answer is relayed; the ledger records the endpoint, the input tokens
+// the upstream reported and their cost. An upstream that reports no usage
+// has the inputs counted locally, marked as estimated.
+func TestEmbeddingsPassthrough(t *testing.T) {
+	e, up, db := embedEnv(t)
+	body := `{"model": "emb", "input": ["hello world", "foo"], "encoding_format": "float", "dimensions": 4, "user": "u-1"}`
+	resp := e.do("POST", "/v1/embeddings", body, openAIAuth...)
+	got := readAll(t, resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, got)
+	}
+	sent := up.Last()
+	if sent.Path != "/v1/embeddings" {
+		t.Errorf("upstream path %q", sent.Path)
+	}
+	if want := strings.Replace(body, `"emb"`, `"text-embedding-3-small"`, 1); string(sent.Body) != want {
+		t.Errorf("upstream body:\n got %s\nwant %s", sent.Body, want)
+	}
+	data := gjson.GetBytes(got, "data").Array()
+	if len(data) != 2 || len(data[1].Get("embedding").Array()) != 4 {
+		t.Fatalf("answer: %s", got)
+	}
+	for i, text := range []string{"hello world", "foo"} {
+		want := upstreamtest.Embedding(text, 4)
+		for j, v := range data[i].Get("embedding").Array() {
+			if float32(v.Float()) != want[j] {
+				t.Fatalf("input %d value %d: %v, want %v", i, j, v.Float(), want[j])
+			}
+		}
+	}
+	r := waitRecord(t, db, resp.Header.Get("Tollgate-Request-Id"))
+	if r.Endpoint != "/v1/embeddings" || r.Input != 3 || r.Output != 0 || r.UsageEstimated || r.Stream ||
+		r.CostNanoUSD == nil || *r.CostNanoUSD != 60 || r.Lane != "passthrough" || r.UpstreamModel != "text-embedding-3-small" {
+		t.Errorf("record: %+v (cost %v)", r, r.CostNanoUSD)
+	}
+
+	resp = e.do("POST", "/v1/embeddings", `{"model":"emb-bare","input":["hello world","foo"]}`, openAIAuth...)
+	got = readAll(t, resp.Body)
+	if resp.StatusCode != 200 || gjson.GetBytes(got, "usage").Exists() {
+		t.Fatalf("bare upstream: status %d: %s", resp.StatusCode, got)
+	}
+	r = waitRecord(t, db, resp.Header.Get("Tollgate-Request-Id"))
+	if r.Input != 3 || !r.UsageEstimated || r.CostNanoUSD == nil || *r.CostNanoUSD != 60 {
+		t.Errorf("record of an answer without usage: %+v", r)
+	}
+}
+
+// Every input shape OpenAI takes reaches the upstream as it was sent.
+func TestEmbeddingsInputShapes(t *testing.T) {
+	e, up, _ := embedEnv(t)
+	for _, input := range []string{`"one text"`, `["a", "b", "c"]`, `[1, 2, 3]`, `[[1, 2], [3], [4, 5, 6]]`} {
+		resp := e.do("POST", "/v1/embeddings", `{"model":"emb","input":`+input+`,"encoding_format":"base64"}`, openAIAuth...)
+		got := readAll(t, resp.Body)
+		if resp.StatusCode != 200 {
+			t.Errorf("input %s: status %d: %s", input, resp.StatusCode, got)
+			continue
+		}
+		if s := gjson.GetBytes(up.Last().Body, "input").Raw; s != input {
+			t.Errorf("input %s reached the upstream as %s", input, s)
+		}
+		if gjson.GetBytes(got, "data.0.embedding").Type != gjson.String {
+			t.Errorf("input %s: base64 answer %s", input, got)
+		}
+	}
+}
+
+// Requests the gateway refuses, each in OpenAI's envelope with the
+// member at fault; none reaches the upstream.
+func TestEmbeddingsRefusals(t *testing.T) {
+	e, up, _ := embedEnv(t)
+	for _, c := range []struct {
+		body   string
+		status int
+		param  string
+		code   string
+	}{
+		{`{"model":"emb"}`, 400, "input", ""},
+		{`{"model":"emb","input":[]}`, 400, "input", ""},
+		{`{"model":"emb","input":["a", 1]}`, 400, "input", ""},
+		{`{"model":"emb","input":"a","encoding_format":"int8"}`, 400, "encoding_format", ""},
+		{`{"model":"emb","input":"a","dimensions":0}`, 400, "dimensions", ""},
+		{`{"input":"a"}`, 400, "model", ""},
+		{`{"model":"claude","input":"a"}`, 400, "model", "model_not_embedding"},
+		{`{"model":"nope","input":"a"}`, 404, "model", "model_not_found"},
+	} {
+		resp := e.do("POST", "/v1/embeddings", c.body, openAIAuth...)
+		got := readAll(t, resp.Body)
+		if resp.StatusCode != c.status || gjson.GetBytes(got, "error.param").String() != c.param ||
+			gjson.GetBytes(got, "error.type").String() != "invalid_request_error" ||
+			c.code != "" && gjson.GetBytes(got, "error.code").String() != c.code {
+			t.Errorf("%s: %d %s", c.body, resp.StatusCode, got)
+		}
+	}
+	if n := len(up.Requests()); n != 0 {
+		t.Errorf("%d refused requests reached the upstream", n)
+	}
+}
+
+// A model's tokens-per-minute limit counts an embeddings request's input
+// (and no output): requests fit until the window is spent, and one larger
+// than the limit is told to send less, not to lower an output limit.
+func TestEmbeddingsTokenLimit(t *testing.T) {
+	e, _, _ := embedEnv(t)
+	text := strings.Repeat("word ", 30) // 150 bytes: about 38 tokens reserved
+	resp := e.do("POST", "/v1/embeddings", `{"model":"emb-limited","input":"`+text+`"}`, openAIAuth...)
+	got := readAll(t, resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("first request: %d %s", resp.StatusCode, got)
+	}
+	remaining, _ := strconv.Atoi(resp.Header.Get("X-Ratelimit-Remaining-Tokens"))
+	if remaining <= 0 || remaining >= 100 {
+		t.Errorf("remaining tokens after the first request: %q", resp.Header.Get("X-Ratelimit-Remaining-Tokens"))
+	}
+	resp = e.do("POST", "/v1/embeddings", `{"model":"emb-limited","input":["`+text+`","`+text+`"]}`, openAIAuth...)
+	got = readAll(t, resp.Body)
+	if msg := gjson.GetBytes(got, "error.message").String(); resp.StatusCode != http.StatusTooManyRequests ||
+		gjson.GetBytes(got, "error.code").String() != "rate_limit_exceeded" || strings.Contains(msg, "max_") {
+		t.Errorf("over the limit: %d %s", resp.StatusCode, got)
+	}
+	text = strings.Repeat("word ", 90)
+	resp = e.do("POST", "/v1/embeddings", `{"model":"emb-limited","input":"`+text+`"}`, openAIAuth...)
+	got = readAll(t, resp.Body)
+	if msg := gjson.GetBytes(got, "error.message").String(); resp.StatusCode != http.StatusTooManyRequests ||
+		!strings.Contains(msg, "its input is estimated at") || strings.Contains(msg, "max_") {
+		t.Errorf("larger than the limit: %d %s", resp.StatusCode, got)
+	}
+}
