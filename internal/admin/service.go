@@ -545,7 +545,7 @@ func recordView(r store.Request) RequestRecord {
 		CostNanoUSD: r.CostNanoUSD, LatencyMS: r.LatencyMS, TTFBMS: r.TTFBMS, UpstreamMS: r.UpstreamMS,
 		OverheadMS: r.OverheadMS, ClientIP: r.ClientIP, UserAgent: r.UserAgent, Attempts: jsonx.Value("[]"),
 		UsageEstimated: r.UsageEstimated, CacheSavingsNanoUSD: r.CacheSavingsNano,
-		UserID: nullable(r.UserID), TeamID: nullable(r.TeamID), SessionID: nullable(r.SessionID)}
+		UserID: nullable(r.UserID), TeamID: nullable(r.TeamID), SessionID: nullable(r.SessionID), Units: r.Units, Unit: r.Unit}
 	if r.Attempts != "" {
 		v.Attempts = jsonx.Value(r.Attempts)
 	}

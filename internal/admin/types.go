@@ -100,6 +100,10 @@ type RequestRecord struct {
 	// cost more than cache reads saved; null when unknown (unpriced, or
 	// recorded before savings were).
 	CacheSavingsNanoUSD *int64 `json:"cache_savings_nano_usd"`
+	// Units is what the endpoint billed apart from tokens, of kind Unit:
+	// "image", "second", "character" or "query" (omitted when none).
+	Units int64  `json:"units,omitempty"`
+	Unit  string `json:"unit,omitempty"`
 	// UserID is the user the request was made for, TeamID the team it
 	// is charged to, SessionID the agent session the client named; null
 	// for none.

@@ -318,6 +318,10 @@ type Provider struct {
 	// account, so an id is only forwarded for the key that made it. Turn
 	// it on only when the account is one client's.
 	ForwardUnknownResponseIDs bool `yaml:"forward_unknown_response_ids"`
+	// Endpoints are more of OpenAI's endpoints the upstream serves than
+	// its type's own ("/v1/rerank" on a vLLM, Jina or Cohere-compatible
+	// server); the type says which it may be given.
+	Endpoints []string `yaml:"endpoints"`
 	// The cloud options: each provider type takes the ones it lists
 	// (ProviderType.Options) and refuses the others.
 	CloudOptions `yaml:",inline"`
@@ -447,12 +451,22 @@ type Prices struct {
 	CacheWrite1h Decimal `yaml:"cache_write_1h"`
 	// Reasoning prices reasoning tokens; unset, they cost as output.
 	Reasoning Decimal `yaml:"reasoning"`
+	// PerImage, PerSecond, PerCharacter and PerQuery price what some
+	// endpoints bill apart from tokens, in USD per unit: an image made
+	// (/v1/images/*), a second of audio (/v1/audio/transcriptions and
+	// translations), a character spoken (/v1/audio/speech), a search
+	// query (/v1/rerank).
+	PerImage     Decimal `yaml:"per_image"`
+	PerSecond    Decimal `yaml:"per_second"`
+	PerCharacter Decimal `yaml:"per_character"`
+	PerQuery     Decimal `yaml:"per_query"`
 }
 
 // byName lists the prices under their configuration names.
 func (p Prices) byName() map[string]Decimal {
 	return map[string]Decimal{"input": p.Input, "output": p.Output, "cache_read": p.CacheRead,
-		"cache_write_5m": p.CacheWrite5m, "cache_write_1h": p.CacheWrite1h, "reasoning": p.Reasoning}
+		"cache_write_5m": p.CacheWrite5m, "cache_write_1h": p.CacheWrite1h, "reasoning": p.Reasoning,
+		"per_image": p.PerImage, "per_second": p.PerSecond, "per_character": p.PerCharacter, "per_query": p.PerQuery}
 }
 
 // Decimal is a price as written: YAML numbers are kept as their text so
@@ -759,6 +773,15 @@ func (c *Config) validate(skip map[string]bool) error {
 					bad(path+"."+o, "is not an option of type %s", p.Type)
 				}
 			}
+			for j, e := range p.Endpoints {
+				if !slices.Contains(t.Endpoints, e) {
+					if len(t.Endpoints) == 0 {
+						bad(fmt.Sprintf("%s.endpoints[%d]", path, j), "is not an option of type %s", p.Type)
+					} else {
+						bad(fmt.Sprintf("%s.endpoints[%d]", path, j), "%q is not an endpoint type %s may serve (%s)", e, p.Type, strings.Join(t.Endpoints, ", "))
+					}
+				}
+			}
 			if p.ForwardUnknownResponseIDs && !t.KeepsResponses {
 				bad(path+".forward_unknown_response_ids", "is not an option of type %s: its upstream keeps no responses (only the Responses API types do)", p.Type)
 			}
@@ -876,7 +899,11 @@ func IsPattern(name string) bool { return strings.IndexByte(name, '*') >= 0 }
 func checkPrices(bad func(path, format string, args ...any), path string, prices map[string]Decimal) {
 	for _, name := range slices.Sorted(maps.Keys(prices)) {
 		if v := prices[name]; v != "" && !isPrice(v) {
-			bad(path+"."+name, "%q is not a price in USD per million tokens (a decimal like 3 or 0.075, at most 9 decimal places)", v)
+			unit := "per million tokens"
+			if strings.HasPrefix(name, "per_") {
+				unit = "per " + strings.TrimPrefix(name, "per_")
+			}
+			bad(path+"."+name, "%q is not a price in USD %s (a decimal like 3 or 0.075, at most 9 decimal places)", v, unit)
 		}
 	}
 }

@@ -26,6 +26,10 @@ type ProviderType struct {
 	// Options are the cloud options (Provider's region, project, …, by
 	// their YAML names) the type takes; any other that is set is refused.
 	Options []string
+	// Endpoints are the client endpoints a provider of the type may be
+	// said to serve besides its own (Provider.Endpoints); none: the
+	// option is refused.
+	Endpoints []string
 	// Check, when set, checks the type's own rules, reporting each broken
 	// one at its member ("region", "access_key_id").
 	Check func(p *Provider, bad func(member, format string, args ...any))

@@ -157,6 +157,18 @@ const (
 	// Embed turns inputs into vectors (OpenAI's /v1/embeddings). Its
 	// answers are whole, never streamed, and cost input tokens only.
 	Embed
+	// The rest of OpenAI's API, passed through to upstreams that serve it
+	// (no translator speaks them): legacy completions, moderations,
+	// images, speech, transcription and translation of audio, and
+	// reranking (Cohere's and Jina's shape).
+	Complete
+	Moderate
+	GenerateImage
+	EditImage
+	Speak
+	Transcribe
+	TranslateAudio
+	Rerank
 )
 
 // Endpoint is one route a dialect's clients call: POST Path.
@@ -169,7 +181,21 @@ type Endpoint struct {
 	// Fields, when set, replaces the dialect's Fields for this endpoint
 	// (an operation whose body is not a conversation).
 	Fields *Fields
+	// Multipart: the body is multipart/form-data (a file upload), read as
+	// a stream, its model in a form field.
+	Multipart bool
+	// Usage, when set, reads a whole answer's usage in place of the
+	// dialect's; Unmetered: the answer is not JSON (audio) and is relayed
+	// unread. RequestUsage reads what the request itself is billed by
+	// (the characters to speak).
+	Usage        func(u *meter.Usage, answer []byte)
+	Unmetered    bool
+	RequestUsage func(u *meter.Usage, body []byte)
 }
+
+// PassThroughOnly reports whether op is served only by upstreams that
+// take it as the client sent it.
+func (op Op) PassThroughOnly() bool { return op >= Complete }
 
 // Address is what the path of a URL-addressed request says.
 type Address struct {

@@ -16,8 +16,9 @@ import (
 // OpenAI is the Chat Completions API: POST /v1/chat/completions, data-only
 // SSE ending in [DONE].
 var Chat = &Dialect{
-	Name:      "openai",
-	Endpoints: []Endpoint{{Path: "/v1/chat/completions", Op: Generate}, {Path: "/v1/embeddings", Op: Embed, Fields: &embedFields}},
+	Name: "openai",
+	Endpoints: append([]Endpoint{{Path: "/v1/chat/completions", Op: Generate}, {Path: "/v1/embeddings", Op: Embed, Fields: &embedFields}},
+		openAIEndpoints...),
 	Fields: Fields{Conversation: "messages", MaxOutput: []string{"max_completion_tokens", "max_tokens"}, Choices: "n",
 		Keep: []string{"stream_options", "prompt_cache_key", "user", "tools"}},
 	Prepare: prepareOpenAI,
@@ -55,6 +56,32 @@ var Chat = &Dialect{
 	CountPrompt: countChatPrompt,
 	Unpriced:    chatUnpriced,
 	Session:     chatSession,
+}
+
+// openAIEndpoints are the rest of OpenAI's API that the gateway passes
+// through, metered, to upstreams that serve them.
+var openAIEndpoints = []Endpoint{
+	// stream_options first: prepareOpenAI reads Kept(0).
+	{Path: "/v1/completions", Op: Complete, Fields: &Fields{Conversation: "prompt", ConversationString: true,
+		MaxOutput: []string{"max_tokens"}, Choices: "n", Keep: []string{"stream_options"}}},
+	{Path: "/v1/moderations", Op: Moderate, Fields: &Fields{}},
+	{Path: "/v1/images/generations", Op: GenerateImage, Fields: &Fields{Choices: "n"}, Usage: openai.ImagesUsage},
+	{Path: "/v1/images/edits", Op: EditImage, Multipart: true, Usage: openai.ImagesUsage},
+	{Path: "/v1/audio/speech", Op: Speak, Fields: &Fields{}, Unmetered: true, RequestUsage: openai.SpeechCharacters},
+	{Path: "/v1/audio/transcriptions", Op: Transcribe, Multipart: true, Usage: openai.TranscriptionUsage},
+	{Path: "/v1/audio/translations", Op: TranslateAudio, Multipart: true, Usage: openai.TranscriptionUsage},
+	{Path: "/v1/rerank", Op: Rerank, Fields: &Fields{}, Usage: openai.RerankUsage},
+}
+
+// OpenAIEndpoint is the endpoint of OpenAI's API at path ("/v1/rerank")
+// that upstreams serve beyond chat, nil for none.
+func OpenAIEndpoint(path string) *Endpoint {
+	for i := range openAIEndpoints {
+		if openAIEndpoints[i].Path == path {
+			return &openAIEndpoints[i]
+		}
+	}
+	return nil
 }
 
 // embedFields are what the gateway reads of an embeddings request without

@@ -44,6 +44,8 @@ type call struct {
 	fields *dialect.Fields
 	// embed is an embeddings request, read (embed.go).
 	embed *embeddings.Request
+	// ep is the endpoint called; nil for a URL-addressed request.
+	ep *dialect.Endpoint
 }
 
 // modelEndpoint serves an endpoint that names a model: it reads and checks
@@ -63,8 +65,16 @@ func (g *Gateway) serveModel(w http.ResponseWriter, r *http.Request, x *exchange
 	}
 	c.op = ep.Op
 	d := x.dialect
-	if ep.Op == dialect.Embed {
+	if addr == nil {
+		c.ep = &ep
+	}
+	switch {
+	case ep.Op == dialect.Embed:
 		if err := g.readEmbed(&c); err != nil {
+			return err
+		}
+	case ep.Op.PassThroughOnly():
+		if err := g.checkPassTargets(&c, ep.Path); err != nil {
 			return err
 		}
 	}

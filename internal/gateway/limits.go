@@ -86,10 +86,13 @@ func (g *Gateway) admitScopes(c *call, count bool) error {
 		return nil
 	}
 	input, output, defaulted := reservation(m, body, &c.s)
-	if c.op == dialect.Embed {
-		output, defaulted = 0, 0 // embeddings cost their input only
+	inputOnly := c.op == dialect.Embed || c.op.PassThroughOnly() && c.op != dialect.Complete
+	if inputOnly {
+		// Embeddings cost their input only; images, audio, moderations and
+		// reranking are billed by what they make, which no request bounds.
+		output, defaulted = 0, 0
 	}
-	req := &limiter.Request{ID: x.id, Scopes: scopes, Tokens: input + output, OutputDefault: defaulted, InputOnly: c.op == dialect.Embed}
+	req := &limiter.Request{ID: x.id, Scopes: scopes, Tokens: input + output, OutputDefault: defaulted, InputOnly: inputOnly}
 	if f := x.dialect.Fields.MaxOutput; len(f) > 0 && !req.InputOnly {
 		req.OutputParam = f[0]
 	}

@@ -83,7 +83,8 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	case c.keepsAnswer():
 		return g.relayKept(c, resp, d.Usage)
 	default:
-		return g.relayBody(c.w, x, resp, d.Usage)
+		defer c.requestUsage()
+		return g.relayBody(c.w, x, resp, c.answerUsage(d))
 	}
 }
 

@@ -17,7 +17,7 @@ func Row(r *outcome.Request) store.Request {
 		Model: r.Model, CanonicalModel: r.Canonical, Provider: r.Provider,
 		UpstreamModel: r.UpstreamModel, Lane: r.Lane, Stream: r.Stream, Status: r.Status, ErrorType: r.ErrorType,
 		Input: r.Usage.Input, CacheRead: r.Usage.CacheRead, CacheWrite5m: r.Usage.CacheWrite5m,
-		CacheWrite1h: r.Usage.CacheWrite1h, Output: r.Usage.Output, Reasoning: r.Usage.Reasoning,
+		CacheWrite1h: r.Usage.CacheWrite1h, Output: r.Usage.Output, Reasoning: r.Usage.Reasoning, Units: r.Usage.Units, Unit: r.Usage.Unit,
 		LatencyMS: ms(r.Latency), TTFBMS: ms(r.FirstByte), UpstreamMS: ms(r.Upstream), OverheadMS: ms(r.Overhead()),
 		ClientIP: r.ClientIP, UserAgent: r.UserAgent, Attempts: attemptsJSON(r.Attempts), UsageEstimated: r.UsageEstimated,
 	}

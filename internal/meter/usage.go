@@ -19,7 +19,21 @@ type Usage struct {
 	CacheWrite1h int64 // input tokens written to the cache with the 1-hour TTL
 	Output       int64 // output tokens, reasoning included
 	Reasoning    int64 // of Output, tokens spent on reasoning/thinking
+
+	// Units counts what an endpoint bills apart from tokens, of kind Unit
+	// (one of the Unit constants): images made, seconds of audio
+	// transcribed, characters spoken, search queries ranked.
+	Units int64  `json:",omitzero"`
+	Unit  string `json:",omitzero"`
 }
+
+// The kinds of Usage.Units.
+const (
+	UnitImage     = "image"
+	UnitSecond    = "second"
+	UnitCharacter = "character"
+	UnitQuery     = "query"
+)
 
 // TotalInput is every input token, cached or not.
 func (u Usage) TotalInput() int64 { return u.Input + u.CacheRead + u.CacheWrite5m + u.CacheWrite1h }

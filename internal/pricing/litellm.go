@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,20 @@ type liteLLMEntry struct {
 	OutputAbove200k    json.Number `json:"output_cost_per_token_above_200k_tokens"`
 	CacheReadAbove200k json.Number `json:"cache_read_input_token_cost_above_200k_tokens"`
 	CacheWriteAbove200 json.Number `json:"cache_creation_input_token_cost_above_200k_tokens"`
+	// Per-unit prices of the endpoints billed apart from tokens (USD per
+	// unit); an image or a second is priced on input or on output.
+	InputImage     json.Number `json:"input_cost_per_image"`
+	OutputImage    json.Number `json:"output_cost_per_image"`
+	InputSecond    json.Number `json:"input_cost_per_second"`
+	OutputSecond   json.Number `json:"output_cost_per_second"`
+	InputCharacter json.Number `json:"input_cost_per_character"`
+	InputQuery     json.Number `json:"input_cost_per_query"`
+}
+
+// unitPrices are the entry's per-unit prices as Prices takes them (USD
+// per million units), each the first of its kind given.
+func (e liteLLMEntry) unitPrices() (image, second, character, query json.Number) {
+	return cmp.Or(e.OutputImage, e.InputImage), cmp.Or(e.InputSecond, e.OutputSecond), e.InputCharacter, e.InputQuery
 }
 
 // Skipped is a member of a price file that priced nothing, and why.
@@ -82,7 +97,7 @@ func ParseLiteLLM(data []byte) (*Catalogue, []Skipped, error) {
 			skipped = append(skipped, Skipped{id, "not an object of prices: " + err.Error()})
 			continue
 		}
-		if e.Input == "" {
+		if image, second, character, query := e.unitPrices(); e.Input == "" && image+second+character+query == "" {
 			skipped = append(skipped, Skipped{id, "no input_cost_per_token"})
 			continue
 		}
@@ -144,6 +159,24 @@ func (e liteLLMEntry) prices() (p *Prices, rounded []string, err error) {
 	}
 	if p, err = Parse(texts[0], texts[1], texts[2], texts[3], texts[4], texts[5]); err != nil {
 		return nil, nil, err
+	}
+	image, second, character, query := e.unitPrices()
+	for _, u := range []struct {
+		name string
+		v    json.Number
+		dst  *Price
+	}{{"cost_per_image", image, &p.Image}, {"cost_per_second", second, &p.Second}, {"input_cost_per_character", character, &p.Character},
+		{"input_cost_per_query", query, &p.Query}} {
+		t, err := convert(u.name, u.v) // USD per unit as per million units, as token prices
+		if err != nil {
+			return nil, nil, err
+		}
+		if t == "" {
+			continue
+		}
+		if *u.dst, err = ParsePrice(t); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", u.name, err)
+		}
 	}
 	if e.InputAbove200k != "" || e.OutputAbove200k != "" {
 		tier := make([]string, 4)

@@ -152,3 +152,34 @@ func TestPerMillionRounding(t *testing.T) {
 		}
 	}
 }
+
+// Models priced per unit, not per token (images, audio, rerank), are read
+// with their unit prices.
+func TestLiteLLMUnitPrices(t *testing.T) {
+	c, skipped, err := ParseLiteLLM([]byte(`{
+  "dall-e-3": {"litellm_provider": "openai", "mode": "image_generation", "output_cost_per_image": 0.04},
+  "whisper-1": {"litellm_provider": "openai", "mode": "audio_transcription", "input_cost_per_second": 0.0001},
+  "tts-1": {"litellm_provider": "openai", "mode": "audio_speech", "input_cost_per_character": 1.5e-05},
+  "rerank-v3.5": {"litellm_provider": "cohere", "mode": "rerank", "input_cost_per_query": 0.002},
+  "nothing": {"litellm_provider": "openai", "mode": "chat"}
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(skipped) != 1 || skipped[0].Model != "nothing" {
+		t.Errorf("skipped: %v", skipped)
+	}
+	for model, want := range map[string]struct {
+		u    meter.Usage
+		cost int64
+	}{
+		"dall-e-3":    {meter.Usage{Units: 2, Unit: meter.UnitImage}, 80_000_000},
+		"whisper-1":   {meter.Usage{Units: 600, Unit: meter.UnitSecond}, 60_000_000},
+		"tts-1":       {meter.Usage{Units: 4000, Unit: meter.UnitCharacter}, 60_000_000},
+		"rerank-v3.5": {meter.Usage{Units: 40, Unit: meter.UnitQuery}, 80_000_000},
+	} {
+		if got, err := c.Lookup(model).Cost(want.u); err != nil || got != want.cost {
+			t.Errorf("%s: %d %v, want %d", model, got, err, want.cost)
+		}
+	}
+}

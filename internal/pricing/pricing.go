@@ -72,6 +72,11 @@ type Prices struct {
 	CacheWrite5m Price
 	CacheWrite1h Price
 	Reasoning    Price
+	// Image, Second, Character and Query price what some endpoints bill
+	// apart from tokens (meter.Usage.Units), per image made, second of
+	// audio, character spoken, search query; held per million units, as
+	// token prices are (ParseUnitPrice).
+	Image, Second, Character, Query Price
 	// LongPrompt, when set, replaces these prices for a whole request
 	// whose prompt (input, cache reads and cache writes) is longer than
 	// its threshold, as some providers price long prompts higher.
@@ -116,8 +121,68 @@ func (p *Prices) Cost(u meter.Usage) (int64, error) {
 		}
 		acc.addMul(uint64(b.tokens), uint64(b.price.nano))
 	}
+	if u.Units > 0 {
+		// Units without a price of their own are what the tokens already
+		// bill (gpt-image-1's images are its output tokens); without
+		// tokens either, the cost is unknown.
+		switch price := p.unitPrice(u.Unit); {
+		case price.set:
+			acc.addMul(uint64(u.Units), uint64(price.nano))
+		case u.TotalInput() == 0 && u.Output == 0:
+			return 0, ErrUnpriced
+		}
+	}
 	// Σ tokens × nano-USD per million tokens, divided by a million, once.
 	return acc.divRound(1_000_000)
+}
+
+// unitPrice is the price of one kind of meter.Usage.Units.
+func (p *Prices) unitPrice(unit string) Price {
+	switch unit {
+	case meter.UnitImage:
+		return p.Image
+	case meter.UnitSecond:
+		return p.Second
+	case meter.UnitCharacter:
+		return p.Character
+	case meter.UnitQuery:
+		return p.Query
+	}
+	return Price{}
+}
+
+// ParseUnitPrice reads a price in USD per unit (an image, a second…),
+// such as "0.04", into a Price held per million units.
+func ParseUnitPrice(s string) (Price, error) {
+	p, err := ParsePrice(s)
+	if err != nil {
+		return Price{}, err
+	}
+	if p.nano > math.MaxInt64/1_000_000 {
+		return Price{}, fmt.Errorf("price %q: too large", s)
+	}
+	p.nano *= 1_000_000
+	return p, nil
+}
+
+// SetUnits sets the per-unit prices from decimal texts in USD per unit;
+// empty leaves one unset.
+func (p *Prices) SetUnits(image, second, character, query string) error {
+	for _, f := range []struct {
+		name string
+		s    string
+		dst  *Price
+	}{{"per_image", image, &p.Image}, {"per_second", second, &p.Second}, {"per_character", character, &p.Character}, {"per_query", query, &p.Query}} {
+		if f.s == "" {
+			continue
+		}
+		v, err := ParseUnitPrice(f.s)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		*f.dst = v
+	}
+	return nil
 }
 
 // pricesFor is the prices that apply to u: the long-prompt tier's (completed

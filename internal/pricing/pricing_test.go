@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/api/anthropic"
@@ -170,5 +171,38 @@ func TestWorstCaseOfAnySize(t *testing.T) {
 	}
 	if _, err := (&Prices{Input: MustPrice("1")}).WorstCase(-1, -1); err != ErrUnpriced {
 		t.Errorf("unpriced, negative counts: %v", err)
+	}
+}
+
+// Units (images, seconds, characters, queries) cost their per-unit price,
+// on top of the tokens; units of a kind without a price are unpriced.
+func TestUnitCost(t *testing.T) {
+	p, err := Parse("2.50", "10", "", "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetUnits("0.04", "0.0001", "0.000015", "0.002"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		u    meter.Usage
+		want int64
+	}{
+		{meter.Usage{Units: 3, Unit: meter.UnitImage}, 120_000_000},
+		{meter.Usage{Input: 1000, Units: 2, Unit: meter.UnitImage}, 2_500_000 + 80_000_000},
+		{meter.Usage{Units: 61, Unit: meter.UnitSecond}, 6_100_000},
+		{meter.Usage{Units: 1000, Unit: meter.UnitCharacter}, 15_000_000},
+		{meter.Usage{Units: 1, Unit: meter.UnitQuery}, 2_000_000},
+	} {
+		if got, err := p.Cost(c.u); err != nil || got != c.want {
+			t.Errorf("%+v: %d %v, want %d", c.u, got, err, c.want)
+		}
+	}
+	bare, _ := Parse("1", "1", "", "", "", "")
+	if _, err := bare.Cost(meter.Usage{Units: 1, Unit: meter.UnitImage}); err != ErrUnpriced {
+		t.Errorf("an image without a price: %v", err)
+	}
+	if err := p.SetUnits("x", "", "", ""); err == nil || !strings.Contains(err.Error(), "per_image") {
+		t.Errorf("a bad per-unit price: %v", err)
 	}
 }

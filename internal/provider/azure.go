@@ -76,6 +76,8 @@ func newAzure(p config.Provider, d *dialect.Dialect) (Provider, error) {
 				op += "/compact"
 			case r.Op == dialect.Embed && d == dialect.Chat:
 				op = "/embeddings"
+			case azurePaths[r.Op] != "" && d == dialect.Chat:
+				op = azurePaths[r.Op]
 			case r.Op != dialect.Generate:
 				return nil, false
 			}
@@ -91,4 +93,15 @@ func newAzure(p config.Provider, d *dialect.Dialect) (Provider, error) {
 			return &u, true
 		},
 	})
+}
+
+// azurePaths are the endpoints Azure OpenAI serves beside chat and
+// embeddings, per deployment (it has no moderations).
+var azurePaths = map[dialect.Op]string{
+	dialect.Complete:       "/completions",
+	dialect.GenerateImage:  "/images/generations",
+	dialect.EditImage:      "/images/edits",
+	dialect.Speak:          "/audio/speech",
+	dialect.Transcribe:     "/audio/transcriptions",
+	dialect.TranslateAudio: "/audio/translations",
 }

@@ -384,6 +384,13 @@ var freePrices = func() *pricing.Prices {
 }()
 
 func parsePrices(c config.Prices) (*pricing.Prices, error) {
-	return pricing.Parse(string(c.Input), string(c.Output), string(c.CacheRead),
+	p, err := pricing.Parse(string(c.Input), string(c.Output), string(c.CacheRead),
 		string(c.CacheWrite5m), string(c.CacheWrite1h), string(c.Reasoning))
+	if err != nil {
+		return nil, err
+	}
+	if err := p.SetUnits(string(c.PerImage), string(c.PerSecond), string(c.PerCharacter), string(c.PerQuery)); err != nil {
+		return nil, err
+	}
+	return p, nil
 }

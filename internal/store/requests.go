@@ -66,14 +66,18 @@ type Request struct {
 	// SessionID the agent session the client named (Claude Code's session
 	// id); "" for none.
 	UserID, TeamID, SessionID string
+	// Units is what the endpoint billed apart from tokens, of kind Unit
+	// (meter's Unit constants: image, second, character, query; "" none).
+	Units int64
+	Unit  string
 }
 
 const requestColumns = "id, time, key_id, client_protocol, model, provider, upstream_model, lane, stream, status, error_type, " +
 	"input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reasoning_tokens, " +
 	"cost_nano_usd, latency_ms, ttfb_ms, upstream_ms, overhead_ms, client_ip, user_agent, attempts, usage_estimated, " +
-	"endpoint, canonical_model, cache_savings_nano, user_id, team_id, session_id"
+	"endpoint, canonical_model, cache_savings_nano, user_id, team_id, session_id, units, unit"
 
-const requestColumnCount = 32
+const requestColumnCount = 34
 
 // maxChunkRows bounds the rows of one INSERT (SQLite and PostgreSQL both
 // cap the parameters of a statement).
@@ -179,7 +183,7 @@ func appendRequestArgs(args []any, r *Request) []any {
 	return append(args, r.ID, r.Time.UnixMilli(), key, r.ClientProtocol, r.Model, r.Provider, r.UpstreamModel,
 		r.Lane, r.Stream, r.Status, r.ErrorType, r.Input, r.CacheRead, r.CacheWrite5m, r.CacheWrite1h,
 		r.Output, r.Reasoning, cost, r.LatencyMS, r.TTFBMS, r.UpstreamMS, r.OverheadMS, r.ClientIP, r.UserAgent, orEmptyList(r.Attempts),
-		r.UsageEstimated, r.Endpoint, r.CanonicalModel, saved, r.UserID, r.TeamID, r.SessionID)
+		r.UsageEstimated, r.Endpoint, r.CanonicalModel, saved, r.UserID, r.TeamID, r.SessionID, r.Units, r.Unit)
 }
 
 // insertChunk runs one multi-row INSERT of chunk and appends the records
@@ -371,7 +375,7 @@ func scanRequests(rows *sql.Rows) ([]Request, error) {
 		if err := rows.Scan(&r.ID, &ms, &key, &r.ClientProtocol, &r.Model, &r.Provider, &r.UpstreamModel, &r.Lane,
 			&r.Stream, &r.Status, &r.ErrorType, &r.Input, &r.CacheRead, &r.CacheWrite5m, &r.CacheWrite1h, &r.Output,
 			&r.Reasoning, &cost, &r.LatencyMS, &r.TTFBMS, &r.UpstreamMS, &r.OverheadMS, &r.ClientIP, &r.UserAgent, &r.Attempts,
-			&r.UsageEstimated, &r.Endpoint, &r.CanonicalModel, &saved, &r.UserID, &r.TeamID, &r.SessionID); err != nil {
+			&r.UsageEstimated, &r.Endpoint, &r.CanonicalModel, &saved, &r.UserID, &r.TeamID, &r.SessionID, &r.Units, &r.Unit); err != nil {
 			return nil, err
 		}
 		r.Time = time.UnixMilli(ms).UTC()

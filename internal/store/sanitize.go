@@ -30,7 +30,7 @@ const clipMarker = "…"
 // SanitizeRequest(SanitizeRequest(r)) == SanitizeRequest(r).
 func SanitizeRequest(rec Request) Request {
 	for _, f := range []*string{&rec.ID, &rec.KeyID, &rec.ClientProtocol, &rec.Endpoint, &rec.Model, &rec.CanonicalModel, &rec.Provider,
-		&rec.UpstreamModel, &rec.Lane, &rec.ErrorType, &rec.ClientIP, &rec.UserAgent, &rec.UserID, &rec.TeamID, &rec.SessionID} {
+		&rec.UpstreamModel, &rec.Lane, &rec.ErrorType, &rec.ClientIP, &rec.UserAgent, &rec.UserID, &rec.TeamID, &rec.SessionID, &rec.Unit} {
 		*f = cleanField(*f)
 	}
 	rec.Attempts = cleanAttempts(rec.Attempts)

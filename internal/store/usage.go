@@ -57,7 +57,8 @@ func (s *Store) rollupFilter(d *dimension, t rollupTable, id string, from, to in
 // audit trail, but cost nothing and are no one's usage.
 var inferenceEndpoints = []string{
 	"/v1/messages", "/v1/messages/count_tokens", "/v1/chat/completions", "/v1/responses", "/v1/responses/input_tokens",
-	"/v1/responses/compact", "/v1/embeddings",
+	"/v1/responses/compact", "/v1/embeddings", "/v1/completions", "/v1/moderations", "/v1/images/generations", "/v1/images/edits",
+	"/v1/audio/speech", "/v1/audio/transcriptions", "/v1/audio/translations", "/v1/rerank",
 	"/v1beta/models/{model}:generateContent", "/v1beta/models/{model}:streamGenerateContent", "/v1beta/models/{model}:countTokens",
 	"/v1/models/{model}:generateContent", "/v1/models/{model}:streamGenerateContent", "/v1/models/{model}:countTokens",
 }

@@ -1,0 +1,90 @@
+package sdk_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/tollgate/tollgate/internal/gatewaytest"
+	"github.com/tollgate/tollgate/internal/upstreamtest"
+)
+
+const openAIEndpointsConfig = `
+providers:
+  - { name: oai, type: openai, base_url: %q, api_key: %q }
+models:
+  - { name: instruct, targets: [ { provider: oai, model: gpt-3.5-turbo-instruct } ], pricing: { input: "1.50", output: "2" } }
+  - { name: moderation, targets: [ { provider: oai, model: omni-moderation-latest } ], pricing: { input: "0", output: "0" } }
+  - { name: dalle, targets: [ { provider: oai, model: dall-e-3 } ], pricing: { per_image: "0.04" } }
+  - { name: tts, targets: [ { provider: oai, model: tts-1 } ], pricing: { per_character: "0.000015" } }
+`
+
+// openai-go's completions, moderations, image generation and speech
+// through the gateway, each recorded with its usage and cost.
+func TestOpenAIOtherEndpoints(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, func(r upstreamtest.Received) upstreamtest.Reply {
+		if r.Header.Get("Authorization") != "Bearer "+upstreamKey {
+			return upstreamtest.Reply{Status: 401, Body: []byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}`)}
+		}
+		return upstreamtest.OpenAIEndpoints(r)
+	})
+	base := gatewaytest.StartDB(t, fmt.Sprintf(openAIEndpointsConfig, up.URL+"/v1", upstreamKey), masterKey)
+	client := openAIClient(base)
+	ctx := callContext(t)
+
+	cmpl, err := client.Completions.New(ctx, openai.CompletionNewParams{Model: "instruct",
+		Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String("Say hello")}, MaxTokens: openai.Int(7)})
+	if err != nil || cmpl.Choices[0].Text != " world" || cmpl.Usage.PromptTokens != 5 || cmpl.Usage.CompletionTokens != 7 {
+		t.Errorf("completion: %v %+v", err, cmpl)
+	}
+	mod, err := client.Moderations.New(ctx, openai.ModerationNewParams{Model: "moderation",
+		Input: openai.ModerationNewParamsInputUnion{OfString: openai.String("some text")}})
+	if err != nil || len(mod.Results) != 1 || mod.Results[0].Flagged {
+		t.Errorf("moderation: %v %+v", err, mod)
+	}
+	img, err := client.Images.Generate(ctx, openai.ImageGenerateParams{Model: "dalle", Prompt: "a cat", N: openai.Int(2)})
+	if err != nil || len(img.Data) != 2 || img.Data[0].B64JSON != "aW1hZ2U=" {
+		t.Errorf("images: %v %+v", err, img)
+	}
+	speech, err := client.Audio.Speech.New(ctx, openai.AudioSpeechNewParams{Model: "tts", Input: "Hello there", Voice: openai.AudioSpeechNewParamsVoiceUnion{OfString: openai.String("alloy")}})
+	if err != nil {
+		t.Fatalf("speech: %v", err)
+	}
+	audio, _ := io.ReadAll(speech.Body)
+	speech.Body.Close()
+	if !bytes.Equal(audio, upstreamtest.SpeechAudio) {
+		t.Errorf("speech: %q", audio)
+	}
+
+	want := map[string]struct {
+		input, output float64
+		units         float64
+		cost          float64
+	}{
+		"/v1/completions":        {5, 7, 0, 5*1500 + 7*2000},
+		"/v1/moderations":        {0, 0, 0, 0},
+		"/v1/images/generations": {0, 0, 2, 80_000_000},
+		"/v1/audio/speech":       {0, 0, 11, 11 * 15000},
+	}
+	records := ledgerRecords(t, base)
+	for _, r := range records {
+		w, ok := want[r["endpoint"].(string)]
+		if !ok {
+			t.Errorf("unexpected record %v", r)
+			continue
+		}
+		tokens := r["tokens"].(map[string]any)
+		units, _ := r["units"].(float64)
+		if tokens["input"] != w.input || tokens["output"] != w.output || units != w.units || r["cost_nano_usd"] != w.cost {
+			t.Errorf("%s: tokens %v units %v cost %v, want %+v", r["endpoint"], tokens, units, r["cost_nano_usd"], w)
+		}
+		delete(want, r["endpoint"].(string))
+	}
+	if len(want) > 0 {
+		t.Errorf("no record of %v", want)
+	}
+}
