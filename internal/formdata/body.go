@@ -102,6 +102,7 @@ type body struct {
 	out         bytes.Buffer
 	next        int       // the next kept part to replay
 	cur         io.Reader // the current part's contents
+	live        bool      // cur is the client's body, not a part kept aside
 	err         error
 }
 
@@ -117,7 +118,10 @@ func (b *body) Read(p []byte) (int, error) {
 				err = nil
 			} else if err != nil {
 				b.cur = nil
-				b.err = b.f.src.classify(err)
+				b.err = err // the spill file's
+				if b.live {
+					b.err = b.f.src.classify(err)
+				}
 			}
 			if n > 0 || err != nil {
 				return n, b.err
@@ -137,6 +141,7 @@ func (b *body) step() error {
 	if b.next < len(b.f.kept) {
 		k := b.f.kept[b.next]
 		b.next++
+		b.live = false
 		h, content := b.f.replay(k, b.name, b.value)
 		b.mw.CreatePart(h)
 		if k.file {
@@ -162,11 +167,12 @@ func (b *body) step() error {
 	if err != nil {
 		return err
 	}
-	b.cur = p
+	b.cur, b.live = p, true
 	h := p.Header
 	if !file && name == b.name {
 		h = replaced(h)
-		b.cur = strings.NewReader(b.value) // the client's value is skipped by the next part
+		// The client's value is skipped when the next part is opened.
+		b.cur, b.live = strings.NewReader(b.value), false
 	}
 	b.mw.CreatePart(h)
 	return nil

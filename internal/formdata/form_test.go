@@ -413,3 +413,22 @@ func (r *smallReader) Read(p []byte) (int, error) {
 	r.s = r.s[n:]
 	return n, nil
 }
+
+// TestCloseBeforeBody: a Body read after Close fails, and not as the
+// client's fault.
+func TestCloseBeforeBody(t *testing.T) {
+	dir := t.TempDir()
+	orig := encode(t, file("file", "a.mp3", "audio/mpeg", strings.Repeat("A", 5000)), field("model", "m"))
+	f, err := Read(context.Background(), strings.NewReader(orig), testBoundary, "model", Limits{Memory: 100, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := f.Body("model", "n")
+	f.Close()
+	assertEmpty(t, dir)
+	_, err = io.Copy(io.Discard, body)
+	var fe *Error
+	if err == nil || errors.As(err, &fe) {
+		t.Errorf("reading Body after Close: %v", err)
+	}
+}

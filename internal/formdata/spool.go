@@ -14,10 +14,18 @@ type spool struct {
 	mem   []byte
 	file  *os.File
 	size  int64
+	gone  bool // closed: nothing can be read back
 }
 
 func (s *spool) Write(p []byte) (int, error) {
 	if s.file == nil && s.size+int64(len(p)) <= s.limit {
+		if need := len(s.mem) + len(p); need > cap(s.mem) {
+			// Double up to the limit: append grows big slices by a
+			// quarter, which allocates five times the final size.
+			m := make([]byte, len(s.mem), min(max(2*cap(s.mem), need, 4096), int(s.limit)))
+			copy(m, s.mem)
+			s.mem = m
+		}
 		s.mem = append(s.mem, p...)
 		s.size += int64(len(p))
 		return len(p), nil
@@ -40,6 +48,9 @@ func (s *spool) Write(p []byte) (int, error) {
 
 // section reads back n bytes written at off.
 func (s *spool) section(off, n int64) io.Reader {
+	if s.gone {
+		return errReader{os.ErrClosed}
+	}
 	if s.file != nil {
 		return io.NewSectionReader(s.file, off, n)
 	}
@@ -48,7 +59,7 @@ func (s *spool) section(off, n int64) io.Reader {
 
 // close removes the file, if any; it may be called more than once.
 func (s *spool) close() error {
-	s.mem = nil
+	s.mem, s.gone = nil, true
 	if s.file == nil {
 		return nil
 	}
