@@ -58,7 +58,8 @@ type Form struct {
 //
 // A malformed body, a non-file field over MaxField or too many parts is an
 // *Error. An error reading body is returned as it is, and so is ctx's error
-// when ctx ends while the body is read (here or later through Body).
+// when ctx ends while the body is read (here or later through Body), and an
+// error writing the spill file. On error nothing is left on disk.
 func Read(ctx context.Context, body io.Reader, boundary string, want string, lim Limits) (*Form, error) {
 	lim = lim.withDefaults()
 	src := &source{ctx: ctx, r: body}
@@ -92,6 +93,9 @@ func (f *Form) read(want string) error {
 		if file {
 			k.off = f.spool.size
 			k.n, err = io.CopyBuffer(&f.spool, p, buf)
+			if f.spool.err != nil {
+				return f.spool.err // the server's disk, not the client's form
+			}
 			if err != nil {
 				return f.src.classify(err)
 			}

@@ -382,7 +382,7 @@ func TestContextCancelled(t *testing.T) {
 	}
 
 	ctx, cancel = context.WithCancel(context.Background())
-	f, err := Read(ctx, iotestOneByte(orig), testBoundary, "model", Limits{})
+	f, err := Read(ctx, smallReads(orig), testBoundary, "model", Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,9 +397,9 @@ func TestContextCancelled(t *testing.T) {
 	}
 }
 
-// iotestOneByte reads s in small pieces, so that the body is not read whole
+// smallReads reads s in small pieces, so that the body is not read whole
 // by the first read.
-func iotestOneByte(s string) io.Reader {
+func smallReads(s string) io.Reader {
 	return &smallReader{s: s}
 }
 
@@ -431,4 +431,38 @@ func TestCloseBeforeBody(t *testing.T) {
 	if err == nil || errors.As(err, &fe) {
 		t.Errorf("reading Body after Close: %v", err)
 	}
+}
+
+// TestSpillFails: a spill file that cannot be written is the server's
+// error, not a malformed form.
+func TestSpillFails(t *testing.T) {
+	orig := encode(t, file("file", "a.mp3", "audio/mpeg", strings.Repeat("A", 5000)), field("model", "m"))
+	_, err := Read(context.Background(), strings.NewReader(orig), testBoundary, "model",
+		Limits{Memory: 100, Dir: t.TempDir() + "/missing"})
+	var fe *Error
+	if err == nil || errors.As(err, &fe) || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Read: %v", err)
+	}
+}
+
+// TestCloseWhileReading: an HTTP transport may still read the body when
+// the handler returns and closes the Form.
+func TestCloseWhileReading(t *testing.T) {
+	dir := t.TempDir()
+	orig := encode(t, file("file", "a.mp3", "audio/mpeg", strings.Repeat("A", 1<<20)), field("model", "m"))
+	f, err := Read(context.Background(), strings.NewReader(orig), testBoundary, "model", Limits{Memory: 100, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := f.Body("model", "n")
+	done := make(chan error)
+	go func() {
+		_, err := io.Copy(io.Discard, body)
+		done <- err
+	}()
+	f.Close()
+	if err := <-done; err != nil && !errors.Is(err, os.ErrClosed) {
+		t.Errorf("reading Body while closed: %v", err)
+	}
+	assertEmpty(t, dir)
 }
