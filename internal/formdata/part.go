@@ -1,0 +1,26 @@
+package formdata
+
+import (
+	"mime"
+	"net/textproto"
+)
+
+// kept is a part read before the wanted field, to be replayed by Body.
+type kept struct {
+	header textproto.MIMEHeader
+	name   string
+	file   bool
+	value  string // a field's bytes as sent (not decoded)
+	off, n int64  // a file's contents in the spool
+}
+
+// describe reads a part's Content-Disposition: its form name and whether it
+// is a file (has a filename parameter, even an empty one).
+func describe(h textproto.MIMEHeader) (name string, file bool, err error) {
+	disp, params, perr := mime.ParseMediaType(h.Get("Content-Disposition"))
+	if perr != nil || disp != "form-data" || params["name"] == "" {
+		return "", false, &Error{Message: "a multipart/form-data part has no Content-Disposition: form-data with a name"}
+	}
+	_, file = params["filename"]
+	return params["name"], file, nil
+}
