@@ -104,6 +104,9 @@ func (g *Gateway) forward(c *call) error {
 	p := &c.pick
 	var last *failure
 	for {
+		if last != nil && c.form != nil {
+			break // a form streamed to one target cannot be sent to another
+		}
 		t, wait, ok := p.Next()
 		if !ok {
 			break

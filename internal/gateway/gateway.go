@@ -133,7 +133,11 @@ func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, d := range dialect.All() {
 		for _, ep := range d.Endpoints {
-			mux.Handle(ep.Path, g.endpoint(d, http.MethodPost, g.modelEndpoint(ep)))
+			h := g.modelEndpoint(ep)
+			if ep.Multipart {
+				h = g.formEndpoint(ep)
+			}
+			mux.Handle(ep.Path, g.endpoint(d, http.MethodPost, h))
 		}
 	}
 	for d, h := range g.hooks {

@@ -13,6 +13,7 @@ import (
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/embeddings"
+	"github.com/tollgate/tollgate/internal/formdata"
 	"github.com/tollgate/tollgate/internal/jsonx"
 	"github.com/tollgate/tollgate/internal/route"
 )
@@ -46,6 +47,9 @@ type call struct {
 	embed *embeddings.Request
 	// ep is the endpoint called; nil for a URL-addressed request.
 	ep *dialect.Endpoint
+	// form is a multipart request's body, read up to its model (forms.go);
+	// body is nil then.
+	form *formdata.Form
 }
 
 // modelEndpoint serves an endpoint that names a model: it reads and checks

@@ -34,8 +34,16 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	if x.body != nil {
 		req.Hold = x.body.hold // the transport may read it after the handler ends
 	}
+	if c.form != nil {
+		model := t.Model
+		if model == "" {
+			model = x.model // a pattern's target sends the name asked for
+		}
+		req.Body, req.Upload, req.UploadType = nil, c.form.Body("model", model), c.form.ContentType()
+		req.UploadLength = c.form.Len()
+	}
 	hideUsage := false
-	if d.Prepare != nil {
+	if d.Prepare != nil && c.form == nil {
 		p, err := d.Prepare(c.body, c.s, req.Body.Bytes)
 		if err != nil {
 			return &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error preparing the upstream request", Err: err}

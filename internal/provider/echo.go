@@ -54,8 +54,9 @@ func (e *Echo) Speaks(d *dialect.Dialect) bool {
 	return d == dialect.Chat || d == dialect.Messages || d == dialect.Gemini
 }
 
-// Serves implements Server: the echo makes answers, not vectors.
-func (e *Echo) Serves(op dialect.Op) bool { return op != dialect.Embed }
+// Serves implements Server: the echo makes answers, not vectors, images
+// or audio.
+func (e *Echo) Serves(op dialect.Op) bool { return op != dialect.Embed && !op.PassThroughOnly() }
 
 // Do implements Provider.
 func (e *Echo) Do(ctx context.Context, r *Request) (*http.Response, error) {

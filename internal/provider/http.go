@@ -210,7 +210,12 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	src := &bodySource{r: r}
 	contentLength := r.Body.Len()
 	var raw []byte
-	if h.spec.Body != nil {
+	if r.Upload != nil {
+		if h.spec.Body != nil || h.spec.Sign != nil {
+			return nil, fmt.Errorf("provider %q cannot send a streamed upload", h.name) // its body is signed or rebuilt
+		}
+		src.upload, contentLength = r.Upload, r.UploadLength
+	} else if h.spec.Body != nil {
 		b, err := h.spec.Body(r)
 		if err != nil {
 			return nil, err
@@ -235,6 +240,9 @@ func (h *HTTP) Do(ctx context.Context, r *Request) (*http.Response, error) {
 	}
 	// Canonical keys assigned directly: no per-request canonicalisation.
 	hdr["Content-Type"] = jsonContentType
+	if r.Upload != nil {
+		hdr["Content-Type"] = []string{r.UploadType}
+	}
 	key := h.pick(r.Affinity)
 	if key != nil {
 		hdr[h.authName] = key.header
@@ -436,15 +444,18 @@ func (b *idleBody) Close() error {
 // keep through resp.Request for as long as a stream lasts (a translated
 // agent turn is a 100 KB body of its own).
 type bodySource struct {
-	r    *Request
-	raw  []byte // the body the spec built, when spec
-	spec bool
+	r      *Request
+	raw    []byte // the body the spec built, when spec
+	spec   bool
+	upload io.Reader // a body that can be read once
 }
 
 var errBodyDropped = errors.New("the request body was let go after the exchange")
 
 func (s *bodySource) open() io.ReadCloser {
 	switch {
+	case s.upload != nil:
+		return io.NopCloser(s.upload)
 	case s.spec:
 		return h1client.NewBody(s.raw)
 	case s.r != nil:
@@ -454,10 +465,10 @@ func (s *bodySource) open() io.ReadCloser {
 }
 
 func (s *bodySource) getBody() (io.ReadCloser, error) {
-	if s.r == nil {
+	if s.r == nil || s.upload != nil { // an upload is read once
 		return nil, errBodyDropped
 	}
 	return s.open(), nil
 }
 
-func (s *bodySource) drop() { s.r, s.raw, s.spec = nil, nil, false }
+func (s *bodySource) drop() { s.r, s.raw, s.spec, s.upload = nil, nil, false, nil }

@@ -87,6 +87,13 @@ type Request struct {
 	Model string
 	// Body is sent as it is.
 	Body Body
+	// Upload, when set, is sent instead of Body: a stream that can be read
+	// once (a multipart form passed through as the client sends it), of
+	// UploadLength bytes (-1: unknown, sent chunked) and content type
+	// UploadType. A request with an Upload cannot be sent again.
+	Upload       io.Reader
+	UploadLength int64
+	UploadType   string
 	// Header holds the client headers allowed through; the provider adds
 	// its own credential and content type.
 	Header http.Header

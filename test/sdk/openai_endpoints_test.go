@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -86,5 +87,57 @@ func TestOpenAIOtherEndpoints(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("no record of %v", want)
+	}
+}
+
+// openai-go's transcription, translation and image edit (multipart
+// uploads) through the gateway: the file arrives whole, the model is the
+// target's.
+func TestOpenAIUploads(t *testing.T) {
+	t.Parallel()
+	up := upstreamtest.NewForms()
+	t.Cleanup(up.Close)
+	base := gatewaytest.StartDB(t, fmt.Sprintf(`
+providers:
+  - { name: oai, type: openai, base_url: %q, api_key: %q }
+models:
+  - { name: whisper, targets: [ { provider: oai, model: whisper-1 } ], pricing: { per_second: "0.0001" } }
+  - { name: image-edit, targets: [ { provider: oai, model: gpt-image-1 } ], pricing: { input: "5", output: "40" } }
+`, up.URL+"/v1", upstreamKey), masterKey)
+	client := openAIClient(base)
+	ctx := callContext(t)
+	audio := bytes.Repeat([]byte("RIFF....WAVEfmt "), 10_000) // 160 kB: ten seconds to the fake
+	tr, err := client.Audio.Transcriptions.New(ctx, openai.AudioTranscriptionNewParams{Model: "whisper",
+		File: openai.File(bytes.NewReader(audio), "speech.wav", "audio/wav")})
+	if err != nil || tr.Text != "Hello from the audio." {
+		t.Errorf("transcription: %v %+v", err, tr)
+	}
+	tl, err := client.Audio.Translations.New(ctx, openai.AudioTranslationNewParams{Model: "whisper",
+		File: openai.File(bytes.NewReader(audio), "speech.wav", "audio/wav")})
+	if err != nil || tl.Text != "Hello from the audio." {
+		t.Errorf("translation: %v %+v", err, tl)
+	}
+	img, err := client.Images.Edit(ctx, openai.ImageEditParams{Model: "image-edit", Prompt: "add a hat",
+		Image: openai.ImageEditParamsImageUnion{OfFile: openai.File(bytes.NewReader(audio[:4096]), "cat.png", "image/png")}})
+	if err != nil || len(img.Data) != 1 || img.Usage.OutputTokens != 1056 {
+		t.Errorf("image edit: %v %+v", err, img)
+	}
+	reqs := up.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d upstream requests", len(reqs))
+	}
+	for i, want := range []struct {
+		path, model string
+		size        int64
+	}{{"/v1/audio/transcriptions", "whisper-1", int64(len(audio))}, {"/v1/audio/translations", "whisper-1", int64(len(audio))}, {"/v1/images/edits", "gpt-image-1", 4096}} {
+		if r := reqs[i]; r.Path != want.path || r.Fields["model"] != want.model || r.FileSize != want.size {
+			t.Errorf("upstream request %d: %s model %q file %d bytes", i, r.Path, r.Fields["model"], r.FileSize)
+		}
+	}
+	for _, r := range ledgerRecords(t, base) {
+		units, _ := r["units"].(float64)
+		if strings.HasPrefix(r["endpoint"].(string), "/v1/audio/") && (units != 10 || r["unit"] != "second" || r["cost_nano_usd"] != 1_000_000.0) {
+			t.Errorf("record %v", r)
+		}
 	}
 }
