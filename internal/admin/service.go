@@ -427,9 +427,9 @@ func (s *Service) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) 
 		return UsageReport{}, invalid("since (%s) must be before until (%s)", q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
 	}
 	switch q.GroupBy {
-	case store.ByModel, store.ByKey, store.ByDay, store.ByProvider, store.ByUser, store.ByTeam, store.BySession:
+	case store.ByModel, store.ByKey, store.ByDay, store.ByProvider, store.ByUser, store.ByTeam, store.BySession, store.ByEndpoint:
 	default:
-		return UsageReport{}, invalid("group_by: %q is not one of model, key, day, provider, user, team, session", q.GroupBy)
+		return UsageReport{}, invalid("group_by: %q is not one of model, key, day, provider, user, team, session, endpoint", q.GroupBy)
 	}
 	groups, err := s.store.Usage(ctx, store.UsageFilter{Since: q.Since, Until: q.Until, GroupBy: q.GroupBy, KeyID: q.KeyID,
 		UserID: q.UserID, TeamID: q.TeamID})

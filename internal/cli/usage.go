@@ -27,7 +27,7 @@ func usageCmd(args []string, stdout, stderr io.Writer) error {
 	bf := addBackendFlags(fs)
 	since := fs.String("since", "24h", "start: a duration ago (24h, 7d), a date or an RFC 3339 time")
 	until := fs.String("until", "", "end (exclusive), in the same forms (default: now)")
-	by := fs.String("by", "model", "group by model, key, day (UTC), provider, user, team or session (agent sessions)")
+	by := fs.String("by", "model", "group by model, key, day (UTC), provider, user, team, session (agent sessions) or endpoint (/v1/embeddings, …)")
 	key := fs.String("key", "", "only this key's requests (its name or ID)")
 	user := fs.String("user", "", "only this user's requests (their ID, subject or email)")
 	team := fs.String("team", "", "only the requests charged to this team (its ID or name)")
@@ -258,7 +258,8 @@ const noProvider = "(no provider)"
 
 // noneOf labels, in the table, the requests of no user, team or agent
 // session.
-var noneOf = map[string]string{string(store.ByUser): "(no user)", string(store.ByTeam): "(no team)", string(store.BySession): "(no session)"}
+var noneOf = map[string]string{string(store.ByUser): "(no user)", string(store.ByTeam): "(no team)", string(store.BySession): "(no session)",
+	string(store.ByEndpoint): "(not recorded)"}
 
 func usageTable(w io.Writer, rep admin.UsageReport, names keyNames, of string) error {
 	fmt.Fprintf(w, "Usage from %s to %s, by %s", rep.Since.Format(time.RFC3339), rep.Until.Format(time.RFC3339), rep.GroupBy)

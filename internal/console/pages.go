@@ -152,7 +152,7 @@ func (c *Console) usageParams(r *http.Request, v *viewer) (usageParams, error) {
 	allowed := []store.GroupBy{store.ByModel, store.ByDay}
 	switch {
 	case v.operator():
-		allowed = append(allowed, store.ByKey, store.ByProvider, store.ByUser, store.ByTeam)
+		allowed = append(allowed, store.ByKey, store.ByProvider, store.ByEndpoint, store.ByUser, store.ByTeam)
 	case v.User != nil:
 		allowed = append(allowed, store.ByKey) // their own keys
 	}

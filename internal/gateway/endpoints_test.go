@@ -3,10 +3,13 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"maps"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -96,6 +99,21 @@ func TestOpenAIEndpointsPassThrough(t *testing.T) {
 			t.Errorf("%s: record endpoint %q tokens %d/%d units %d %q cost %d, want %d/%d %d %q %d",
 				name, r.Endpoint, r.Input, r.Output, r.Units, r.Unit, cost, c.input, c.output, c.units, c.unit, c.cost)
 		}
+	}
+	// Usage by endpoint: a group for each, with its requests and cost.
+	now := time.Now()
+	groups, err := db.Usage(context.Background(), store.UsageFilter{Since: now.Add(-time.Hour), Until: now.Add(time.Hour), GroupBy: store.ByEndpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, g := range groups {
+		got[g.Group] = fmt.Sprintf("%d %d", g.Requests, *g.CostNanoUSD)
+	}
+	want := map[string]string{"/v1/completions": "1 21500", "/v1/moderations": "1 0", "/v1/images/generations": "2 246650000",
+		"/v1/audio/speech": "1 165000", "/v1/rerank": "2 2000840"}
+	if !maps.Equal(got, want) {
+		t.Errorf("usage by endpoint: %v, want %v", got, want)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // equals the sums of the records, and so does SpendOf.
 func TestRollupUsageByUserAndTeam(t *testing.T) {
 	ctx := context.Background()
-	groupBys := []store.GroupBy{store.ByModel, store.ByKey, store.ByUser, store.ByTeam, store.BySession, store.ByDay, store.ByProvider}
+	groupBys := []store.GroupBy{store.ByModel, store.ByKey, store.ByUser, store.ByTeam, store.BySession, store.ByDay, store.ByProvider, store.ByEndpoint}
 	for name, s := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 0x0e5e))

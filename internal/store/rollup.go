@@ -52,7 +52,8 @@ type rollupKey struct {
 	model    string // as the client named it: what budgets filter by
 	group    string // modelGroup
 	provider string
-	usage    bool // usageScope
+	endpoint string // usage_hourly's and usage_daily's only (00019)
+	usage    bool   // usageScope
 }
 
 func (a rollupKey) compare(b rollupKey) int {
@@ -72,6 +73,9 @@ func (a rollupKey) compare(b rollupKey) int {
 		return c
 	}
 	if c := strings.Compare(a.provider, b.provider); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.endpoint, b.endpoint); c != 0 {
 		return c
 	}
 	if a.usage == b.usage {
@@ -171,7 +175,7 @@ type recordKey struct {
 
 func recordKeyOf(r *Request) recordKey {
 	return recordKey{rollupKey{hour: floorHour(r.Time.UnixMilli()), keyID: r.KeyID, model: r.Model, group: modelGroupOf(r),
-		provider: r.Provider, usage: inUsageScope(r)}, r.UserID, r.TeamID}
+		provider: r.Provider, endpoint: r.Endpoint, usage: inUsageScope(r)}, r.UserID, r.TeamID}
 }
 
 // rollupDelta is what a batch adds to one roll-up row.
@@ -209,6 +213,11 @@ func aggregate(recs []*Request) [][]rollupDelta {
 	byPrincipal, byDayPrincipal := map[rollupKey]*rollupSums{}, map[rollupKey]*rollupSums{}
 	for rk, s := range byRecord {
 		k := rk.rollupKey
+		// Only usage_hourly and usage_daily have the endpoint: the others'
+		// rows of one batch must not repeat a key (PostgreSQL refuses an
+		// upsert that changes a row twice).
+		withEndpoint := k
+		k.endpoint = ""
 		mergeInto(byKey, k, s)
 		day := floorDay(k.hour)
 		mergeInto(byDayKey, rollupKey{hour: day, keyID: k.keyID, usage: k.usage}, s)
@@ -218,6 +227,7 @@ func aggregate(recs []*Request) [][]rollupDelta {
 			mergeInto(byPrincipal, pk, s)
 			mergeInto(byDayPrincipal, rollupKey{hour: day, kind: p.kind, keyID: p.id, usage: k.usage}, s)
 		}
+		k = withEndpoint
 		k.keyID = ""
 		mergeInto(byAll, k, s)
 		k.hour = day
@@ -253,8 +263,8 @@ type rollupTable struct {
 
 var (
 	hourlyKeys = rollupTable{"usage_hourly_keys", []string{"hour", "key_id", "model", "model_group", "provider", "is_usage"}}
-	hourlyAll  = rollupTable{"usage_hourly", []string{"hour", "model", "model_group", "provider", "is_usage"}}
-	dailyAll   = rollupTable{"usage_daily", []string{"day", "model", "model_group", "provider", "is_usage"}}
+	hourlyAll  = rollupTable{"usage_hourly", []string{"hour", "model", "model_group", "provider", "endpoint", "is_usage"}}
+	dailyAll   = rollupTable{"usage_daily", []string{"day", "model", "model_group", "provider", "endpoint", "is_usage"}}
 	dailyKeys  = rollupTable{"usage_daily_keys", []string{"day", "key_id", "is_usage"}}
 	// Usage by user and by team (00015).
 	hourlyPrincipals = rollupTable{"usage_hourly_principals", []string{"hour", "kind", "principal_id", "model", "model_group", "provider", "is_usage"}}
@@ -281,6 +291,8 @@ func (t rollupTable) keyArgs(args []any, k rollupKey) []any {
 			args = append(args, k.group)
 		case "provider":
 			args = append(args, k.provider)
+		case "endpoint":
+			args = append(args, k.endpoint)
 		case "is_usage":
 			args = append(args, k.usage)
 		}
@@ -309,7 +321,7 @@ func (s *Store) upsertSQL(t rollupTable, rows int) string {
 		for i, c := range cols {
 			typ := "::bigint"
 			switch c {
-			case "key_id", "kind", "principal_id", "model", "model_group", "provider":
+			case "key_id", "kind", "principal_id", "model", "model_group", "provider", "endpoint":
 				typ = ""
 			case "is_usage":
 				typ = "::boolean"

@@ -115,6 +115,8 @@ func naiveUsage(recs []store.Request, f store.UsageFilter) []store.UsageGroup {
 			g = r.SessionID
 		case store.ByProvider:
 			g = r.Provider
+		case store.ByEndpoint:
+			g = r.Endpoint
 		case store.ByDay:
 			g = r.Time.UTC().Format(time.DateOnly)
 		}
@@ -261,7 +263,7 @@ func randomWindow(rng *rand.Rand) (time.Time, time.Time) {
 	return since, at()
 }
 
-var groupings = []store.GroupBy{store.ByModel, store.ByKey, store.ByProvider, store.ByDay}
+var groupings = []store.GroupBy{store.ByModel, store.ByKey, store.ByProvider, store.ByEndpoint, store.ByDay}
 
 // TestRollupUsageEqualsRecords is the roll-ups' property: whatever the
 // records and the window, Usage (roll-ups for the whole hours, records
@@ -404,6 +406,41 @@ func rollupRows(t *testing.T, s *store.Store, table string) []rollupRow {
 	return out
 }
 
+// acrossEndpoints sums the rows that differ only by endpoint (which
+// rollupRow leaves out), in order.
+func acrossEndpoints(rows []rollupRow) []rollupRow {
+	var out []rollupRow
+	for _, r := range rows {
+		if n := len(out); n > 0 {
+			o := &out[n-1]
+			if o.Hour == r.Hour && o.Key == r.Key && o.Model == r.Model && o.Group == r.Group && o.Provider == r.Provider && o.Usage == r.Usage {
+				o.Requests += r.Requests
+				o.Errors += r.Errors
+				o.Input += r.Input
+				o.CacheRead += r.CacheRead
+				o.CacheWrite5m += r.CacheWrite5m
+				o.CacheWrite1h += r.CacheWrite1h
+				o.Output += r.Output
+				o.Rsn += r.Rsn
+				if r.Cost != nil {
+					c := *r.Cost
+					if o.Cost != nil {
+						c += *o.Cost
+					}
+					o.Cost = &c
+				}
+				o.Unpriced += r.Unpriced
+				o.Estimated += r.Estimated
+				o.Saved += r.Saved
+				o.SavedKnown += r.SavedKnown
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 func boolCompare(a, b bool) int {
 	switch {
 	case a == b:
@@ -450,7 +487,9 @@ func TestRollupBackfill(t *testing.T) {
 				for j := range written[i] {
 					written[i][j].Saved, written[i][j].SavedKnown = 0, 0
 				}
-				if d := gocmp.Diff(written[i], rollupRows(t, s, table)); d != "" {
+				// The back-fill (00007) knows no endpoint, and 00019 keeps
+				// the rows it finds: they stand for all their endpoints.
+				if d := gocmp.Diff(acrossEndpoints(written[i]), acrossEndpoints(rollupRows(t, s, table))); d != "" {
 					t.Errorf("%s: back-filled (+) differs from written (-):\n%s", table, d)
 				}
 			}

@@ -17,9 +17,10 @@ const (
 	ByKey      GroupBy = "key"
 	ByDay      GroupBy = "day" // UTC calendar days, as YYYY-MM-DD
 	ByProvider GroupBy = "provider"
-	ByUser     GroupBy = "user"    // "" for the records of no user
-	ByTeam     GroupBy = "team"    // "" for the records of no team
-	BySession  GroupBy = "session" // agent sessions; "" for the records of none
+	ByUser     GroupBy = "user"     // "" for the records of no user
+	ByTeam     GroupBy = "team"     // "" for the records of no team
+	BySession  GroupBy = "session"  // agent sessions; "" for the records of none
+	ByEndpoint GroupBy = "endpoint" // the gateway endpoint called; "" for roll-ups made before 00019
 )
 
 // dimension is a way of telling records apart that has roll-ups of its
@@ -161,6 +162,10 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 		group = "session_id"
 	case ByProvider:
 		group, rollupGroup = "provider", "provider"
+	case ByEndpoint:
+		// Only usage_hourly and usage_daily have it: by endpoint for a key,
+		// user or team sums records.
+		group, rollupGroup = "endpoint", "endpoint"
 	case ByDay:
 		// Integer division in both databases. Hours and days at or after
 		// 1970 only are read from roll-ups, where it rounds as it does here.
@@ -179,7 +184,7 @@ func (s *Store) Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error) 
 		if fl.id == "" {
 			continue
 		}
-		if (dim != nil && dim != fl.d) || filterID != "" {
+		if (dim != nil && dim != fl.d) || filterID != "" || f.GroupBy == ByEndpoint {
 			onlyRecords = true
 		}
 		dim, filterID = fl.d, fl.id
