@@ -24,13 +24,27 @@ import (
 // no JSON upstream can send, is written as 0 in float form so that the
 // answer stays JSON.
 func Encode(dst []byte, vectors [][]float32, model, format string, promptTokens int) []byte {
+	vs := make([]Vector, len(vectors))
+	for i, v := range vectors {
+		vs[i].Values = v
+	}
+	return EncodeVectors(dst, vs, model, format, promptTokens)
+}
+
+// EncodeVectors is Encode for Vectors: one read raw is written as the
+// upstream wrote it, white space left out (format float only: base64
+// needs the values).
+func EncodeVectors(dst []byte, vectors []Vector, model, format string, promptTokens int) []byte {
 	b64 := format == "base64"
 	size := 128 + len(model)
 	for _, v := range vectors {
-		if b64 {
-			size += 64 + base64.StdEncoding.EncodedLen(4*len(v))
-		} else {
-			size += 64 + 12*len(v) // most embedding values print in 10 to 12 bytes
+		switch {
+		case v.Raw != "":
+			size += 64 + len(v.Raw)
+		case b64:
+			size += 64 + base64.StdEncoding.EncodedLen(4*len(v.Values))
+		default:
+			size += 64 + 12*len(v.Values) // most embedding values print in 10 to 12 bytes
 		}
 	}
 	dst = slices.Grow(dst, size)
@@ -42,12 +56,15 @@ func Encode(dst []byte, vectors [][]float32, model, format string, promptTokens 
 		dst = append(dst, `{"object":"embedding","index":`...)
 		dst = strconv.AppendInt(dst, int64(i), 10)
 		dst = append(dst, `,"embedding":`...)
-		if b64 {
+		switch {
+		case v.Raw != "":
+			dst = appendCompact(dst, v.Raw)
+		case b64:
 			dst = append(dst, '"')
-			dst = appendBase64(dst, v)
+			dst = appendBase64(dst, v.Values)
 			dst = append(dst, '"')
-		} else {
-			dst = appendFloats(dst, v)
+		default:
+			dst = appendFloats(dst, v.Values)
 		}
 		dst = append(dst, '}')
 	}
@@ -58,6 +75,22 @@ func Encode(dst []byte, vectors [][]float32, model, format string, promptTokens 
 	dst = append(dst, `,"total_tokens":`...)
 	dst = strconv.AppendInt(dst, int64(promptTokens), 10)
 	return append(dst, "}}"...)
+}
+
+// appendCompact appends a JSON array of numbers without its white space.
+func appendCompact(dst []byte, arr string) []byte {
+	for i := 0; i < len(arr); {
+		j := i
+		for j < len(arr) && arr[j] != ' ' && arr[j] != '\n' && arr[j] != '\r' && arr[j] != '\t' {
+			j++
+		}
+		dst = append(dst, arr[i:j]...)
+		for j < len(arr) && (arr[j] == ' ' || arr[j] == '\n' || arr[j] == '\r' || arr[j] == '\t') {
+			j++
+		}
+		i = j
+	}
+	return dst
 }
 
 func appendFloats(dst []byte, v []float32) []byte {

@@ -43,20 +43,24 @@ func TitanRequest(r *Request, in Input) ([]byte, error) {
 
 // TitanAnswer reads {"embedding":[...],"inputTextTokenCount":N}.
 func TitanAnswer(body []byte) (vector []float32, tokens int, err error) {
+	v, tokens, err := titanVector(body, false)
+	return v.Values, tokens, err
+}
+
+func titanVector(body []byte, raw bool) (Vector, int, error) {
 	root, err := answerRoot(body, "titan")
 	if err != nil {
-		return nil, 0, err
+		return Vector{}, 0, err
 	}
-	if vector, err = readFloats(root.Get("embedding"), 0); err == nil && len(vector) == 0 {
-		err = errors.New("empty embedding")
-	}
+	v, err := readVector(root.Get("embedding"), 0, nil, raw)
 	if err != nil {
-		return nil, 0, fmt.Errorf("embeddings: titan answer: %w", err)
+		return Vector{}, 0, fmt.Errorf("embeddings: titan answer: %w", err)
 	}
-	if tokens, err = count(root.Get("inputTextTokenCount")); err != nil {
-		return nil, 0, fmt.Errorf("embeddings: titan answer: inputTextTokenCount: %w", err)
+	tokens, err := count(root.Get("inputTextTokenCount"))
+	if err != nil {
+		return Vector{}, 0, fmt.Errorf("embeddings: titan answer: inputTextTokenCount: %w", err)
 	}
-	return vector, tokens, nil
+	return v, tokens, nil
 }
 
 // CohereMaxBatch is the most texts one Cohere Embed call takes.
@@ -114,6 +118,11 @@ func CohereRequest(r *Request, inputs []Input) ([]byte, error) {
 // {"float":[[...]]} (embeddings_by_type, the answer to embedding_types).
 // Bedrock reports Cohere's token count in a header, not in the body.
 func CohereAnswer(body []byte, n int) ([][]float32, error) {
+	vs, err := cohereVectors(body, n, false)
+	return values(vs), err
+}
+
+func cohereVectors(body []byte, n int, raw bool) ([]Vector, error) {
 	root, err := answerRoot(body, "cohere")
 	if err != nil {
 		return nil, err
@@ -124,5 +133,5 @@ func CohereAnswer(body []byte, n int) ([][]float32, error) {
 	} else if e.Type != gjson.JSON {
 		return nil, errors.New(`embeddings: cohere answer: no "embeddings"`)
 	}
-	return readVectors(e, n, "", "cohere")
+	return readVectorsAs(e, n, "", "cohere", raw)
 }

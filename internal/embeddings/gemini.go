@@ -60,9 +60,14 @@ func GeminiRequest(r *Request, model string, inputs []Input) ([]byte, error) {
 // GeminiAnswer reads a batchEmbedContents answer,
 // {"embeddings":[{"values":[...]}, ...]}, which must hold exactly n vectors.
 func GeminiAnswer(body []byte, n int) ([][]float32, error) {
+	vs, err := geminiVectors(body, n, false)
+	return values(vs), err
+}
+
+func geminiVectors(body []byte, n int, raw bool) ([]Vector, error) {
 	root, err := answerRoot(body, "gemini")
 	if err != nil {
 		return nil, err
 	}
-	return readVectors(root.Get("embeddings"), n, "values", "gemini")
+	return readVectorsAs(root.Get("embeddings"), n, "values", "gemini", raw)
 }

@@ -74,41 +74,127 @@ func trimSpace(s string) string {
 	return s
 }
 
-// readVectors reads list, an array of exactly n items, taking each vector
-// at path in its item ("" for the item itself). All vectors must be
-// non-empty and of one length.
-func readVectors(list gjson.Result, n int, path, who string) ([][]float32, error) {
+// Vector is one embedding: its values, or, when read raw, the JSON array
+// of numbers the upstream wrote (Raw), which an answer in floats copies as
+// it is rather than parsing and printing every value again.
+type Vector struct {
+	Values []float32
+	Raw    string
+	n      int // Raw's values
+}
+
+// readVectorsAs reads list, an array of exactly n items, taking each
+// vector at path in its item ("" for the item itself): their values
+// parsed, or (raw) their arrays checked and kept as they are. All vectors
+// must be non-empty and of one length.
+func readVectorsAs(list gjson.Result, n int, path, who string, raw bool) ([]Vector, error) {
 	if !list.IsArray() {
 		return nil, fmt.Errorf("embeddings: %s answer: no embeddings array", who)
 	}
-	items := list.Array()
-	if len(items) != n {
-		return nil, fmt.Errorf("embeddings: %s answer: %d embeddings for %d inputs", who, len(items), n)
-	}
-	out := make([][]float32, n)
-	for i, it := range items {
+	out := make([]Vector, 0, n)
+	var err error
+	list.ForEach(func(_, it gjson.Result) bool {
+		if len(out) == n {
+			err = fmt.Errorf("embeddings: %s answer: more than %d embeddings for %d inputs", who, n, n)
+			return false
+		}
 		if path != "" {
 			it = it.Get(path)
 		}
-		hint := 0
-		if i > 0 {
-			hint = len(out[0])
-		}
-		v, err := readFloats(it, hint)
-		if err == nil {
-			switch {
-			case len(v) == 0:
-				err = errors.New("empty embedding")
-			case i > 0 && len(v) != len(out[0]):
-				err = fmt.Errorf("%d values where embedding 0 has %d", len(v), len(out[0]))
-			}
-		}
+		var v Vector
+		v, err = readVector(it, len(out), out, raw)
 		if err != nil {
-			return nil, fmt.Errorf("embeddings: %s answer: embedding %d: %w", who, i, err)
+			err = fmt.Errorf("embeddings: %s answer: embedding %d: %w", who, len(out), err)
+			return false
 		}
-		out[i] = v
+		out = append(out, v)
+		return true
+	})
+	if err == nil && len(out) != n {
+		err = fmt.Errorf("embeddings: %s answer: %d embeddings for %d inputs", who, len(out), n)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// readVector reads the i-th vector of an answer, whose earlier ones are
+// before: non-empty, and as long as the first.
+func readVector(arr gjson.Result, i int, before []Vector, raw bool) (Vector, error) {
+	var v Vector
+	var n int
+	var err error
+	if raw {
+		n, err = countNumbers(arr)
+		v.Raw = arr.Raw
+	} else {
+		hint := 0
+		if i > 0 {
+			hint = before[0].len()
+		}
+		v.Values, err = readFloats(arr, hint)
+		n = len(v.Values)
+	}
+	switch {
+	case err != nil:
+		return Vector{}, err
+	case n == 0:
+		return Vector{}, errors.New("empty embedding")
+	case i > 0 && n != before[0].len():
+		return Vector{}, fmt.Errorf("%d values where embedding 0 has %d", n, before[0].len())
+	}
+	v.n = n
+	return v, nil
+}
+
+// values are the vectors' values (read not raw).
+func values(vs []Vector) [][]float32 {
+	if vs == nil {
+		return nil
+	}
+	out := make([][]float32, len(vs))
+	for i := range vs {
+		out[i] = vs[i].Values
+	}
+	return out
+}
+
+// len is the vector's number of values.
+func (v Vector) len() int {
+	if v.Raw != "" {
+		return v.n
+	}
+	return len(v.Values)
+}
+
+// countNumbers checks that arr, from a body validated as JSON, is an
+// array of numbers, and counts them, without parsing them: in valid JSON
+// a value that begins with '-' or a digit is a number.
+func countNumbers(arr gjson.Result) (int, error) {
+	if !arr.IsArray() {
+		return 0, errors.New("embedding is not an array")
+	}
+	s := arr.Raw[1 : len(arr.Raw)-1]
+	n := 0
+	for {
+		s = trimSpace(s)
+		if s == "" {
+			return n, nil
+		}
+		if c := s[0]; c != '-' && (c < '0' || c > '9') {
+			return 0, fmt.Errorf("value %d is not a number", n)
+		}
+		end := 1
+		for end < len(s) && s[end] != ',' && s[end] != ' ' && s[end] != '\n' && s[end] != '\r' && s[end] != '\t' {
+			end++
+		}
+		n++
+		s = trimSpace(s[end:])
+		if s != "" {
+			s = s[1:] // the comma
+		}
+	}
 }
 
 // wholeNumber reads a non-negative integer; a float with no fraction

@@ -54,12 +54,17 @@ func VertexRequest(r *Request, inputs []Input) ([]byte, error) {
 // {"predictions":[{"embeddings":{"values":[...],"statistics":{"token_count":N,"truncated":false}}}, ...]},
 // which must hold exactly n vectors; tokens is the sum of their token counts.
 func VertexAnswer(body []byte, n int) (vectors [][]float32, tokens int, err error) {
+	vs, tokens, err := vertexVectors(body, n, false)
+	return values(vs), tokens, err
+}
+
+func vertexVectors(body []byte, n int, raw bool) (vectors []Vector, tokens int, err error) {
 	root, err := answerRoot(body, "vertex")
 	if err != nil {
 		return nil, 0, err
 	}
 	preds := root.Get("predictions")
-	if vectors, err = readVectors(preds, n, "embeddings.values", "vertex"); err != nil {
+	if vectors, err = readVectorsAs(preds, n, "embeddings.values", "vertex", raw); err != nil {
 		return nil, 0, err
 	}
 	for i, p := range preds.Array() {

@@ -15,6 +15,7 @@ import (
 	"github.com/tollgate/tollgate/internal/auth"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/dialect"
+	"github.com/tollgate/tollgate/internal/embeddings"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 )
@@ -155,6 +156,53 @@ func (p *cannedProvider) Do(_ context.Context, r *provider.Request) (*http.Respo
 	}, nil
 }
 
+// cannedEmbedder is a cannedProvider whose upstream takes embeddings in
+// wire's shape.
+type cannedEmbedder struct {
+	cannedProvider
+	wire *embeddings.Wire
+}
+
+func (p *cannedEmbedder) EmbedWire(string) *embeddings.Wire { return p.wire }
+
+// embedBody is an embeddings request of n texts of about 60 bytes.
+func embedBody(n int) []byte {
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = fmt.Sprintf(`"text number %d: a sentence of some ordinary words to embed"`, i)
+	}
+	return []byte(`{"model":"bench","input":[` + strings.Join(texts, ",") + `],"encoding_format":"float"}`)
+}
+
+// vectorJSON is a vector of dims values as JSON.
+func vectorJSON(dims int) string {
+	v := make([]string, dims)
+	for i := range v {
+		v[i] = strconv.FormatFloat(float64(i%97)/97-0.5, 'g', -1, 32)
+	}
+	return "[" + strings.Join(v, ",") + "]"
+}
+
+func openAIVectors(n, dims int) []byte {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = `{"object":"embedding","index":` + strconv.Itoa(i) + `,"embedding":` + vectorJSON(dims) + `}`
+	}
+	return []byte(`{"object":"list","data":[` + strings.Join(items, ",") + `],"model":"text-embedding-3-small","usage":{"prompt_tokens":192,"total_tokens":192}}`)
+}
+
+func geminiVectors(n, dims int) []byte {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = `{"values":` + vectorJSON(dims) + `}`
+	}
+	return []byte(`{"embeddings":[` + strings.Join(items, ",") + `]}`)
+}
+
+func titanVector(dims int) []byte {
+	return []byte(`{"embedding":` + vectorJSON(dims) + `,"inputTextTokenCount":12}`)
+}
+
 func benchGateway(b *testing.B, p provider.Provider) http.Handler {
 	cfg := &config.Config{Models: []config.Model{{Name: "bench", Targets: []config.Target{{Provider: "canned", Model: "gpt-4o-2024-08-06"}}}}}
 	routes, err := route.New(cfg, map[string]provider.Provider{"canned": p}, nil)
@@ -202,6 +250,12 @@ func BenchmarkHandler(b *testing.B) {
 		{"gemini-1KB", geminiBody(1 << 10), &cannedProvider{"application/json", geminiAnswer, dialect.Gemini}, "/v1beta/models/bench:generateContent"},
 		{"gemini-stream-50", geminiBody(1 << 10), &cannedProvider{"text/event-stream", geminiStream(), dialect.Gemini}, "/v1beta/models/bench:streamGenerateContent?alt=sse"},
 		{"gemini-array-50", geminiBody(1 << 10), &cannedProvider{"text/event-stream", geminiStream(), dialect.Gemini}, "/v1beta/models/bench:streamGenerateContent"},
+		// Embeddings of 16 texts, 256 dimensions: passed through to an
+		// OpenAI-compatible upstream, and translated for Gemini (one
+		// batchEmbedContents) and Bedrock's Titan (16 requests).
+		{"embeddings-16x256", embedBody(16), &cannedProvider{"application/json", openAIVectors(16, 256), nil}, "/v1/embeddings"},
+		{"embeddings-gemini-16x256", embedBody(16), &cannedEmbedder{cannedProvider{"application/json", geminiVectors(16, 256), dialect.Gemini}, embeddings.Gemini}, "/v1/embeddings"},
+		{"embeddings-titan-16x256", embedBody(16), &cannedEmbedder{cannedProvider{"application/json", titanVector(256), dialect.Messages}, embeddings.Titan}, "/v1/embeddings"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := benchGateway(b, tc.p)

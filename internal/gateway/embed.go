@@ -102,7 +102,7 @@ func (g *Gateway) embedTranslated(c *call, t *route.Target, wire *embeddings.Wir
 		return fmt.Errorf("client went away during the embeddings batches: %w", err)
 	}
 	x.upstreamStatus = http.StatusOK
-	vectors := make([][]float32, 0, len(in))
+	vectors := make([]embeddings.Vector, 0, len(in))
 	var tokens int64
 	counted := true // every answer gave its tokens
 	for i := range results {
@@ -120,7 +120,7 @@ func (g *Gateway) embedTranslated(c *call, t *route.Target, wire *embeddings.Wir
 		x.estimated = true
 		c.w.Header().Set("Tollgate-Usage", "estimate")
 	}
-	body := embeddings.Encode(nil, vectors, t.Model, c.embed.Format, int(x.usage.Input))
+	body := embeddings.EncodeVectors(nil, vectors, t.Model, c.embed.Format, int(x.usage.Input))
 	return g.writeBody(c.w, x, http.StatusOK, body)
 }
 
@@ -128,7 +128,7 @@ func (g *Gateway) embedTranslated(c *call, t *route.Target, wire *embeddings.Wir
 // reported), or the upstream's failure (err: no answer; resp: an answer
 // that is not a success, its body read).
 type embedResult struct {
-	vectors [][]float32
+	vectors []embeddings.Vector
 	tokens  int
 	err     error
 	resp    *http.Response
@@ -184,7 +184,7 @@ func embedBatch(ctx context.Context, req *embeddings.Request, t *route.Target, w
 		return embedResult{err: err}
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
+	answer, err := readAnswer(resp)
 	if err != nil {
 		return embedResult{err: fmt.Errorf("reading the upstream's embeddings: %w", err)}
 	}
@@ -192,7 +192,8 @@ func embedBatch(ctx context.Context, req *embeddings.Request, t *route.Target, w
 		resp.Body = io.NopCloser(bytes.NewReader(answer))
 		return embedResult{resp: resp}
 	}
-	vs, n, err := wire.Answer(answer, len(in))
+	// An answer in floats copies the upstream's numbers as they are.
+	vs, n, err := wire.Answer(answer, len(in), req.Format != "base64")
 	if err != nil {
 		return embedResult{err: fmt.Errorf("%w: %w", errEmbedAnswer, err)}
 	}
@@ -239,4 +240,17 @@ func (c *call) embedUsage() {
 	x.usage.Input = embedTokens(ctx, c.embed)
 	x.estimated = true
 	x.costed = false
+}
+
+// readAnswer reads a whole upstream answer of at most maxUpstreamBody
+// bytes, into a buffer of its length when the upstream says it.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= maxUpstreamBody {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
 }
