@@ -37,6 +37,10 @@ models:
   - { name: emb, targets: [ { provider: oai, model: text-embedding-3-small } ], pricing: { input: "0.02", output: "0" } }
   - { name: emb-bare, targets: [ { provider: bare, model: nomic-embed-text } ], pricing: { input: "0.02", output: "0" } }
   - { name: emb-limited, targets: [ { provider: oai, model: text-embedding-3-small } ], limits: { tpm: 100 } }
+  - name: emb-budget
+    targets: [ { provider: oai, model: text-embedding-3-small } ]
+    pricing: { input: "100000", output: "0" }
+    limits: { budget_usd: "5", budget_period: monthly }
   - { name: claude, targets: [ { provider: ant, model: claude-x } ] }
 `), func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -193,5 +197,32 @@ func TestEmbeddingsTokenLimit(t *testing.T) {
 	if msg := gjson.GetBytes(got, "error.message").String(); resp.StatusCode != http.StatusTooManyRequests ||
 		!strings.Contains(msg, "its input is estimated at") || strings.Contains(msg, "max_") {
 		t.Errorf("larger than the limit: %d %s", resp.StatusCode, got)
+	}
+}
+
+// A USD budget counts an embeddings request's input at its price: the
+// worst case (the input's estimate, no output) is reserved, the cost of
+// the tokens the upstream reported is charged, and a request the rest of
+// the budget cannot cover is refused.
+func TestEmbeddingsBudget(t *testing.T) {
+	e, _, db := embedEnv(t)
+	text := strings.Repeat("word ", 30) // 30 tokens to the fake: $3 at $0.10 a token; about 38 reserved ($3.80)
+	resp := e.do("POST", "/v1/embeddings", `{"model":"emb-budget","input":"`+text+`"}`, openAIAuth...)
+	got := readAll(t, resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("first request: %d %s", resp.StatusCode, got)
+	}
+	if r := waitRecord(t, db, resp.Header.Get("Tollgate-Request-Id")); r.CostNanoUSD == nil || *r.CostNanoUSD != 3_000_000_000 {
+		t.Errorf("first request's cost: %v", r.CostNanoUSD)
+	}
+	resp = e.do("POST", "/v1/embeddings", `{"model":"emb-budget","input":"`+text+`"}`, openAIAuth...)
+	got = readAll(t, resp.Body)
+	if msg := gjson.GetBytes(got, "error.message").Str; resp.StatusCode != http.StatusTooManyRequests ||
+		gjson.GetBytes(got, "error.code").Str != "insufficient_quota" || !strings.Contains(msg, "budget") || strings.Contains(msg, "max_") {
+		t.Errorf("over the budget: %d %s", resp.StatusCode, got)
+	}
+	resp = e.do("POST", "/v1/embeddings", `{"model":"emb-budget","input":"a few words"}`, openAIAuth...)
+	if got := readAll(t, resp.Body); resp.StatusCode != 200 {
+		t.Errorf("a request the rest of the budget covers: %d %s", resp.StatusCode, got)
 	}
 }

@@ -27,6 +27,19 @@ func OpenAIEndpoints(r Received) Reply {
 		return Reply{Body: b}
 	}
 	switch {
+	case strings.HasSuffix(r.Path, "/completions") && !strings.HasSuffix(r.Path, "/chat/completions") && req["stream"] == true:
+		chunk := func(text string, finish any) []byte {
+			b, _ := json.Marshal(map[string]any{"id": "cmpl-2", "object": "text_completion", "created": 1764000000, "model": str("model"),
+				"choices": []any{map[string]any{"text": text, "index": 0, "logprobs": nil, "finish_reason": finish}}})
+			return append(append([]byte("data: "), b...), "\n\n"...)
+		}
+		events := [][]byte{chunk(" hello", nil), chunk(" world", nil), chunk("", "length")}
+		if opts, _ := req["stream_options"].(map[string]any); opts["include_usage"] == true {
+			b, _ := json.Marshal(map[string]any{"id": "cmpl-2", "object": "text_completion", "created": 1764000000, "model": str("model"),
+				"choices": []any{}, "usage": map[string]any{"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}})
+			events = append(events, append(append([]byte("data: "), b...), "\n\n"...))
+		}
+		return Reply{Events: append(events, []byte("data: [DONE]\n\n"))}
 	case strings.HasSuffix(r.Path, "/completions") && !strings.HasSuffix(r.Path, "/chat/completions"):
 		return reply(map[string]any{"id": "cmpl-1", "object": "text_completion", "created": 1764000000, "model": str("model"),
 			"choices": []any{map[string]any{"text": " world", "index": 0, "logprobs": nil, "finish_reason": "length"}},

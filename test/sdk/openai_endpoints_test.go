@@ -42,6 +42,25 @@ func TestOpenAIOtherEndpoints(t *testing.T) {
 	if err != nil || cmpl.Choices[0].Text != " world" || cmpl.Usage.PromptTokens != 5 || cmpl.Usage.CompletionTokens != 7 {
 		t.Errorf("completion: %v %+v", err, cmpl)
 	}
+	// Streamed: the gateway asks for the usage chunk the client did not,
+	// and keeps it from the client.
+	stream := client.Completions.NewStreaming(ctx, openai.CompletionNewParams{Model: "instruct",
+		Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String("Say hello")}})
+	var text string
+	chunks := 0
+	for stream.Next() {
+		c := stream.Current()
+		chunks++
+		if len(c.Choices) > 0 {
+			text += c.Choices[0].Text
+		}
+		if c.Usage.TotalTokens != 0 {
+			t.Errorf("a usage chunk reached the client: %+v", c.Usage)
+		}
+	}
+	if err := stream.Err(); err != nil || text != " hello world" || chunks != 3 {
+		t.Errorf("streamed completion: %v %q in %d chunks", err, text, chunks)
+	}
 	mod, err := client.Moderations.New(ctx, openai.ModerationNewParams{Model: "moderation",
 		Input: openai.ModerationNewParamsInputUnion{OfString: openai.String("some text")}})
 	if err != nil || len(mod.Results) != 1 || mod.Results[0].Flagged {
@@ -66,13 +85,19 @@ func TestOpenAIOtherEndpoints(t *testing.T) {
 		units         float64
 		cost          float64
 	}{
-		"/v1/completions":        {5, 7, 0, 5*1500 + 7*2000},
+		"/v1/completions":        {5, 7, 0, 5*1500 + 7*2000}, // and the stream's 5 and 2: checked below
 		"/v1/moderations":        {0, 0, 0, 0},
 		"/v1/images/generations": {0, 0, 2, 80_000_000},
 		"/v1/audio/speech":       {0, 0, 11, 11 * 15000},
 	}
 	records := ledgerRecords(t, base)
 	for _, r := range records {
+		if r["endpoint"] == "/v1/completions" && r["stream"] == true {
+			if tokens := r["tokens"].(map[string]any); tokens["input"] != 5.0 || tokens["output"] != 2.0 || r["cost_nano_usd"] != 5*1500+2*2000.0 {
+				t.Errorf("the streamed completion's record: %v", r)
+			}
+			continue
+		}
 		w, ok := want[r["endpoint"].(string)]
 		if !ok {
 			t.Errorf("unexpected record %v", r)
