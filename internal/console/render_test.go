@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"github.com/tollgate/tollgate/internal/store"
 	"net/http/httptest"
 	"regexp"
 	"slices"
@@ -201,5 +202,29 @@ func TestPagesParseOnFirstUse(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// A request's detail page shows what it was billed in units besides
+// tokens (images, seconds of audio, …), and nothing of units when none.
+func TestRequestPageUnits(t *testing.T) {
+	c, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		rec  store.Request
+		want string
+	}{
+		{store.Request{ID: "req_1", Endpoint: "/v1/images/generations", Units: 3, Unit: "image"}, "<dd>3 images</dd>"},
+		{store.Request{ID: "req_2", Endpoint: "/v1/audio/transcriptions", Units: 1, Unit: "second"}, "<dd>1 second</dd>"},
+		{store.Request{ID: "req_3", Endpoint: "/v1/chat/completions"}, ""},
+	} {
+		w := httptest.NewRecorder()
+		c.render(w, httptest.NewRequest("GET", "/console/requests/"+tc.rec.ID, nil), 200, "request", &viewer{}, map[string]any{"Title": "Request", "R": tc.rec})
+		body := w.Body.String()
+		if tc.want == "" && strings.Contains(body, "Billed in units") || tc.want != "" && !strings.Contains(body, tc.want) {
+			t.Errorf("%s: want %q in:\n%s", tc.rec.ID, tc.want, body)
+		}
 	}
 }
