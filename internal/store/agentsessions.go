@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -100,6 +101,32 @@ func (s *Store) addAgentSessions(ctx context.Context, tx *sql.Tx, recs []*Reques
 	slices.SortFunc(deltas, func(a, b *sessionDelta) int {
 		return cmp.Or(strings.Compare(a.session, b.session), strings.Compare(a.key, b.key), strings.Compare(a.user, b.user))
 	})
+	args := make([]any, 0, min(len(deltas), maxChunkRows)*agentSessionCols)
+	for start := 0; start < len(deltas); {
+		size := chunkSize(len(deltas) - start)
+		stmt, err := s.sessionStmt(ctx, size)
+		if err != nil {
+			return err
+		}
+		args = args[:0]
+		for _, d := range deltas[start : start+size] {
+			var cost any
+			if d.priced {
+				cost = d.cost
+			}
+			args = append(args, d.session, d.key, d.user, d.team, d.model, d.first, d.last, d.requests, d.input, d.cacheRead,
+				d.cacheW, d.output, cost)
+		}
+		if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		start += size
+	}
+	return nil
+}
+
+// sessionSQL is the upsert of rows agent sessions' deltas.
+func (s *Store) sessionSQL(rows int) string {
 	least, greatest := "LEAST", "GREATEST"
 	if s.dialect == SQLite {
 		least, greatest = "min", "max" // SQLite's scalar min and max
@@ -107,7 +134,10 @@ func (s *Store) addAgentSessions(ctx context.Context, tx *sql.Tx, recs []*Reques
 	// The latest record's team and model win: excluded's when its last
 	// record is at least as late as the stored one.
 	later := "excluded.last_seen >= agent_sessions.last_seen"
-	upsert := " ON CONFLICT (session_id, key_id, user_id) DO UPDATE SET " +
+	return "INSERT INTO agent_sessions (session_id, key_id, user_id, team_id, model, first_seen, last_seen, requests, " +
+		"input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, cost_nano_usd) VALUES " +
+		s.placeholders(rows, agentSessionCols) +
+		" ON CONFLICT (session_id, key_id, user_id) DO UPDATE SET " +
 		"team_id = CASE WHEN " + later + " THEN excluded.team_id ELSE agent_sessions.team_id END, " +
 		"model = CASE WHEN " + later + " THEN excluded.model ELSE agent_sessions.model END, " +
 		"first_seen = " + least + "(agent_sessions.first_seen, excluded.first_seen), " +
@@ -119,25 +149,31 @@ func (s *Store) addAgentSessions(ctx context.Context, tx *sql.Tx, recs []*Reques
 		"output_tokens = agent_sessions.output_tokens + excluded.output_tokens, " +
 		"cost_nano_usd = CASE WHEN excluded.cost_nano_usd IS NULL THEN agent_sessions.cost_nano_usd " +
 		"ELSE COALESCE(agent_sessions.cost_nano_usd, 0) + excluded.cost_nano_usd END"
-	args := make([]any, 0, min(len(deltas), maxChunkRows)*agentSessionCols)
-	for start := 0; start < len(deltas); {
-		size := min(len(deltas)-start, maxChunkRows)
-		args = args[:0]
-		for _, d := range deltas[start : start+size] {
-			var cost any
-			if d.priced {
-				cost = d.cost
-			}
-			args = append(args, d.session, d.key, d.user, d.team, d.model, d.first, d.last, d.requests, d.input, d.cacheRead,
-				d.cacheW, d.output, cost)
+}
+
+// sessionStmt returns the prepared upsert of rows agent sessions (a
+// power of two), prepared by prepareSessions.
+func (s *Store) sessionStmt(ctx context.Context, rows int) (*sql.Stmt, error) {
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	i := bits.Len(uint(rows))
+	if s.sessions[i] == nil {
+		stmt, err := s.db.PrepareContext(ctx, s.sessionSQL(rows))
+		if err != nil {
+			return nil, err
 		}
-		q := "INSERT INTO agent_sessions (session_id, key_id, user_id, team_id, model, first_seen, last_seen, requests, " +
-			"input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, cost_nano_usd) VALUES " +
-			s.placeholders(size, agentSessionCols) + upsert
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		s.sessions[i] = stmt
+	}
+	return s.sessions[i], nil
+}
+
+// prepareSessions prepares every agent-session upsert InsertRequests may
+// run, once, before its transaction holds SQLite's one connection.
+func (s *Store) prepareSessions(ctx context.Context) error {
+	for size := 1; size <= maxChunkRows; size *= 2 {
+		if _, err := s.sessionStmt(ctx, size); err != nil {
 			return err
 		}
-		start += size
 	}
 	return nil
 }

@@ -41,6 +41,8 @@ type Store struct {
 	prepMu  sync.Mutex
 	inserts [10]*sql.Stmt    // multi-row INSERTs of request records, by bits.Len(rows)
 	upserts [6][10]*sql.Stmt // additions to each of rollupTables, by bits.Len(rows) (0: JSON)
+	// sessions are the additions to agent_sessions, by bits.Len(rows).
+	sessions [10]*sql.Stmt
 
 	// noRollups makes InsertRequests write records only: for benchmarks
 	// that measure what the roll-ups cost.
@@ -123,7 +125,7 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 // Close closes the database.
 func (s *Store) Close() error {
 	s.prepMu.Lock()
-	for _, sts := range append([][10]*sql.Stmt{s.inserts}, s.upserts[:]...) {
+	for _, sts := range append([][10]*sql.Stmt{s.inserts, s.sessions}, s.upserts[:]...) {
 		for _, st := range sts {
 			if st != nil {
 				st.Close()

@@ -189,3 +189,20 @@ func TestRequestFilters(t *testing.T) {
 		})
 	}
 }
+
+// Writing the ledger keeps its statement journals in memory, and leaves
+// the connection's temp_store as it found it: a console query's sort over
+// millions of records still spills to a file.
+func TestInsertLeavesTempStore(t *testing.T) {
+	s := storetest.SQLite(t)
+	cost := int64(1)
+	recs := []store.Request{{ID: "req_1", Time: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Endpoint: "/v1/messages", Model: "m",
+		Status: 200, Input: 1, CostNanoUSD: &cost, SessionID: "s1"}}
+	if err := s.InsertRequests(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	var mode int
+	if err := s.DB().QueryRow("PRAGMA temp_store").Scan(&mode); err != nil || mode != 0 {
+		t.Errorf("temp_store after a write: %d %v, want 0 (the default: a file)", mode, err)
+	}
+}
