@@ -39,7 +39,7 @@ func newLimits(cfg *config.Config, routes *route.Table, db *store.Store, logger 
 		}
 		modelLimits = true
 		if m.Limits.BudgetUSD != nil && !m.Priced() {
-			return gateway.Limits{}, fmt.Errorf("model %q has a budget but a target without input and output prices; give it pricing", m.Name)
+			return gateway.Limits{}, fmt.Errorf("model %q has a budget but a target without input and output prices (or a per-unit price); give it pricing", m.Name)
 		}
 	}
 	if db == nil && !modelLimits {

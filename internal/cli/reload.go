@@ -162,7 +162,7 @@ func (lv *live) limits(cfg *config.Config, routes *route.Table) (gateway.Limits,
 	}
 	for _, m := range routes.Models() {
 		if m.Limits.BudgetUSD != nil && !m.Priced() {
-			return gateway.Limits{}, fmt.Errorf("model %q has a budget but a target without input and output prices; give it pricing", m.Name)
+			return gateway.Limits{}, fmt.Errorf("model %q has a budget but a target without input and output prices (or a per-unit price); give it pricing", m.Name)
 		}
 	}
 	return gateway.Limits{Limiter: lim, KeyDefaults: defaults, CacheReads: cfg.Limits.TPMCacheReads, CacheWrites: cfg.Limits.CountsCacheWrites()}, nil

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -256,4 +257,26 @@ func validJSON(b []byte) bool {
 		}
 	}
 	return gjson.ValidBytes(b)
+}
+
+// Compact copies the vectors read raw out of the answer they point into,
+// without its white space, into one buffer of their own, so that the
+// answer can be let go while the vectors are kept.
+func Compact(vs []Vector) {
+	n := 0
+	for _, v := range vs {
+		n += len(v.Raw)
+	}
+	if n == 0 {
+		return
+	}
+	buf := make([]byte, 0, n)
+	for i := range vs {
+		if vs[i].Raw == "" {
+			continue
+		}
+		start := len(buf)
+		buf = appendCompact(buf, vs[i].Raw)
+		vs[i].Raw = unsafe.String(unsafe.SliceData(buf[start:]), len(buf)-start)
+	}
 }

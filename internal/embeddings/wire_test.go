@@ -55,3 +55,20 @@ func TestRawVectors(t *testing.T) {
 		}
 	}
 }
+
+// Compact keeps vectors read raw when the answer they were read from is
+// overwritten, and leaves out its white space.
+func TestCompact(t *testing.T) {
+	body := []byte("{\"embeddings\": [{\"values\": [ 1,\n 2 ]}, {\"values\": [3, 4]}]}")
+	vs, _, err := Gemini.Answer(body, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Compact(vs)
+	for i := range body {
+		body[i] = 'x'
+	}
+	if vs[0].Raw != "[1,2]" || vs[1].Raw != "[3,4]" {
+		t.Errorf("after Compact: %q %q", vs[0].Raw, vs[1].Raw)
+	}
+}

@@ -167,6 +167,9 @@ func (b *body) step() error {
 	if err != nil {
 		return err
 	}
+	if file && name == b.name {
+		return fileNamed(name)
+	}
 	b.cur, b.live = p, true
 	h := p.Header
 	if !file && name == b.name {

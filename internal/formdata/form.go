@@ -90,6 +90,9 @@ func (f *Form) read(want string) error {
 			return err
 		}
 		k := kept{header: p.Header, name: name, file: file}
+		if file && name == want {
+			return fileNamed(name)
+		}
 		if file {
 			k.off = f.spool.size
 			k.n, err = io.CopyBuffer(&f.spool, p, buf)
@@ -124,6 +127,12 @@ func (f *Form) read(want string) error {
 			return err
 		}
 	}
+}
+
+// fileNamed refuses a file part named as the field Read wants (the
+// field replaced): the upstream would take the file's contents for it.
+func fileNamed(name string) error {
+	return &Error{Param: name, Message: name + ": must be a form field, not a file"}
 }
 
 // next opens the client's next part, nil at the end of the body.

@@ -122,10 +122,10 @@ func TestRead(t *testing.T) {
 		{name: "several files", body: encode(t, file("image", "a.png", "image/png", audio), file("image", "b.png", "image/png", audio[:77]),
 			file("mask", "m.png", "image/png", ""), field("prompt", "a cat"), field("model", "gpt-image-1"), field("n", "2")),
 			want: "model", value: "gpt-image-1", found: true, fields: 2, spill: true, lim: Limits{Memory: 5000}},
-		{name: "file named model is not the field", body: encode(t, file("model", "m.bin", "application/octet-stream", "x"), field("model", "m")),
-			want: "model", value: "m", found: true, fields: 1, known: true},
-		{name: "empty filename is a file", body: encode(t, file("model", "", "application/octet-stream", "x")),
-			want: "model", known: true},
+		{name: "a file named model is refused (an upstream would take it for the field)", body: encode(t, file("model", "m.bin", "application/octet-stream", "x"), field("model", "m")),
+			want: "model", err: &Error{Param: "model"}},
+		{name: "empty filename is a file, and a file cannot be the wanted field", body: encode(t, file("model", "", "application/octet-stream", "x")),
+			want: "model", err: &Error{Param: "model"}},
 		{name: "field over MaxField", body: encode(t, field("prompt", strings.Repeat("p", 101)), field("model", "m")),
 			want: "model", lim: Limits{MaxField: 100}, err: &Error{Param: "prompt"}},
 		{name: "field at MaxField", body: encode(t, field("prompt", strings.Repeat("p", 100)), field("model", "m")),
@@ -465,4 +465,35 @@ func TestCloseWhileReading(t *testing.T) {
 		t.Errorf("reading Body while closed: %v", err)
 	}
 	assertEmpty(t, dir)
+}
+
+// A part must not be one field to the gateway and another to the
+// upstream: two Content-Dispositions are refused, and so is a file named
+// as the field replaced, before or after it.
+func TestSmuggledParts(t *testing.T) {
+	twoDispositions := "--b\r\nContent-Disposition: form-data; name=\"prompt\"\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nx\r\n" +
+		"--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper\r\n--b--\r\n"
+	fileBefore := "--b\r\nContent-Disposition: form-data; name=\"model\"; filename=\"m.txt\"\r\n\r\ngpt-4o\r\n" +
+		"--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper\r\n--b--\r\n"
+	for name, body := range map[string]string{"two dispositions": twoDispositions, "file before": fileBefore} {
+		f, err := Read(context.Background(), strings.NewReader(body), "b", "model", Limits{})
+		var bad *Error
+		if !errors.As(err, &bad) {
+			t.Errorf("%s: %v, want an *Error", name, err)
+			f.Close()
+		}
+	}
+	fileAfter := "--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper\r\n" +
+		"--b\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\ny\r\n" +
+		"--b\r\nContent-Disposition: form-data; name=\"model\"; filename=\"m.txt\"\r\n\r\ngpt-4o\r\n--b--\r\n"
+	f, err := Read(context.Background(), strings.NewReader(fileAfter), "b", "model", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = io.ReadAll(f.Body("model", "whisper-1"))
+	var bad *Error
+	if !errors.As(err, &bad) || bad.Param != "model" {
+		t.Errorf("a file named model after the field: %v", err)
+	}
 }

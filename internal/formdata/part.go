@@ -17,6 +17,11 @@ type kept struct {
 // describe reads a part's Content-Disposition: its form name and whether it
 // is a file (has a filename parameter, even an empty one).
 func describe(h textproto.MIMEHeader) (name string, file bool, err error) {
+	if len(h["Content-Disposition"]) > 1 {
+		// Parsers differ on which one counts: a part must not be one field
+		// here and another upstream.
+		return "", false, &Error{Message: "a multipart/form-data part has more than one Content-Disposition"}
+	}
 	disp, params, perr := mime.ParseMediaType(h.Get("Content-Disposition"))
 	if perr != nil || disp != "form-data" || params["name"] == "" {
 		return "", false, &Error{Message: "a multipart/form-data part has no Content-Disposition: form-data with a name"}

@@ -62,19 +62,31 @@ func embedRoute(t *route.Target) (pass bool, wire *embeddings.Wire) {
 // upstream takes them in wire's shape: the inputs are sent in batches of
 // at most wire.MaxBatch (one after another; a wire of one input a request
 // runs a few at once), and the vectors answered in OpenAI's shape, in the
-// inputs' order. A batch's failure fails the attempt before anything
-// reached the client, so another target may still be tried.
+// inputs' order. Every batch's request is made before any is sent, so a
+// request the wire cannot take is refused before the upstream is asked. A
+// batch's failure fails the attempt before anything reached the client,
+// so another target may still be tried; the batches that succeeded were
+// billed by the upstream, and are counted in the request's usage.
 func (g *Gateway) embedTranslated(c *call, t *route.Target, wire *embeddings.Wire) error {
 	x := c.x
 	x.lane, x.upDialect = "translated", t.Provider.Dialect()
 	c.w.Header()[x.dialect.RequestIDHeader] = []string{x.id}
 	in := c.embed.Inputs
 	batches := wire.Batches(in)
+	bodies := make([][]byte, len(batches))
+	for i, b := range batches {
+		body, err := wire.Request(c.embed, t.Model, in[b[0]:b[1]])
+		if err != nil {
+			return embedRequestError(err)
+		}
+		bodies[i] = body
+	}
 	results := make([]embedResult, len(batches))
 	ctx, cancel := context.WithCancel(c.r.Context())
 	defer cancel()
 	header := upstreamHeader(c.r, nil)
 	began := time.Now()
+	x.sendStart, x.earlierWaits = began, x.upstream
 	var next, failed atomic.Int64
 	failed.Store(-1) // the first batch that failed: the others may have failed for its cancel
 	var wg sync.WaitGroup
@@ -84,7 +96,8 @@ func (g *Gateway) embedTranslated(c *call, t *route.Target, wire *embeddings.Wir
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < len(batches) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
 				b := batches[i]
-				results[i] = embedBatch(ctx, c.embed, t, wire, header, in[b[0]:b[1]], g.log, x.id)
+				results[i] = embedBatch(ctx, c.embed, t, wire, header, bodies[i], b[1]-b[0], g.log, x.id)
+				bodies[i] = nil
 				if !results[i].ok() {
 					failed.CompareAndSwap(-1, int64(i))
 					cancel() // the other batches are of no use now
@@ -94,34 +107,61 @@ func (g *Gateway) embedTranslated(c *call, t *route.Target, wire *embeddings.Wir
 	}
 	wg.Wait()
 	x.upstream += time.Since(began)
+	// What the upstream made, and billed, whether the attempt succeeds or not.
+	var tokens int64
+	var uncounted []embeddings.Input // inputs of batches that reported no tokens
+	done := 0
+	for i, r := range results {
+		if r.vectors == nil {
+			continue
+		}
+		done++
+		tokens += int64(r.tokens)
+		if r.tokens == 0 {
+			uncounted = append(uncounted, in[batches[i][0]:batches[i][1]]...)
+		}
+	}
+	if len(uncounted) > 0 {
+		// The upstream reports no usage (Gemini; Cohere without Bedrock's
+		// header): those inputs are counted here, and the answer says so.
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), estimateTime)
+		tokens += embedTokens(ectx, &embeddings.Request{Inputs: uncounted})
+		cancel()
+		x.estimated = true
+	}
+	c.embedSpent += tokens
+	x.usage.Input = c.embedSpent
+	x.costed = false
 	if f := failed.Load(); f >= 0 {
 		return g.embedFailure(c, &results[f])
 	}
-	if err := c.r.Context().Err(); err != nil {
+	if err := c.r.Context().Err(); err != nil || done != len(batches) {
+		if x.shuttingDown() {
+			return shutdownError(context.Cause(x.ctx))
+		}
 		x.clientGone = true
 		return fmt.Errorf("client went away during the embeddings batches: %w", err)
 	}
 	x.upstreamStatus = http.StatusOK
 	vectors := make([]embeddings.Vector, 0, len(in))
-	var tokens int64
-	counted := true // every answer gave its tokens
 	for i := range results {
 		vectors = append(vectors, results[i].vectors...)
-		tokens += int64(results[i].tokens)
-		counted = counted && results[i].tokens > 0
 	}
-	x.usage.Input = tokens
-	if !counted {
-		// The upstream reports no usage (Gemini; Cohere without Bedrock's
-		// header): the inputs are counted here, and the answer says so.
-		ectx, cancel := context.WithTimeout(context.WithoutCancel(x.ctx), estimateTime)
-		x.usage.Input = embedTokens(ectx, c.embed)
-		cancel()
-		x.estimated = true
+	if x.estimated {
 		c.w.Header().Set("Tollgate-Usage", "estimate")
 	}
 	body := embeddings.EncodeVectors(nil, vectors, t.Model, c.embed.Format, int(x.usage.Input))
 	return g.writeBody(c.w, x, http.StatusOK, body)
+}
+
+// embedRequestError is the client's answer for a request a wire cannot
+// take (token arrays for a text-only API, dimensions it does not offer).
+func embedRequestError(err error) error {
+	var bad *embeddings.Error
+	if errors.As(err, &bad) {
+		return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: bad.Param, Message: bad.Message}
+	}
+	return &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error preparing the upstream request", Err: err}
 }
 
 // embedResult is what one batch came to: its vectors and tokens (0: not
@@ -143,12 +183,11 @@ func (r *embedResult) ok() bool { return r.err == nil && r.resp == nil }
 func (g *Gateway) embedFailure(c *call, r *embedResult) error {
 	x := c.x
 	if r.err != nil {
-		var bad *embeddings.Error
-		if errors.As(r.err, &bad) {
-			return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Param: bad.Param, Message: bad.Message}
-		}
-		if errors.Is(r.err, errEmbedAnswer) {
+		switch {
+		case errors.Is(r.err, errEmbedAnswer):
 			return &Error{Status: http.StatusBadGateway, Kind: dialect.Upstream, Message: "the upstream's embeddings answer could not be read", Err: r.err}
+		case errors.Is(r.err, errEmbedRead) && c.r.Context().Err() == nil:
+			return &failure{err: g.upstreamFailureAfterStatus(x, r.err)}
 		}
 		return retryableSend(x, g.upstreamFailure(c.r, x, r.err))
 	}
@@ -158,8 +197,12 @@ func (g *Gateway) embedFailure(c *call, r *embedResult) error {
 	return err
 }
 
-// errEmbedAnswer marks an upstream answer whose vectors could not be read.
-var errEmbedAnswer = errors.New("unreadable embeddings answer")
+// errEmbedAnswer marks an upstream answer whose vectors could not be
+// read; errEmbedRead one that failed to arrive whole.
+var (
+	errEmbedAnswer = errors.New("unreadable embeddings answer")
+	errEmbedRead   = errors.New("reading the upstream's embeddings")
+)
 
 // embedParallel is how many batches of wire go at once: one for APIs
 // that take many inputs a request, a few for one-input APIs (2,048 inputs
@@ -171,13 +214,9 @@ func embedParallel(wire *embeddings.Wire) int {
 	return 1
 }
 
-// embedBatch sends one batch of inputs to t and reads its vectors. It
-// touches nothing of the exchange: batches may run at once.
-func embedBatch(ctx context.Context, req *embeddings.Request, t *route.Target, wire *embeddings.Wire, header http.Header, in []embeddings.Input, log *slog.Logger, id string) embedResult {
-	body, err := wire.Request(req, t.Model, in)
-	if err != nil {
-		return embedResult{err: err}
-	}
+// embedBatch sends one batch's request (of n inputs) to t and reads its
+// vectors. It touches nothing of the exchange: batches may run at once.
+func embedBatch(ctx context.Context, req *embeddings.Request, t *route.Target, wire *embeddings.Wire, header http.Header, body []byte, n int, log *slog.Logger, id string) embedResult {
 	resp, err := t.Provider.Do(ctx, &provider.Request{Op: dialect.Embed, Dialect: t.Provider.Dialect(), Model: t.Model,
 		Body: provider.Body{body}, Header: header.Clone(), Log: log, ID: id})
 	if err != nil {
@@ -186,22 +225,28 @@ func embedBatch(ctx context.Context, req *embeddings.Request, t *route.Target, w
 	defer resp.Body.Close()
 	answer, err := readAnswer(resp)
 	if err != nil {
-		return embedResult{err: fmt.Errorf("reading the upstream's embeddings: %w", err)}
+		if errors.Is(err, errEmbedAnswer) {
+			return embedResult{err: err}
+		}
+		return embedResult{err: fmt.Errorf("%w: %w", errEmbedRead, err)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		resp.Body = io.NopCloser(bytes.NewReader(answer))
 		return embedResult{resp: resp}
 	}
 	// An answer in floats copies the upstream's numbers as they are.
-	vs, n, err := wire.Answer(answer, len(in), req.Format != "base64")
+	vs, tokens, err := wire.Answer(answer, n, req.Format != "base64")
 	if err != nil {
 		return embedResult{err: fmt.Errorf("%w: %w", errEmbedAnswer, err)}
 	}
-	if n == 0 {
+	if tokens == 0 {
 		// Bedrock counts every model's input in a header.
-		n, _ = strconv.Atoi(resp.Header.Get("X-Amzn-Bedrock-Input-Token-Count"))
+		tokens, _ = strconv.Atoi(resp.Header.Get("X-Amzn-Bedrock-Input-Token-Count"))
 	}
-	return embedResult{vectors: vs, tokens: n}
+	// Vectors read raw point into the answer: they are copied out, without
+	// its white space, so that the answer's buffer goes now.
+	embeddings.Compact(vs)
+	return embedResult{vectors: vs, tokens: tokens}
 }
 
 // embedTokens counts an embeddings request's inputs with the tokenizer,
@@ -245,12 +290,16 @@ func (c *call) embedUsage() {
 // readAnswer reads a whole upstream answer of at most maxUpstreamBody
 // bytes, into a buffer of its length when the upstream says it.
 func readAnswer(resp *http.Response) ([]byte, error) {
-	if n := resp.ContentLength; n >= 0 && n <= maxUpstreamBody {
+	if n := resp.ContentLength; n >= 0 && n <= 1<<20 {
 		b := make([]byte, n)
 		if _, err := io.ReadFull(resp.Body, b); err != nil {
 			return nil, err
 		}
 		return b, nil
 	}
-	return io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody+1))
+	if err == nil && len(b) > maxUpstreamBody {
+		return nil, fmt.Errorf("%w: larger than %d bytes", errEmbedAnswer, maxUpstreamBody)
+	}
+	return b, err
 }

@@ -226,3 +226,55 @@ func TestEmbeddingsBudget(t *testing.T) {
 		t.Errorf("a request the rest of the budget covers: %d %s", resp.StatusCode, got)
 	}
 }
+
+// A batch the upstream refuses after others were made fails the request,
+// but the batches it made, which the upstream bills, are counted in the
+// record: a client cannot have vectors made for nothing by ending its
+// inputs with one the upstream refuses.
+func TestEmbeddingsFailedBatchIsBilled(t *testing.T) {
+	up := upstreamtest.New(func(r upstreamtest.Received) upstreamtest.Reply {
+		if strings.Contains(string(r.Body), "REFUSED") {
+			return upstreamtest.Reply{Status: 400, Body: []byte(`{"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}`)}
+		}
+		return upstreamtest.GeminiEmbeddings(r)
+	})
+	t.Cleanup(up.Close)
+	db, rec := ledgerDB(t)
+	cfg, err := config.Parse([]byte(`
+providers: [ { name: goog, type: gemini, base_url: "`+up.URL+`", api_key: k } ]
+models: [ { name: emb, targets: [ { provider: goog, model: gemini-embedding-001 } ], pricing: { input: "0.15", output: "0" } } ]
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.DiscardHandler), Store: db, Ledger: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(built.Handler)
+	t.Cleanup(func() { gw.Close(); built.Close(); rec.Close(context.Background()) })
+	e := &env{t: t, gw: gw}
+	inputs := make([]string, 250)
+	for i := range inputs {
+		inputs[i] = `"word"`
+	}
+	inputs[249] = `"REFUSED"`
+	resp := e.do("POST", "/v1/embeddings", `{"model":"emb","input":[`+strings.Join(inputs, ",")+`]}`, openAIAuth...)
+	got := readAll(t, resp.Body)
+	if resp.StatusCode != 400 || gjson.GetBytes(got, "error.type").Str != "invalid_request_error" {
+		t.Fatalf("a refused batch: %d %s", resp.StatusCode, got)
+	}
+	if n := len(up.Requests()); n != 3 {
+		t.Errorf("%d upstream requests, want 3 (two made, one refused)", n)
+	}
+	r := waitRecord(t, db, resp.Header.Get("Tollgate-Request-Id"))
+	if r.Input != 200 || !r.UsageEstimated || r.CostNanoUSD == nil || *r.CostNanoUSD != 200*150 {
+		t.Errorf("record of the failed request: input %d estimated %v cost %v, want the 200 inputs made", r.Input, r.UsageEstimated, r.CostNanoUSD)
+	}
+	// Token arrays, which Gemini cannot take, are refused before any batch.
+	before := len(up.Requests())
+	resp = e.do("POST", "/v1/embeddings", `{"model":"emb","input":[[1,2],[3]]}`, openAIAuth...)
+	if got := readAll(t, resp.Body); resp.StatusCode != 400 || gjson.GetBytes(got, "error.param").Str != "input" || len(up.Requests()) != before {
+		t.Errorf("token arrays to Gemini: %d %s", resp.StatusCode, got)
+	}
+}

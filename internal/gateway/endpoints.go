@@ -41,12 +41,30 @@ func (c *call) answerUsage(d *dialect.Dialect) func(*meter.Usage, []byte) {
 	return d.Usage
 }
 
-// requestUsage adds what the request itself is billed by (the characters
-// of a speech request), once the upstream has answered it.
-func (c *call) requestUsage() {
-	if c.ep == nil || c.ep.RequestUsage == nil || c.x.status < 200 || c.x.status > 299 {
+// requestUnits reads what the request itself is billed by (the
+// characters of a speech request), before it is sent: a stream may let
+// the body go once it begins.
+func (c *call) requestUnits() (u meter.Usage) {
+	if c.ep != nil && c.ep.RequestUsage != nil && c.body != nil {
+		c.ep.RequestUsage(&u, c.body)
+	}
+	return u
+}
+
+// addUnits adds the request's own units (requestUnits) to the usage of
+// an answer that succeeded. An answer of a billed endpoint that reported
+// nothing (a transcription as text, SRT or VTT) leaves its cost unknown,
+// not 0.
+func (c *call) addUnits(u meter.Usage) {
+	x := c.x
+	if x.status < 200 || x.status > 299 {
 		return
 	}
-	c.ep.RequestUsage(&c.x.usage, c.body)
-	c.x.costed = false
+	x.costed = false
+	if u.Units > 0 {
+		x.usage.Units, x.usage.Unit = u.Units, u.Unit
+	}
+	if x.usage.IsZero() && c.op.PassThroughOnly() && c.op != dialect.Moderate {
+		x.unmetered = true
+	}
 }

@@ -35,7 +35,7 @@ providers:
 models:
   - { name: instruct, targets: [ { provider: oai, model: gpt-3.5-turbo-instruct } ], pricing: { input: "1.50", output: "2" } }
   - { name: moderation, targets: [ { provider: oai, model: omni-moderation-latest } ], pricing: { input: "0", output: "0" } }
-  - { name: dalle, targets: [ { provider: oai, model: dall-e-3 } ], pricing: { per_image: "0.04" } }
+  - { name: dalle, targets: [ { provider: oai, model: dall-e-3 } ], pricing: { per_image: "0.04" }, limits: { budget_usd: "1" } }   # priced by the image alone, under a budget
   - { name: gpt-image, targets: [ { provider: oai, model: gpt-image-1 } ], pricing: { input: "5", output: "40" } }
   - { name: tts, targets: [ { provider: oai, model: tts-1 } ], pricing: { per_character: "0.000015" } }
   - { name: rerank, targets: [ { provider: ranker, model: rerank-v3.5 } ], pricing: { per_query: "0.002" } }
@@ -71,6 +71,9 @@ func TestOpenAIEndpointsPassThrough(t *testing.T) {
 		{"/v1/moderations", `{"model":"moderation","input":"some text"}`, "omni-moderation-latest", 0, 0, 0, "", 0},
 		{"/v1/images/generations", `{"model":"dalle","prompt":"a cat","n":2,"size":"1024x1024"}`, "dall-e-3", 0, 0, 2, "image", 80_000_000},
 		{"/v1/images/generations", `{"model":"gpt-image","prompt":"a cat"}`, "gpt-image-1", 50, 4160, 1, "image", 50*5000 + 4160*40000},
+		// Streamed: no stream_options added (the images API refuses it),
+		// usage from the stream's last event.
+		{"/v1/images/generations", `{"model":"gpt-image","prompt":"a cat","stream":true,"partial_images":1}`, "gpt-image-1", 50, 4160, 0, "", 50*5000 + 4160*40000},
 		{"/v1/audio/speech", `{"model":"tts","input":"Héllo there","voice":"alloy"}`, "tts-1", 0, 0, 11, "character", 11 * 15000},
 		{"/v1/rerank", `{"model":"rerank","query":"q","documents":["a","b","c"]}`, "rerank-v3.5", 0, 0, 1, "query", 2_000_000},
 		{"/v1/rerank", `{"model":"jina-rerank","query":"q","documents":["a","b"]}`, "jina-reranker-v2", 42, 0, 0, "", 42 * 20},
@@ -110,7 +113,7 @@ func TestOpenAIEndpointsPassThrough(t *testing.T) {
 	for _, g := range groups {
 		got[g.Group] = fmt.Sprintf("%d %d", g.Requests, *g.CostNanoUSD)
 	}
-	want := map[string]string{"/v1/completions": "1 21500", "/v1/moderations": "1 0", "/v1/images/generations": "2 246650000",
+	want := map[string]string{"/v1/completions": "1 21500", "/v1/moderations": "1 0", "/v1/images/generations": "3 413300000",
 		"/v1/audio/speech": "1 165000", "/v1/rerank": "2 2000840"}
 	if !maps.Equal(got, want) {
 		t.Errorf("usage by endpoint: %v, want %v", got, want)

@@ -81,6 +81,7 @@ type exchange struct {
 
 	relayed   *relayed        // what a stream relayed, to estimate its usage if it never arrives
 	estimated bool            // usage is an estimate: the stream ended without it
+	unmetered bool            // the answer said nothing of what the upstream billed: its cost is unknown
 	prices    *pricing.Prices // of the target that served it; nil when unpriced
 
 	ticket       *limiter.Ticket // the request's reservations, settled in finish
@@ -106,10 +107,13 @@ type savings struct {
 func (x *exchange) cost() (nano int64, ok bool) {
 	if !x.costed {
 		x.costed = true
-		if x.usage == (meter.Usage{}) {
+		switch {
+		case x.unmetered:
+			x.costNano, x.costKnown = 0, false
+		case x.usage == (meter.Usage{}):
 			// No tokens cost nothing, priced or not (a rejected request).
 			x.costNano, x.costKnown = 0, true
-		} else {
+		default:
 			c, err := x.prices.Cost(x.usage)
 			x.costNano, x.costKnown = c, err == nil
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -97,4 +98,21 @@ func (g *Gateway) formError(x *exchange, err error) error {
 		return &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error keeping the form aside", Err: err}
 	}
 	return &Error{Status: http.StatusBadRequest, Kind: dialect.InvalidRequest, Message: "reading request body failed", Err: err}
+}
+
+// upload is a form's body on its way to the upstream. It keeps the error
+// reading the client's form met (too large, malformed, the client gone):
+// the attempt then failed by the client's doing, not the upstream's, and
+// is answered as such, with no verdict on the target.
+type upload struct {
+	r   io.Reader
+	err error
+}
+
+func (u *upload) Read(p []byte) (int, error) {
+	n, err := u.r.Read(p)
+	if err != nil && err != io.EOF && u.err == nil {
+		u.err = err
+	}
+	return n, err
 }

@@ -160,6 +160,20 @@ func TestFormsPassThrough(t *testing.T) {
 	}
 }
 
+// A transcription answered as text says nothing of the audio's length:
+// its cost is unknown, not 0.
+func TestFormsTextAnswerUnpriced(t *testing.T) {
+	e, _, db := formsEnv(t, 1<<20)
+	resp, body, _ := postForm(t, e, "/v1/audio/transcriptions",
+		[]formPart{{name: "model", value: "whisper"}, {name: "response_format", value: "text"}, {name: "file", file: "a.mp3", size: 32000, seed: 5}})
+	if resp.StatusCode != 200 || string(body) != "Hello from the audio.\n" {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+	if r := waitRecord(t, db, resp.Header.Get("Tollgate-Request-Id")); r.CostNanoUSD != nil || r.Units != 0 {
+		t.Errorf("a text transcription's record: cost %v units %d, want an unknown cost", *r.CostNanoUSD, r.Units)
+	}
+}
+
 // Forms the gateway refuses, in OpenAI's envelope, none reaching the
 // upstream: not multipart, no model, a model whose target does not
 // transcribe, a form past max_body_bytes, a compressed form.
@@ -182,7 +196,20 @@ func TestFormsRefused(t *testing.T) {
 			t.Errorf("%s: %d %s", c.name, resp.StatusCode, body)
 		}
 	}
-	resp := e.do("POST", "/v1/audio/transcriptions", `{"model":"whisper"}`, openAIAuth...)
+	// Too large after its model was read, the form already on its way
+	// upstream: still the client's 413, and no failure of the target
+	// (six in a row would open its breaker for everyone).
+	for range 6 {
+		resp, body, _ := postForm(t, e, "/v1/audio/transcriptions", []formPart{{name: "model", value: "whisper"}, {name: "file", file: "big.mp3", size: 2 << 20, seed: 1}})
+		if resp.StatusCode != 413 {
+			t.Fatalf("too large after the model: %d %s", resp.StatusCode, body)
+		}
+	}
+	resp, body, _ := postForm(t, e, "/v1/audio/transcriptions", []formPart{{name: "model", value: "whisper"}, file})
+	if resp.StatusCode != 200 {
+		t.Errorf("a good form after six too large: %d %s", resp.StatusCode, body)
+	}
+	resp = e.do("POST", "/v1/audio/transcriptions", `{"model":"whisper"}`, openAIAuth...)
 	if body := readAll(t, resp.Body); resp.StatusCode != 400 || !strings.Contains(string(body), "multipart") {
 		t.Errorf("a JSON body: %d %s", resp.StatusCode, body)
 	}
@@ -190,8 +217,8 @@ func TestFormsRefused(t *testing.T) {
 	if body := readAll(t, resp.Body); resp.StatusCode != 415 {
 		t.Errorf("a compressed form: %d %s", resp.StatusCode, body)
 	}
-	if n := len(up.Requests()); n != 0 {
-		t.Errorf("%d refused forms reached the upstream", n)
+	if n := len(up.Requests()); n != 1 { // the good one
+		t.Errorf("%d refused forms reached the upstream whole", n-1)
 	}
 }
 

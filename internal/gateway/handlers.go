@@ -43,8 +43,11 @@ type call struct {
 	addr *dialect.Address
 	// fields, when set, are the endpoint's own (Endpoint.Fields).
 	fields *dialect.Fields
-	// embed is an embeddings request, read (embed.go).
-	embed *embeddings.Request
+	// embed is an embeddings request, read (embed.go); embedSpent the
+	// input tokens of the batches earlier attempts had made before they
+	// failed (the upstream billed them).
+	embed      *embeddings.Request
+	embedSpent int64
 	// ep is the endpoint called; nil for a URL-addressed request.
 	ep *dialect.Endpoint
 	// form is a multipart request's body, read up to its model (forms.go);

@@ -93,7 +93,11 @@ func (g *Gateway) admitScopes(c *call, count bool) error {
 		output, defaulted = 0, 0
 	}
 	req := &limiter.Request{ID: x.id, Scopes: scopes, Tokens: input + output, OutputDefault: defaulted, InputOnly: inputOnly}
-	if f := x.dialect.Fields.MaxOutput; len(f) > 0 && !req.InputOnly {
+	fields := &x.dialect.Fields
+	if c.fields != nil {
+		fields = c.fields // the endpoint's own (/v1/completions: max_tokens)
+	}
+	if f := fields.MaxOutput; len(f) > 0 && !req.InputOnly {
 		req.OutputParam = f[0]
 	}
 	for _, sc := range scopes {

@@ -34,16 +34,15 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	if x.body != nil {
 		req.Hold = x.body.hold // the transport may read it after the handler ends
 	}
+	var up *upload
 	if c.form != nil {
-		model := t.Model
-		if model == "" {
-			model = x.model // a pattern's target sends the name asked for
-		}
-		req.Body, req.Upload, req.UploadType = nil, c.form.Body("model", model), c.form.ContentType()
+		up = &upload{r: c.form.Body("model", t.Model)}
+		req.Body, req.Upload, req.UploadType = nil, up, c.form.ContentType()
 		req.UploadLength = c.form.Len()
 	}
 	hideUsage := false
-	if d.Prepare != nil && c.form == nil {
+	if d.Prepare != nil && (c.op == dialect.Generate || c.op == dialect.Complete) {
+		// Only chat and completions take stream_options.
 		p, err := d.Prepare(c.body, c.s, req.Body.Bytes)
 		if err != nil {
 			return &Error{Status: http.StatusInternalServerError, Kind: dialect.Internal, Message: "internal error preparing the upstream request", Err: err}
@@ -60,7 +59,16 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 		return err
 	}
 
+	units := c.requestUnits()
 	resp, done, err := g.send(c.r, x, t.Provider, req)
+	if up != nil && up.err != nil {
+		// The client's form failed on its way (too large, malformed, the
+		// client gone): its answer, whatever the upstream did meanwhile.
+		if err == nil {
+			done()
+		}
+		return g.formError(x, up.err)
+	}
 	if err != nil {
 		return retryableSend(x, err)
 	}
@@ -80,6 +88,7 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 		x.bodyFreeOnStart = !c.keepsAnswer()
 		tap := c.streaming(d.NewTap(hideUsage))
 		defer c.streamEnded()
+		defer c.addUnits(units)
 		return g.relayStream(c.w, c.r, x, resp, c.frame(tap))
 	case c.op == dialect.CountTokens:
 		return g.relayBody(c.w, x, resp, nil)
@@ -91,7 +100,7 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	case c.keepsAnswer():
 		return g.relayKept(c, resp, d.Usage)
 	default:
-		defer c.requestUsage()
+		defer c.addUnits(units)
 		return g.relayBody(c.w, x, resp, c.answerUsage(d))
 	}
 }

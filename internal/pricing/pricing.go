@@ -361,12 +361,18 @@ func (a uint128) divAdding(d, add uint64) (int64, error) {
 // WorstCase is the most a request can cost with this many prompt tokens,
 // whatever mix of fresh, cached and cache-written tokens they turn out to
 // be, and this many output tokens. Budgets reserve it before a request is
-// sent. It fails with ErrUnpriced unless input and output are priced.
+// sent. It fails with ErrUnpriced unless input and output are priced, or
+// the model is priced by the unit alone (images, seconds, characters,
+// queries): nothing is reserved for it, and its units are charged when
+// its answer says them.
 //
 // A cost past int64 is math.MaxInt64, more than any budget, and so is the
 // cost of a negative count (what an overflowed sum gives): a worst case
 // is never less than the truth.
 func (p *Prices) WorstCase(input, output int64) (int64, error) {
+	if p != nil && !p.Input.set && !p.Output.set && (p.Image.set || p.Second.set || p.Character.set || p.Query.set) {
+		return 0, nil
+	}
 	if p == nil || !p.Input.set || !p.Output.set {
 		return 0, ErrUnpriced
 	}

@@ -174,8 +174,14 @@ type recordKey struct {
 }
 
 func recordKeyOf(r *Request) recordKey {
+	// Only the inference endpoints are summed by name: a record of any
+	// other path (a client may send any) adds to one row, not a row each.
+	endpoint := ""
+	if IsInferenceEndpoint(r.Endpoint) {
+		endpoint = r.Endpoint
+	}
 	return recordKey{rollupKey{hour: floorHour(r.Time.UnixMilli()), keyID: r.KeyID, model: r.Model, group: modelGroupOf(r),
-		provider: r.Provider, endpoint: r.Endpoint, usage: inUsageScope(r)}, r.UserID, r.TeamID}
+		provider: r.Provider, endpoint: endpoint, usage: inUsageScope(r)}, r.UserID, r.TeamID}
 }
 
 // rollupDelta is what a batch adds to one roll-up row.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/tollgate/tollgate/internal/store/storetest"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -692,5 +693,25 @@ func TestRollupHostileText(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Records of paths no endpoint has (a client may send any) add to one
+// roll-up row, not one row each.
+func TestRollupUnknownPathsShareARow(t *testing.T) {
+	s := storetest.SQLite(t)
+	var recs []store.Request
+	for i := range 50 {
+		recs = append(recs, store.Request{ID: fmt.Sprintf("req_%d", i), Time: rollupBase.Add(time.Duration(i) * time.Second),
+			Endpoint: fmt.Sprintf("/v1/x%d", i), Status: 404, ErrorType: "not_found_error"})
+	}
+	if err := s.InsertRequests(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"usage_hourly", "usage_daily"} {
+		var n int
+		if err := s.DB().QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s: %d rows (%v), want 1", table, n, err)
+		}
 	}
 }

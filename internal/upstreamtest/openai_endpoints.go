@@ -48,6 +48,14 @@ func OpenAIEndpoints(r Received) Reply {
 		return reply(map[string]any{"id": "modr-1", "model": str("model"),
 			"results": []any{map[string]any{"flagged": false, "categories": map[string]bool{"violence": false},
 				"category_scores": map[string]float64{"violence": 0.0001}}}})
+	case strings.HasSuffix(r.Path, "/images/generations") && req["stream"] == true:
+		if _, ok := req["stream_options"]; ok {
+			return openAIBadRequest("Unknown parameter: 'stream_options'.")
+		}
+		return Reply{Events: [][]byte{
+			[]byte("event: image_generation.partial_image\ndata: {\"type\":\"image_generation.partial_image\",\"b64_json\":\"cGFydA==\",\"partial_image_index\":0}\n\n"),
+			[]byte("event: image_generation.completed\ndata: {\"type\":\"image_generation.completed\",\"b64_json\":\"aW1hZ2U=\",\"usage\":{\"input_tokens\":50,\"output_tokens\":4160,\"total_tokens\":4210}}\n\n"),
+		}}
 	case strings.HasSuffix(r.Path, "/images/generations"):
 		n := 1
 		if v, ok := req["n"].(float64); ok {

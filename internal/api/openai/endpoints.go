@@ -75,14 +75,9 @@ func tokenUsage(u *meter.Usage, usage gjson.Result) {
 	if !usage.IsObject() {
 		return
 	}
-	if usage.Get("prompt_tokens").Exists() {
-		units, unit := u.Units, u.Unit
-		SetUsage(u, usage.Raw)
-		u.Units, u.Unit = units, unit
-		return
-	}
-	u.Input = usage.Get("input_tokens").Int()
-	u.Output = usage.Get("output_tokens").Int()
+	units, unit := u.Units, u.Unit
+	SetUsage(u, usage.Raw)
+	u.Units, u.Unit = units, unit
 }
 
 // seconds rounds a duration up to whole seconds.

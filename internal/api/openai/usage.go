@@ -18,6 +18,12 @@ func SetUsage(u *meter.Usage, usage string) {
 	if !obj.IsObject() {
 		return
 	}
+	if !obj.Get("prompt_tokens").Exists() && obj.Get("input_tokens").Exists() {
+		// The images and audio endpoints' usage (their streams' last
+		// events too): input_tokens and output_tokens.
+		*u = meter.Usage{Input: obj.Get("input_tokens").Int(), Output: obj.Get("output_tokens").Int()}
+		return
+	}
 	prompt := obj.Get("prompt_tokens").Int()
 	cached := obj.Get("prompt_tokens_details.cached_tokens").Int()
 	write := obj.Get("prompt_tokens_details.cache_write_tokens").Int()
