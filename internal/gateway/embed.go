@@ -13,8 +13,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/tollgate/tollgate/internal/api/openai"
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/embeddings"
+	"github.com/tollgate/tollgate/internal/meter"
 	"github.com/tollgate/tollgate/internal/provider"
 	"github.com/tollgate/tollgate/internal/route"
 	"github.com/tollgate/tollgate/internal/tokens"
@@ -302,4 +306,51 @@ func readAnswer(resp *http.Response) ([]byte, error) {
 		return nil, fmt.Errorf("%w: larger than %d bytes", errEmbedAnswer, maxUpstreamBody)
 	}
 	return b, err
+}
+
+// answerEnds keeps the first and the last endsSize bytes of an answer
+// read through it, where an embeddings answer's usage is (OpenAI writes it
+// last, some servers first), so that the answer need not be kept whole.
+type answerEnds struct {
+	io.ReadCloser
+	head, tail []byte
+}
+
+const endsSize = 4 << 10
+
+func (a *answerEnds) Read(p []byte) (int, error) {
+	n, err := a.ReadCloser.Read(p)
+	b := p[:n]
+	if room := endsSize - len(a.head); room > 0 {
+		k := min(room, len(b))
+		a.head = append(a.head, b[:k]...)
+	}
+	if len(b) >= endsSize {
+		a.tail = append(a.tail[:0], b[len(b)-endsSize:]...)
+	} else {
+		a.tail = append(a.tail, b...)
+		if over := len(a.tail) - endsSize; over > 0 {
+			a.tail = append(a.tail[:0], a.tail[over:]...)
+		}
+	}
+	return n, err
+}
+
+// usage reads the answer's usage object from its ends.
+func (a *answerEnds) usage(u *meter.Usage) {
+	for _, end := range [][]byte{a.tail, a.head} {
+		i := bytes.LastIndex(end, []byte(`"usage"`))
+		if i < 0 {
+			continue
+		}
+		rest := end[i+len(`"usage"`):]
+		j := bytes.IndexByte(rest, '{')
+		if j < 0 || len(bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(rest[:j]), []byte(":")))) != 0 {
+			continue
+		}
+		if v := gjson.ParseBytes(rest[j:]); v.IsObject() {
+			openai.SetUsage(u, v.Raw)
+			return
+		}
+	}
 }

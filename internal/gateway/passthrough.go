@@ -93,10 +93,14 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 	case c.op == dialect.CountTokens:
 		return g.relayBody(c.w, x, resp, nil)
 	case c.op == dialect.Embed:
-		// Relayed as it comes (a batch's vectors run to megabytes); an
-		// answer without usage is counted locally.
+		// Relayed as it comes, unkept (a batch's vectors run to tens of
+		// megabytes): usage is read from the answer's ends; an answer
+		// without it is counted locally.
+		ends := &answerEnds{ReadCloser: resp.Body}
+		resp.Body = ends
 		defer c.embedUsage()
-		return g.relayBody(c.w, x, resp, d.Usage)
+		defer func() { ends.usage(&x.usage); x.costed = false }()
+		return g.relayBody(c.w, x, resp, nil)
 	case c.keepsAnswer():
 		return g.relayKept(c, resp, d.Usage)
 	default:
