@@ -115,6 +115,21 @@ func FuzzGeminiAnswer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, n int) {
 		vecs, err := GeminiAnswer(body, n)
 		checkVectors(t, vecs, n, err)
+		// Read raw, the same answer is taken or refused alike (a number
+		// out of float32's range aside, which only parsing sees), and
+		// written in floats it reads back as the parsed values.
+		raw, _, rerr := Gemini.Answer(body, n, true)
+		if err == nil && rerr != nil {
+			t.Fatalf("parsed, but refused raw: %v", rerr)
+		}
+		if err != nil || rerr != nil {
+			return
+		}
+		Compact(raw)
+		got, _, derr := Decode(EncodeVectors(nil, raw, "m", "float", 0))
+		if derr != nil || !sameBits(got, vecs, false) {
+			t.Fatalf("raw vectors read back as %v (%v), parsed %v", got, derr, vecs)
+		}
 	})
 }
 

@@ -92,7 +92,7 @@ func readVectorsAs(list gjson.Result, n int, path, who string, raw bool) ([]Vect
 	if !list.IsArray() {
 		return nil, fmt.Errorf("embeddings: %s answer: no embeddings array", who)
 	}
-	out := make([]Vector, 0, n)
+	out := make([]Vector, 0, min(max(n, 0), 4096))
 	var err error
 	list.ForEach(func(_, it gjson.Result) bool {
 		if len(out) == n {
