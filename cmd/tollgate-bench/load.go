@@ -26,6 +26,8 @@ const (
 	// apiGemini is the Gemini API's generateContent: the model and whether
 	// to stream are in the URL, the key in x-goog-api-key.
 	apiGemini = "gemini"
+	// apiEmbeddings is OpenAI's /v1/embeddings.
+	apiEmbeddings = "embeddings"
 )
 
 // workload is one kind of request sent to every target.
@@ -89,6 +91,9 @@ var allWorkloads = []workload{
 	{Name: "stream-gemini-client", API: apiGemini, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Versus: "stream", Desc: "Gemini streamGenerateContent?alt=sse, ~1 KB body, 50 text parts from a fake Gemini API (pass-through lane)"},
 	{Name: "gemini-client-translated", API: apiGemini, BodySize: 1 << 10, NFactor: 1, Translated: true, Versus: "gemini-client", Desc: "Gemini generateContent, ~1 KB body, to a model with an Anthropic upstream (translation lane)"},
 	{Name: "stream-gemini-client-translated", API: apiGemini, Stream: true, BodySize: 1 << 10, NFactor: 0.5, Translated: true, Versus: "stream-gemini-client", Desc: "Gemini streamGenerateContent?alt=sse, ~1 KB body, 50 text deltas from an Anthropic upstream (translation lane)"},
+	{Name: "embeddings", API: apiEmbeddings, BodySize: embedBodySize, NFactor: 0.5, Versus: "small", Desc: "OpenAI embeddings, 16 texts of 60 bytes, answered with 16 vectors of 1536 floats (~300 KB) and usage (pass-through lane)"},
+	{Name: "embeddings-gemini", API: apiEmbeddings, BodySize: embedBodySize, NFactor: 0.5, Gemini: true, Versus: "embeddings", Desc: "OpenAI embeddings, 16 texts, to a model on a fake Gemini API: one batchEmbedContents, 16 vectors of 768 values (translation lane)"},
+	{Name: "embeddings-bedrock", API: apiEmbeddings, BodySize: embedBodySize, NFactor: 0.5, Bedrock: true, Versus: "embeddings", Desc: "OpenAI embeddings, 16 texts, to Titan Text Embeddings v2 on a fake Bedrock: 16 signed invokes, 8 at a time, each one vector of 1024 values (translation lane)"},
 }
 
 func workloadByName(name string) (workload, bool) {
@@ -108,6 +113,8 @@ func (w workload) path(model string) string {
 		return "/v1/messages"
 	case apiResponses:
 		return "/v1/responses"
+	case apiEmbeddings:
+		return "/v1/embeddings"
 	case apiGemini:
 		if w.Stream {
 			return "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
@@ -208,6 +215,9 @@ func (w workload) body(model string) []byte {
 	}
 	if w.Agent {
 		return agentBody(model, w.BodySize)
+	}
+	if w.API == apiEmbeddings {
+		return embeddingsBody(model) // its size is its texts'
 	}
 	base := len(render(0))
 	return render(max(0, w.BodySize-base))
@@ -327,6 +337,9 @@ func newReqSpec(t *target, w workload) *reqSpec {
 		if w.NoCache {
 			model = tollgateModelNoCache
 		}
+	}
+	if w.API == apiEmbeddings {
+		model = w.embedModel(t.gateway)
 	}
 	return &reqSpec{url: t.BaseURL + w.path(model), header: h, body: w.body(model), stream: w.Stream, sent: &t.sent}
 }
@@ -517,6 +530,9 @@ func verify(ctx context.Context, client *http.Client, s *reqSpec, w workload) (w
 	}
 	if w.API == apiGemini && !w.Stream {
 		return "", checkGeminiAnswer(body)
+	}
+	if w.API == apiEmbeddings {
+		return "", checkEmbeddingsAnswer(body, w.embedDims())
 	}
 	if !w.Stream {
 		var v struct {

@@ -67,6 +67,15 @@
 //     rewrites only the URL's model.
 //   - gemini-client-translated, stream-gemini-client-translated
 //     (optional): the same to the model with an Anthropic upstream.
+//   - embeddings (optional): an OpenAI /v1/embeddings request of 16 texts
+//     of 60 bytes, answered with 16 vectors of 1536 floats (~300 KB) and
+//     usage; relayed as it is (direct, reverseproxy and nginx take it
+//     too); compare it with small.
+//   - embeddings-gemini, embeddings-bedrock (optional): the same request
+//     to a tollgate model on the fake upstream's Gemini API (one
+//     batchEmbedContents, 16 vectors of 768 values) and on its Bedrock
+//     (Titan Text Embeddings v2: 16 signed invokes, one 1024-value vector
+//     each), through the translation lane; compare them with embeddings.
 //
 // # Measurements, per target and workload
 //
@@ -236,7 +245,7 @@ func main() {
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("tollgate-bench", flag.ContinueOnError)
 	targets := fs.String("targets", strings.Join(defaultTargets, ","), "comma-separated targets: "+strings.Join(knownTargets, ", "))
-	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, anthropic, stream-anthropic, small-translated, stream-translated, bedrock, stream-bedrock, gemini, stream-gemini, responses, stream-responses, responses-translated, stream-responses-translated, responses-gemini, stream-responses-gemini, gemini-client, stream-gemini-client, gemini-client-translated, stream-gemini-client-translated")
+	wls := fs.String("workloads", "small,large,stream", "comma-separated workloads: small, large, stream, anthropic, stream-anthropic, small-translated, stream-translated, bedrock, stream-bedrock, gemini, stream-gemini, responses, stream-responses, responses-translated, stream-responses-translated, responses-gemini, stream-responses-gemini, gemini-client, stream-gemini-client, gemini-client-translated, stream-gemini-client-translated, embeddings, embeddings-gemini, embeddings-bedrock")
 	n := fs.Int("n", 2000, "timed requests at concurrency 1 for small (large and stream use half)")
 	c := fs.Int("c", 32, "concurrency of the throughput / CPU phase")
 	d := fs.Duration("d", 5*time.Second, "duration of the throughput / CPU phase, per target and workload")

@@ -203,7 +203,9 @@ func startPeer(ctx context.Context, procs *procSet, tmp string, p peerSpec, upst
 
 // peerWorkloads are the workloads a peer is measured on: OpenAI chat
 // to an OpenAI upstream, Anthropic Messages to an Anthropic upstream, and
-// OpenAI chat to the Anthropic upstream where the peer translates.
+// OpenAI chat to the Anthropic upstream where the peer translates. Their
+// configurations route no embedding model, so the embeddings workloads
+// are not among them.
 var peerWorkloads = map[string]bool{
 	"small": true, "large": true, "stream": true, "anthropic": true, "stream-anthropic": true,
 	"small-translated": true, "stream-translated": true,

@@ -22,9 +22,9 @@ import (
 const streamContentEvents = 50
 
 // runUpstream is the hidden "upstream" subcommand: a fake LLM provider that
-// answers OpenAI Chat Completions and Anthropic Messages requests as fast as
-// it can. It runs in its own process so that its CPU time is never counted
-// against a proxy.
+// answers OpenAI Chat Completions, Anthropic Messages and embeddings
+// requests as fast as it can. It runs in its own process so that its CPU
+// time is never counted against a proxy.
 func runUpstream(args []string) int {
 	fs := flag.NewFlagSet("upstream", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (loopback only)")
@@ -88,6 +88,7 @@ type fakeUpstream struct {
 	responsesText     string   // the streamed text, as a JSON string
 	bedrockMiddle     [][]byte // anthropicMiddle, message_delta and message_stop as event-stream frames
 	geminiChunks      [][]byte // a Gemini stream's text events, all but the last, up to their usage
+	embed             *fakeEmbeddings
 }
 
 // bedrockFrame is an Anthropic stream event (its data) as Bedrock frames it.
@@ -115,7 +116,7 @@ the answer as it arrives while counting tokens for budgets and logs so that
 latency stays low and nothing is buffered longer than needed today`)
 
 func newFakeUpstream() *fakeUpstream {
-	u := &fakeUpstream{}
+	u := &fakeUpstream{embed: newFakeEmbeddings()}
 	u.bufs.New = func() any { return new(bytes.Buffer) }
 
 	mk := func(withUsage bool) [][]byte {
@@ -202,10 +203,20 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var api string
 	bedrockStream := false
+	if strings.HasPrefix(r.URL.Path, "/model/") {
+		if err := bedrockSigned(r); err != nil {
+			bedrockError(w, http.StatusForbidden, "UnrecognizedClientException", err.Error())
+			return
+		}
+	}
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/v1beta/models/"):
 		u.serveGemini(w, r)
 		return
+	case r.URL.Path == "/model/"+upstreamModelEmbedTitan+"/invoke":
+		api = apiEmbeddings
+	case strings.HasSuffix(r.URL.Path, "/embeddings"):
+		api = apiEmbeddings
 	case strings.HasPrefix(r.URL.Path, "/model/") && strings.HasSuffix(r.URL.Path, "/invoke"):
 		api = apiAnthropic // Bedrock: the Messages body, the stream in the path
 	case strings.HasPrefix(r.URL.Path, "/model/") && strings.HasSuffix(r.URL.Path, "/invoke-with-response-stream"):
@@ -232,6 +243,14 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := buf.Bytes()
+	if api == apiEmbeddings {
+		if strings.HasPrefix(r.URL.Path, "/model/") {
+			u.embed.serveTitan(w, body)
+		} else {
+			u.embed.serveOpenAI(w, body)
+		}
+		return
+	}
 	promptTokens := len(body)/4 + 1
 	stream := jsonTrueField(body, "stream") || bedrockStream
 
@@ -312,7 +331,8 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveGemini answers the Gemini API's generateContent and
-// streamGenerateContent (alt=sse: CRLF-separated events), to a translated
+// streamGenerateContent (alt=sse: CRLF-separated events), and
+// batchEmbedContents for the embedding model, to a translated
 // request and to a Gemini client's own body alike. The model in the URL
 // must be the upstream's, so that a gateway which passes a Gemini
 // client's request on without rewriting it is caught by the answer
@@ -323,10 +343,11 @@ func (u *fakeUpstream) serveGemini(w http.ResponseWriter, r *http.Request) {
 	case r.Method != http.MethodPost:
 		geminiError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method not allowed")
 		return
-	case model != upstreamModelGemini:
+	case method == "batchEmbedContents" && model != upstreamModelEmbedGemini,
+		method != "batchEmbedContents" && model != upstreamModelGemini:
 		geminiError(w, http.StatusNotFound, "NOT_FOUND", "models/"+model+" is not found")
 		return
-	case method != "generateContent" && method != "streamGenerateContent":
+	case method != "generateContent" && method != "streamGenerateContent" && method != "batchEmbedContents":
 		geminiError(w, http.StatusNotFound, "NOT_FOUND", "no method "+method)
 		return
 	case method == "streamGenerateContent" && r.URL.Query().Get("alt") != "sse":
@@ -340,6 +361,10 @@ func (u *fakeUpstream) serveGemini(w http.ResponseWriter, r *http.Request) {
 	buf.Reset()
 	if _, err := buf.ReadFrom(r.Body); err != nil {
 		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if method == "batchEmbedContents" {
+		u.embed.serveGemini(w, buf.Bytes())
 		return
 	}
 	promptTokens := buf.Len()/4 + 1
