@@ -57,8 +57,10 @@ func EncodeVectors(dst []byte, vectors []Vector, model, format string, promptTok
 		dst = strconv.AppendInt(dst, int64(i), 10)
 		dst = append(dst, `,"embedding":`...)
 		switch {
-		case v.Raw != "":
+		case v.Raw != "" && v.spaced:
 			dst = appendCompact(dst, v.Raw)
+		case v.Raw != "":
+			dst = append(dst, v.Raw...)
 		case b64:
 			dst = append(dst, '"')
 			dst = appendBase64(dst, v.Values)

@@ -122,7 +122,7 @@ func FuzzGeminiAnswer(f *testing.F) {
 		if err == nil && rerr != nil {
 			t.Fatalf("parsed, but refused raw: %v", rerr)
 		}
-		if err != nil || rerr != nil {
+		if err != nil || rerr != nil || n == 0 { // Decode refuses an answer of no vectors
 			return
 		}
 		Compact(raw)

@@ -81,7 +81,8 @@ func trimSpace(s string) string {
 type Vector struct {
 	Values []float32
 	Raw    string
-	n      int // Raw's values
+	n      int  // Raw's values
+	spaced bool // Raw has white space
 }
 
 // readVectorsAs reads list, an array of exactly n items, taking each
@@ -127,7 +128,7 @@ func readVector(arr gjson.Result, i int, before []Vector, raw bool) (Vector, err
 	var n int
 	var err error
 	if raw {
-		n, err = countNumbers(arr)
+		n, v.spaced, err = countNumbers(arr)
 		v.Raw = arr.Raw
 	} else {
 		hint := 0
@@ -171,30 +172,33 @@ func (v Vector) len() int {
 
 // countNumbers checks that arr, from a body validated as JSON, is an
 // array of numbers, and counts them, without parsing them: in valid JSON
-// a value that begins with '-' or a digit is a number.
-func countNumbers(arr gjson.Result) (int, error) {
+// a value that begins with '-' or a digit is a number, and holds no comma,
+// so the scan leaps from comma to comma. spaced: white space is in it.
+func countNumbers(arr gjson.Result) (n int, spaced bool, err error) {
 	if !arr.IsArray() {
-		return 0, errors.New("embedding is not an array")
+		return 0, false, errors.New("embedding is not an array")
 	}
 	s := arr.Raw[1 : len(arr.Raw)-1]
-	n := 0
 	for {
-		s = trimSpace(s)
-		if s == "" {
-			return n, nil
+		t := trimSpace(s)
+		spaced = spaced || len(t) != len(s)
+		if t == "" {
+			return n, spaced, nil
 		}
-		if c := s[0]; c != '-' && (c < '0' || c > '9') {
-			return 0, fmt.Errorf("value %d is not a number", n)
-		}
-		end := 1
-		for end < len(s) && s[end] != ',' && s[end] != ' ' && s[end] != '\n' && s[end] != '\r' && s[end] != '\t' {
-			end++
+		if c := t[0]; c != '-' && (c < '0' || c > '9') {
+			return 0, false, fmt.Errorf("value %d is not a number", n)
 		}
 		n++
-		s = trimSpace(s[end:])
-		if s != "" {
-			s = s[1:] // the comma
+		i := strings.IndexByte(t, ',')
+		if i < 0 {
+			// The last number, and perhaps white space after it.
+			spaced = spaced || strings.IndexAny(t, " \t\r\n") >= 0
+			return n, spaced, nil
 		}
+		if c := t[i-1]; c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			spaced = true
+		}
+		s = t[i+1:]
 	}
 }
 
@@ -276,7 +280,11 @@ func Compact(vs []Vector) {
 			continue
 		}
 		start := len(buf)
-		buf = appendCompact(buf, vs[i].Raw)
-		vs[i].Raw = unsafe.String(unsafe.SliceData(buf[start:]), len(buf)-start)
+		if vs[i].spaced {
+			buf = appendCompact(buf, vs[i].Raw)
+		} else {
+			buf = append(buf, vs[i].Raw...)
+		}
+		vs[i].Raw, vs[i].spaced = unsafe.String(unsafe.SliceData(buf[start:]), len(buf)-start), false
 	}
 }

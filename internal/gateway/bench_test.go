@@ -255,6 +255,7 @@ func BenchmarkHandler(b *testing.B) {
 		// batchEmbedContents) and Bedrock's Titan (16 requests).
 		{"embeddings-16x256", embedBody(16), &cannedProvider{"application/json", openAIVectors(16, 256), nil}, "/v1/embeddings"},
 		{"embeddings-gemini-16x256", embedBody(16), &cannedEmbedder{cannedProvider{"application/json", geminiVectors(16, 256), dialect.Gemini}, embeddings.Gemini}, "/v1/embeddings"},
+		{"embeddings-gemini-16x768", embedBody(16), &cannedEmbedder{cannedProvider{"application/json", geminiVectors(16, 768), dialect.Gemini}, embeddings.Gemini}, "/v1/embeddings"},
 		{"embeddings-titan-16x256", embedBody(16), &cannedEmbedder{cannedProvider{"application/json", titanVector(256), dialect.Messages}, embeddings.Titan}, "/v1/embeddings"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
