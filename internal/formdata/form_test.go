@@ -468,14 +468,17 @@ func TestCloseWhileReading(t *testing.T) {
 }
 
 // A part must not be one field to the gateway and another to the
-// upstream: two Content-Dispositions are refused, and so is a file named
-// as the field replaced, before or after it.
+// upstream: two Content-Dispositions are refused, and so are name* and a
+// file named as the field replaced, before or after it. filename* is
+// taken (clients send it for names outside ASCII).
 func TestSmuggledParts(t *testing.T) {
 	twoDispositions := "--b\r\nContent-Disposition: form-data; name=\"prompt\"\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nx\r\n" +
 		"--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper\r\n--b--\r\n"
 	fileBefore := "--b\r\nContent-Disposition: form-data; name=\"model\"; filename=\"m.txt\"\r\n\r\ngpt-4o\r\n" +
 		"--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper\r\n--b--\r\n"
-	for name, body := range map[string]string{"two dispositions": twoDispositions, "file before": fileBefore} {
+	extended := "--b\r\nContent-Disposition: form-data; name=\"model\"; name*=utf-8''prompt\r\n\r\nx\r\n" +
+		"--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper\r\n--b--\r\n"
+	for name, body := range map[string]string{"two dispositions": twoDispositions, "file before": fileBefore, "name*": extended} {
 		f, err := Read(context.Background(), strings.NewReader(body), "b", "model", Limits{})
 		var bad *Error
 		if !errors.As(err, &bad) {
@@ -496,4 +499,14 @@ func TestSmuggledParts(t *testing.T) {
 	if !errors.As(err, &bad) || bad.Param != "model" {
 		t.Errorf("a file named model after the field: %v", err)
 	}
+}
+
+func TestFilenameStarTaken(t *testing.T) {
+	body := "--b\r\nContent-Disposition: form-data; name=\"file\"; filename*=utf-8''r%C3%A9sum%C3%A9.wav\r\n\r\nRIFF\r\n" +
+		"--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper\r\n--b--\r\n"
+	f, err := Read(context.Background(), strings.NewReader(body), "b", "model", Limits{})
+	if err != nil {
+		t.Fatalf("filename*: %v", err)
+	}
+	f.Close()
 }

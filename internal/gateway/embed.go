@@ -154,7 +154,9 @@ func (g *Gateway) embedTranslated(c *call, t *route.Target, wire *embeddings.Wir
 	if x.estimated {
 		c.w.Header().Set("Tollgate-Usage", "estimate")
 	}
-	body := embeddings.EncodeVectors(nil, vectors, t.Model, c.embed.Format, int(x.usage.Input))
+	// The client is told this attempt's tokens; the record has every
+	// attempt's (an earlier target's batches were billed too).
+	body := embeddings.EncodeVectors(nil, vectors, t.Model, c.embed.Format, int(tokens))
 	return g.writeBody(c.w, x, http.StatusOK, body)
 }
 

@@ -278,3 +278,52 @@ models: [ { name: emb, targets: [ { provider: goog, model: gemini-embedding-001 
 		t.Errorf("token arrays to Gemini: %d %s", resp.StatusCode, got)
 	}
 }
+
+// An attempt whose batches were made in part before it failed, then
+// another target that serves the request: the record has both (the first
+// upstream billed its batches), the client is told the second's.
+func TestEmbeddingsFallbackKeepsSpentBatches(t *testing.T) {
+	goog := upstreamtest.New(func(r upstreamtest.Received) upstreamtest.Reply {
+		if strings.Contains(string(r.Body), "REFUSED") {
+			return upstreamtest.Reply{Status: 503, Body: []byte(`{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`)}
+		}
+		return upstreamtest.GeminiEmbeddings(r)
+	})
+	t.Cleanup(goog.Close)
+	oai := upstreamtest.New(func(r upstreamtest.Received) upstreamtest.Reply { return upstreamtest.OpenAIEmbeddings(r, false) })
+	t.Cleanup(oai.Close)
+	db, rec := ledgerDB(t)
+	cfg, err := config.Parse([]byte(`
+providers:
+  - { name: goog, type: gemini, base_url: "`+goog.URL+`", api_key: k }
+  - { name: oai, type: openai, base_url: "`+oai.URL+`/v1", api_key: k }
+models:
+  - name: emb
+    targets: [ { provider: goog, model: gemini-embedding-001, priority: 0 }, { provider: oai, model: text-embedding-3-small, priority: 1 } ]
+    pricing: { input: "0.15", output: "0" }
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.DiscardHandler), Store: db, Ledger: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(built.Handler)
+	t.Cleanup(func() { gw.Close(); built.Close(); rec.Close(context.Background()) })
+	e := &env{t: t, gw: gw}
+	inputs := make([]string, 250)
+	for i := range inputs {
+		inputs[i] = `"word"`
+	}
+	inputs[249] = `"REFUSED"`
+	resp := e.do("POST", "/v1/embeddings", `{"model":"emb","input":[`+strings.Join(inputs, ",")+`]}`, openAIAuth...)
+	got := readAll(t, resp.Body)
+	if resp.StatusCode != 200 || gjson.GetBytes(got, "usage.prompt_tokens").Int() != 250 {
+		t.Fatalf("the fallback's answer: %d %.300s", resp.StatusCode, got)
+	}
+	r := waitRecord(t, db, resp.Header.Get("Tollgate-Request-Id"))
+	if r.Input != 200+250 || !r.UsageEstimated || r.Provider != "oai" {
+		t.Errorf("record: input %d estimated %v provider %q, want Gemini's 200 made and OpenAI's 250", r.Input, r.UsageEstimated, r.Provider)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/tollgate/tollgate/internal/dialect"
 	"github.com/tollgate/tollgate/internal/formdata"
@@ -104,15 +105,32 @@ func (g *Gateway) formError(x *exchange, err error) error {
 // reading the client's form met (too large, malformed, the client gone):
 // the attempt then failed by the client's doing, not the upstream's, and
 // is answered as such, with no verdict on the target.
+// The transport may still be reading it when the upstream's answer has
+// arrived: the error is kept under a lock.
 type upload struct {
 	r   io.Reader
+	mu  sync.Mutex
 	err error
 }
 
 func (u *upload) Read(p []byte) (int, error) {
 	n, err := u.r.Read(p)
-	if err != nil && err != io.EOF && u.err == nil {
-		u.err = err
+	if err != nil && err != io.EOF {
+		u.mu.Lock()
+		if u.err == nil {
+			u.err = err
+		}
+		u.mu.Unlock()
 	}
 	return n, err
+}
+
+// failed is the error reading the client's form met, nil for none.
+func (u *upload) failed() error {
+	if u == nil {
+		return nil
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.err
 }

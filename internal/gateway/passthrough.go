@@ -61,13 +61,13 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 
 	units := c.requestUnits()
 	resp, done, err := g.send(c.r, x, t.Provider, req)
-	if up != nil && up.err != nil {
+	if ferr := up.failed(); ferr != nil {
 		// The client's form failed on its way (too large, malformed, the
 		// client gone): its answer, whatever the upstream did meanwhile.
 		if err == nil {
 			done()
 		}
-		return g.formError(x, up.err)
+		return g.formError(x, ferr)
 	}
 	if err != nil {
 		return retryableSend(x, err)
@@ -98,8 +98,15 @@ func (g *Gateway) passthrough(c *call, t *route.Target) error {
 		// without it is counted locally.
 		ends := &answerEnds{ReadCloser: resp.Body}
 		resp.Body = ends
-		defer c.embedUsage()
-		defer func() { ends.usage(&x.usage); x.costed = false }()
+		x.usage = meter.Usage{} // an earlier attempt's are in c.embedSpent
+		defer func() {
+			if x.status == http.StatusOK {
+				ends.usage(&x.usage)
+				c.embedUsage()
+			}
+			x.usage.Input += c.embedSpent
+			x.costed = false
+		}()
 		return g.relayBody(c.w, x, resp, nil)
 	case c.keepsAnswer():
 		return g.relayKept(c, resp, d.Usage)

@@ -99,6 +99,11 @@ func (p *Prices) Cost(u meter.Usage) (int64, error) {
 	if p == nil {
 		return 0, ErrUnpriced
 	}
+	if !p.Input.set && !p.Output.set && u.Units > 0 && p.unitPrice(u.Unit).set {
+		// A model priced by the unit alone bills its units; the tokens an
+		// answer reports too (gpt-image-1's) are what the units cost.
+		u = meter.Usage{Units: u.Units, Unit: u.Unit}
+	}
 	ps := p.pricesFor(u)
 	reasoning := min(max(u.Reasoning, 0), max(u.Output, 0))
 	var acc uint128

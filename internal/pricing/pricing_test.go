@@ -198,6 +198,18 @@ func TestUnitCost(t *testing.T) {
 			t.Errorf("%+v: %d %v, want %d", c.u, got, err, c.want)
 		}
 	}
+	// A model priced by the image alone bills its images, whatever tokens
+	// the answer reports besides.
+	perImage := &Prices{}
+	if err := perImage.SetUnits("0.04", "", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := perImage.Cost(meter.Usage{Input: 50, Output: 4160, Units: 1, Unit: meter.UnitImage}); err != nil || got != 40_000_000 {
+		t.Errorf("per image with tokens: %d %v", got, err)
+	}
+	if w, err := perImage.WorstCase(1000, 1000); err != nil || w != 0 {
+		t.Errorf("per image's worst case: %d %v", w, err)
+	}
 	bare, _ := Parse("1", "1", "", "", "", "")
 	if _, err := bare.Cost(meter.Usage{Units: 1, Unit: meter.UnitImage}); err != ErrUnpriced {
 		t.Errorf("an image without a price: %v", err)

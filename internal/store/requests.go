@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -149,7 +150,13 @@ func (s *Store) InsertSanitizedRequests(ctx context.Context, recs []Request) err
 		if _, err := conn.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
 			return err
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA temp_store = DEFAULT")
+		defer func() {
+			if _, err := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA temp_store = DEFAULT"); err != nil {
+				// Not set back (a rollback still under way): the connection
+				// goes, rather than serve a sort in memory later.
+				conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}()
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {

@@ -21,7 +21,8 @@ func SetUsage(u *meter.Usage, usage string) {
 	if !obj.Get("prompt_tokens").Exists() && obj.Get("input_tokens").Exists() {
 		// The images and audio endpoints' usage (their streams' last
 		// events too): input_tokens and output_tokens.
-		*u = meter.Usage{Input: obj.Get("input_tokens").Int(), Output: obj.Get("output_tokens").Int()}
+		in, cached := obj.Get("input_tokens").Int(), obj.Get("input_tokens_details.cached_tokens").Int()
+		*u = meter.Usage{Input: max(in-cached, 0), CacheRead: cached, Output: obj.Get("output_tokens").Int()}
 		return
 	}
 	prompt := obj.Get("prompt_tokens").Int()
