@@ -27,8 +27,7 @@ func embedEnv(t *testing.T) (*env, *upstreamtest.Server, *store.Store) {
 		return upstreamtest.OpenAIEmbeddings(r, strings.HasPrefix(r.Path, "/bare/"))
 	})
 	t.Cleanup(up.Close)
-	db, rec := ledgerDB(t)
-	cfg, err := config.Parse([]byte(`
+	e, db := ledgerEnv(t, `
 providers:
   - { name: oai, type: openai, base_url: "`+up.URL+`/v1", api_key: k }
   - { name: bare, type: openai, base_url: "`+up.URL+`/bare/v1", api_key: k }
@@ -42,7 +41,16 @@ models:
     pricing: { input: "100000", output: "0" }
     limits: { budget_usd: "5", budget_period: monthly }
   - { name: claude, targets: [ { provider: ant, model: claude-x } ] }
-`), func(string) (string, bool) { return "", false })
+`)
+	return e, up, db
+}
+
+// ledgerEnv starts a gateway configured by yaml, with a SQLite ledger it
+// writes every 10 ms, and returns it with the database.
+func ledgerEnv(t *testing.T, yaml string) (*env, *store.Store) {
+	t.Helper()
+	db, rec := ledgerDB(t)
+	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +61,7 @@ models:
 	}
 	gw := httptest.NewServer(built.Handler)
 	t.Cleanup(func() { gw.Close(); built.Close(); rec.Close(context.Background()) })
-	return &env{t: t, gw: gw, logs: logs}, up, db
+	return &env{t: t, gw: gw, logs: logs}, db
 }
 
 // waitRecord waits for the ledger record of request id.
@@ -239,21 +247,10 @@ func TestEmbeddingsFailedBatchIsBilled(t *testing.T) {
 		return upstreamtest.GeminiEmbeddings(r)
 	})
 	t.Cleanup(up.Close)
-	db, rec := ledgerDB(t)
-	cfg, err := config.Parse([]byte(`
+	e, db := ledgerEnv(t, `
 providers: [ { name: goog, type: gemini, base_url: "`+up.URL+`", api_key: k } ]
 models: [ { name: emb, targets: [ { provider: goog, model: gemini-embedding-001 } ], pricing: { input: "0.15", output: "0" } } ]
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.DiscardHandler), Store: db, Ledger: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(built.Handler)
-	t.Cleanup(func() { gw.Close(); built.Close(); rec.Close(context.Background()) })
-	e := &env{t: t, gw: gw}
+`)
 	inputs := make([]string, 250)
 	for i := range inputs {
 		inputs[i] = `"word"`
@@ -292,8 +289,7 @@ func TestEmbeddingsFallbackKeepsSpentBatches(t *testing.T) {
 	t.Cleanup(goog.Close)
 	oai := upstreamtest.New(func(r upstreamtest.Received) upstreamtest.Reply { return upstreamtest.OpenAIEmbeddings(r, false) })
 	t.Cleanup(oai.Close)
-	db, rec := ledgerDB(t)
-	cfg, err := config.Parse([]byte(`
+	e, db := ledgerEnv(t, `
 providers:
   - { name: goog, type: gemini, base_url: "`+goog.URL+`", api_key: k }
   - { name: oai, type: openai, base_url: "`+oai.URL+`/v1", api_key: k }
@@ -301,17 +297,7 @@ models:
   - name: emb
     targets: [ { provider: goog, model: gemini-embedding-001, priority: 0 }, { provider: oai, model: text-embedding-3-small, priority: 1 } ]
     pricing: { input: "0.15", output: "0" }
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.DiscardHandler), Store: db, Ledger: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(built.Handler)
-	t.Cleanup(func() { gw.Close(); built.Close(); rec.Close(context.Background()) })
-	e := &env{t: t, gw: gw}
+`)
 	inputs := make([]string, 250)
 	for i := range inputs {
 		inputs[i] = `"word"`

@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"maps"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/tollgate/tollgate/internal/cli"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
@@ -26,8 +23,7 @@ func endpointsEnv(t *testing.T) (*env, *upstreamtest.Server, *store.Store) {
 	t.Helper()
 	up := upstreamtest.New(upstreamtest.OpenAIEndpoints)
 	t.Cleanup(up.Close)
-	db, rec := ledgerDB(t)
-	cfg, err := config.Parse([]byte(`
+	e, db := ledgerEnv(t, `
 providers:
   - { name: oai, type: openai, base_url: "`+up.URL+`/v1", api_key: k }
   - { name: ranker, type: openai, base_url: "`+up.URL+`/v1", api_key: k, endpoints: [ /v1/rerank ] }
@@ -42,18 +38,8 @@ models:
   - { name: jina-rerank, targets: [ { provider: ranker, model: jina-reranker-v2 } ], pricing: { input: "0.02", output: "0" } }
   - { name: rerank-oai, targets: [ { provider: oai, model: rerank-v3.5 } ] }
   - { name: claude, targets: [ { provider: ant, model: claude-x } ] }
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Store: db, Ledger: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(built.Handler)
-	t.Cleanup(func() { gw.Close(); built.Close(); rec.Close(context.Background()) })
-	return &env{t: t, gw: gw, logs: logs}, up, db
+`)
+	return e, up, db
 }
 
 // Each of OpenAI's other endpoints passes through with only its model

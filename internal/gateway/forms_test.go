@@ -1,16 +1,13 @@
 package gateway_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -19,8 +16,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/tollgate/tollgate/internal/cli"
-	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
 )
@@ -31,8 +26,7 @@ func formsEnv(t *testing.T, maxBody int64) (*env, *upstreamtest.FormServer, *sto
 	t.Helper()
 	up := upstreamtest.NewForms()
 	t.Cleanup(up.Close)
-	db, rec := ledgerDB(t)
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+	e, db := ledgerEnv(t, fmt.Sprintf(`
 server: { max_body_bytes: %d }
 providers:
   - { name: oai, type: openai, base_url: "%s/v1", api_key: k }
@@ -42,17 +36,8 @@ models:
   - { name: transcribe, targets: [ { provider: oai, model: gpt-4o-transcribe } ], pricing: { input: "2.50", output: "10" } }
   - { name: image-edit, targets: [ { provider: oai, model: gpt-image-1 } ], pricing: { input: "5", output: "40" } }
   - { name: claude, targets: [ { provider: ant, model: claude-x } ] }
-`, maxBody, up.URL, up.URL)), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := cli.Build(cfg, cli.Options{MasterKey: masterKey, Logger: slog.New(slog.DiscardHandler), Store: db, Ledger: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(built.Handler)
-	t.Cleanup(func() { gw.Close(); built.Close(); rec.Close(context.Background()) })
-	return &env{t: t, gw: gw}, up, db
+`, maxBody, up.URL, up.URL))
+	return e, up, db
 }
 
 // formPart is one part of a test form: a field, or a file of size bytes
