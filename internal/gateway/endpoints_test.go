@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/config"
 	"github.com/tollgate/tollgate/internal/store"
 	"github.com/tollgate/tollgate/internal/upstreamtest"
@@ -90,7 +91,7 @@ func TestOpenAIEndpointsPassThrough(t *testing.T) {
 		}
 	}
 	// Usage by endpoint: a group for each, with its requests and cost.
-	now := time.Now()
+	now := clock.Now() // the ledger's clock, which CI moves
 	groups, err := db.Usage(context.Background(), store.UsageFilter{Since: now.Add(-time.Hour), Until: now.Add(time.Hour), GroupBy: store.ByEndpoint})
 	if err != nil {
 		t.Fatal(err)
